@@ -1,0 +1,17 @@
+"""CPU emulator of the AscendC API: build kernels with g++, run them in a child process,
+check them like CANN's CPU debug mode, and record a per-call trace for the performance model.
+"""
+
+from ascendcraft.emulator.build import BuildError, ToolchainError, build_kernel
+from ascendcraft.emulator.runner import DEFAULT_SOC_BUFFERS, RunResult, TilingRequest, compute_tiling, run_kernel
+
+__all__ = [
+    "DEFAULT_SOC_BUFFERS",
+    "BuildError",
+    "RunResult",
+    "TilingRequest",
+    "ToolchainError",
+    "build_kernel",
+    "compute_tiling",
+    "run_kernel",
+]

@@ -1,0 +1,151 @@
+"""Compile an AscendC kernel translation unit against the emulator headers into a shared
+library, with a content-addressed on-disk cache that is safe under concurrent builds.
+
+Why a cache: the tuner evaluates many trials of one candidate; tiling values are runtime
+data, so every trial of a candidate reuses one build.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+INCLUDE_DIR = Path(__file__).resolve().parent / "include"
+DEFAULT_FLAGS: tuple[str, ...] = ("-std=c++17", "-O1", "-shared", "-fPIC")
+_BUILD_VERSION = "1"  # bump to invalidate every cached build
+
+
+class BuildError(RuntimeError):
+    """The kernel source did not compile; ``args[0]`` holds the first compiler errors."""
+
+    def __init__(self, message: str, log: str = "") -> None:
+        super().__init__(message)
+        self.log = log
+
+
+class ToolchainError(RuntimeError):
+    """No usable C++ compiler on this machine."""
+
+
+def cache_root() -> Path:
+    """Root of the build cache: ``$ASCENDCRAFT_CACHE`` or ``~/.cache/ascendcraft``."""
+    env = os.environ.get("ASCENDCRAFT_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "ascendcraft"
+
+
+def find_compiler() -> str:
+    """Path of the C++ compiler (``$CXX`` or ``g++``), or raise ToolchainError saying what to install."""
+    cxx = os.environ.get("CXX", "g++")
+    path = shutil.which(cxx)
+    if path is None:
+        raise ToolchainError(
+            f"C++ compiler {cxx!r} not found: the AscendC emulator needs g++ >= 9 with C++17 "
+            "(Debian/Ubuntu: apt-get install g++; Fedora: dnf install gcc-c++; or set CXX)"
+        )
+    return path
+
+
+def _header_digest() -> str:
+    h = hashlib.sha256()
+    for p in sorted(INCLUDE_DIR.glob("*.h")):
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def build_key(sources: Mapping[str, str], main: str, flags: Iterable[str]) -> str:
+    """Cache key: hash of all sources, the emulator headers, the flags and the compiler."""
+    h = hashlib.sha256()
+    h.update(_BUILD_VERSION.encode())
+    h.update(main.encode() + b"\0")
+    for name in sorted(sources):
+        h.update(name.encode() + b"\0" + sources[name].encode() + b"\0")
+    h.update(_header_digest().encode())
+    h.update("\0".join(flags).encode())
+    h.update(os.environ.get("CXX", "g++").encode())
+    return h.hexdigest()[:24]
+
+
+def _first_errors(log: str, max_lines: int = 12) -> str:
+    lines = log.splitlines()
+    for i, line in enumerate(lines):
+        if "error" in line:
+            return "\n".join(lines[i : i + max_lines])
+    return "\n".join(lines[:max_lines])
+
+
+def build_kernel(
+    sources: Mapping[str, str], main: str, *, extra_flags: Iterable[str] = (), timeout_s: float = 300
+) -> Path:
+    """Build ``sources[main]`` (other entries are headers it includes) into a cached ``.so``.
+
+    Returns the path of the shared library. Raises BuildError with the first compiler errors
+    or ToolchainError when no compiler is installed.
+    """
+    if main not in sources:
+        raise ValueError(f"main source {main!r} is not in sources")
+    for name in sources:
+        if os.path.isabs(name) or ".." in Path(name).parts:
+            raise ValueError(f"source name must be a relative path inside the build dir: {name!r}")
+    flags = (*DEFAULT_FLAGS, *extra_flags)
+    key = build_key(sources, main, flags)
+    root = cache_root() / "emulator"
+    root.mkdir(parents=True, exist_ok=True)
+    out = root / key / "kernel.so"
+    if out.exists():
+        return out
+    cxx = find_compiler()
+    lock_path = root / f"{key}.lock"
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if out.exists():
+                return out
+            out.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(dir=root, prefix=f".{key}.") as tmp:
+                tmpdir = Path(tmp)
+                for name, text in sources.items():
+                    p = tmpdir / name
+                    p.parent.mkdir(parents=True, exist_ok=True)
+                    p.write_text(text)
+                so_tmp = tmpdir / "kernel.so"
+                cmd = [cxx, *flags, f"-I{INCLUDE_DIR}", f"-I{tmpdir}", str(tmpdir / main), "-o", str(so_tmp)]
+                t0 = time.perf_counter()
+                try:
+                    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+                except subprocess.TimeoutExpired as e:
+                    raise BuildError(f"compiler timed out after {timeout_s:.0f} s") from e
+                if proc.returncode != 0:
+                    log = proc.stderr.replace(str(tmpdir) + "/", "")
+                    raise BuildError(f"compilation of {main} failed:\n{_first_errors(log)}", log)
+                # keep the sources next to the library for debugging
+                for name in sources:
+                    dst = out.parent / "src" / name
+                    dst.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(tmpdir / name, dst)
+                (out.parent / "build_seconds.txt").write_text(f"{time.perf_counter() - t0:.3f}\n")
+                os.replace(so_tmp, out)  # atomic publish
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return out
+
+
+def entry_glue(kernel_name: str, n_gm: int) -> str:
+    """The ``acx_run`` export for a kernel entry taking ``n_gm`` GM_ADDR arguments
+    (inputs, outputs, workspace, tiling - in that order)."""
+    args = ", ".join(f"(GM_ADDR)gm[{i}]" for i in range(n_gm))
+    return (
+        'extern "C" int acx_run(void** gm, const uint64_t* gm_bytes, int n_gm, const AcxRunOptions* opt, '
+        "char* err, int errlen) {\n"
+        f"    if (n_gm != {n_gm}) {{ snprintf(err, errlen, \"acx_run: {kernel_name} takes {n_gm} GM buffers, got %d\", n_gm); return 1; }}\n"
+        "    return acx::Run(gm, gm_bytes, n_gm, opt, err, errlen,\n"
+        f"                    [&] {{ {kernel_name}({args}); }});\n"
+        "}\n"
+    )

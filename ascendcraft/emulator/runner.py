@@ -1,0 +1,299 @@
+"""Run an emulator-built kernel in a child process and collect outputs, trace and status.
+
+Why a child process: a candidate kernel may segfault or never terminate; that must become a
+failed trial with its reason, never a crash or hang of the tuner. Children are forked from a
+small stdlib-only fork server (``_server.py``), so the per-run overhead stays at a few ms even
+when the caller has torch (and its threads) loaded. GM buffers live in one shared-memory file
+that both sides map: inputs and outputs are never pickled.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import os
+import pickle
+import select
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ascendcraft.emulator import _server
+from ascendcraft.emulator.trace_format import RECORD_DTYPE
+
+DEFAULT_SOC_BUFFERS: dict[str, int] = {
+    "ub": 192 * 1024,
+    "l1": 512 * 1024,
+    "l0a": 64 * 1024,
+    "l0b": 64 * 1024,
+    "l0c": 128 * 1024,
+}
+"""Per-core buffer capacities in bytes (Ascend910B defaults)."""
+
+_ALIGN = 4096
+
+
+@dataclass(frozen=True)
+class TilingRequest:
+    """Ask the child to compute the tiling with the library's ``acx_tiling`` export."""
+
+    shapes: Sequence[Sequence[int]]
+    tunables: Sequence[int] = ()
+    scalars: Sequence[float] = ()
+    core_num: int = 48
+    out_cap: int = 4096
+
+
+@dataclass
+class RunResult:
+    """Outcome of one kernel run. ``status`` is one of ok, error, crash, timeout."""
+
+    ok: bool
+    status: str
+    message: str
+    outputs: list[np.ndarray] = field(default_factory=list)
+    trace: np.ndarray | None = None
+    block_dim: int = 0
+    tiling: bytes = b""
+    wall_s: float = 0.0
+    workspace_bytes: int = 0
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+ArraySpec = Any  # np.ndarray | (shape, dtype) | int (bytes; trace-only)
+
+
+def _spec_nbytes(spec: ArraySpec) -> tuple[int, tuple[int, ...] | None, np.dtype | None]:
+    if isinstance(spec, np.ndarray):
+        return spec.nbytes, spec.shape, spec.dtype
+    if isinstance(spec, (int, np.integer)):
+        return int(spec), None, None
+    shape, dtype = spec
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    dt = np.dtype(dtype)
+    return int(np.prod(shape, dtype=np.int64)) * dt.itemsize, shape, dt
+
+
+class _Server:
+    """One fork server per calling process (re-created after fork or if it died)."""
+
+    def __init__(self) -> None:
+        env = dict(os.environ)
+        env.setdefault("OPENBLAS_NUM_THREADS", "1")
+        env.setdefault("OMP_NUM_THREADS", "1")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", _server.__file__],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
+        )
+        self.pid = os.getpid()
+        self.lock = threading.Lock()
+
+    def alive(self) -> bool:
+        return self.pid == os.getpid() and self.proc.poll() is None
+
+    def request(self, req: dict, wait_s: float) -> dict:
+        data = pickle.dumps(req)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(struct.pack("<Q", len(data)) + data)
+        self.proc.stdin.flush()
+        fd = self.proc.stdout.fileno()
+        head = self._read(fd, 8, wait_s)
+        (n,) = struct.unpack("<Q", head)
+        return pickle.loads(self._read(fd, n, wait_s))
+
+    def _read(self, fd: int, n: int, wait_s: float) -> bytes:
+        buf = bytearray()
+        deadline = time.monotonic() + wait_s
+        while len(buf) < n:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError("emulator server did not answer")
+            b = os.read(fd, n - len(buf))
+            if not b:
+                raise EOFError("emulator server exited")
+            buf += b
+        return bytes(buf)
+
+    def close(self) -> None:
+        if self.pid == os.getpid() and self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()  # type: ignore[union-attr]
+                self.proc.wait(timeout=2)
+            except Exception:  # noqa: BLE001
+                self.proc.kill()
+
+
+_server_obj: _Server | None = None
+_server_guard = threading.Lock()
+_counter = itertools.count()
+
+
+def _get_server() -> _Server:
+    global _server_obj
+    with _server_guard:
+        if _server_obj is None or not _server_obj.alive():
+            _server_obj = _Server()
+        return _server_obj
+
+
+@atexit.register
+def _shutdown() -> None:
+    if _server_obj is not None:
+        _server_obj.close()
+
+
+def _shm_dir() -> str:
+    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+
+
+def run_kernel(
+    so_path: str | os.PathLike,
+    gm_arrays: Sequence[ArraySpec],
+    *,
+    outputs: Sequence[ArraySpec],
+    tiling: bytes | TilingRequest | None = None,
+    block_dim: int | None = None,
+    workspace_bytes: int = 0,
+    trace_only: bool = False,
+    trace: bool = True,
+    max_trace_records: int = 0,
+    timeout_s: float = 60,
+    soc_buffers: Mapping[str, int] | None = None,
+    block_ids: Sequence[int] | None = None,
+    stack_kib: int = 0,
+) -> RunResult:
+    """Run the kernel library at ``so_path`` on ``gm_arrays`` (inputs) and ``outputs``.
+
+    Inputs/outputs are numpy arrays, ``(shape, dtype)`` specs or (trace-only) byte counts;
+    an output given as an array supplies the initial GM contents (e.g. for atomics).
+    ``tiling`` is raw tiling bytes or a TilingRequest evaluated in the child by ``acx_tiling``
+    (its block dim and workspace size are used unless ``block_dim`` is given).
+    In ``trace_only`` mode no GM memory is allocated: arithmetic and data movement are skipped.
+    """
+    t_start = time.perf_counter()
+    soc = dict(DEFAULT_SOC_BUFFERS)
+    soc.update(soc_buffers or {})
+    specs = [_spec_nbytes(s) for s in (*gm_arrays, *outputs)]
+    n_in = len(gm_arrays)
+    layout: list[tuple[int, int]] = []
+    off = _server.ERR_LEN
+    off = (off + _ALIGN - 1) // _ALIGN * _ALIGN
+    for nbytes, _, _ in specs:
+        layout.append((off, nbytes))
+        if not trace_only:
+            off += (nbytes + _ALIGN - 1) // _ALIGN * _ALIGN + _ALIGN
+    total = off if not trace_only else _ALIGN
+    tag = f"acx-{os.getpid()}-{next(_counter)}"
+    shm_path = os.path.join(_shm_dir(), tag)
+    trace_path = os.path.join(tempfile.gettempdir(), tag + ".trace") if trace else None
+    mm = None
+    try:
+        with open(shm_path, "w+b") as f:
+            f.truncate(total)
+            mm = np.memmap(f, dtype=np.uint8, mode="r+", shape=(total,))
+        if not trace_only:
+            for i, spec in enumerate((*gm_arrays, *outputs)):
+                if isinstance(spec, np.ndarray):
+                    o, nb = layout[i]
+                    mm[o : o + nb] = np.ascontiguousarray(spec).reshape(-1).view(np.uint8)
+        req = {
+            "so": str(Path(so_path).resolve()),
+            "shm": shm_path,
+            "layout": layout,
+            "trace_only": bool(trace_only),
+            "trace_path": trace_path,
+            "max_trace_records": int(max_trace_records),
+            "soc": soc,
+            "block_dim": int(block_dim) if block_dim else None,
+            "workspace_bytes": int(workspace_bytes),
+            "tiling_bytes": bytes(tiling) if isinstance(tiling, (bytes, bytearray)) else None,
+            "tiling_request": (
+                {
+                    "shapes": [list(map(int, s)) for s in tiling.shapes],
+                    "tunables": list(tiling.tunables),
+                    "scalars": list(tiling.scalars),
+                    "core_num": int(tiling.core_num),
+                    "out_cap": int(tiling.out_cap),
+                }
+                if isinstance(tiling, TilingRequest)
+                else None
+            ),
+            "block_ids": list(block_ids or []),
+            "stack_kib": int(stack_kib),
+            "timeout_s": float(timeout_s),
+        }
+        server = _get_server()
+        with server.lock:
+            try:
+                res = server.request(req, wait_s=float(timeout_s) + 30)
+            except (TimeoutError, EOFError, OSError, struct.error) as e:
+                server.proc.kill()
+                res = {"status": "crash", "message": f"crash: emulator server failed ({e})"}
+        status = res.get("status", "crash")
+        message = res.get("message", "")
+        if status == "crash":
+            detail = bytes(mm[: _server.ERR_LEN]).split(b"\0", 1)[0].decode(errors="replace")
+            if detail:
+                message = f"{message}: {detail}"
+        outs: list[np.ndarray] = []
+        if status == "ok" and not trace_only:
+            for i in range(n_in, len(specs)):
+                o, nb = layout[i]
+                _, shape, dt = specs[i]
+                arr = np.array(mm[o : o + nb]).view(dt if dt is not None else np.uint8)
+                outs.append(arr.reshape(shape) if shape is not None else arr)
+        tr = None
+        if trace_path and status in ("ok", "error") and os.path.exists(trace_path):
+            tr = np.fromfile(trace_path, dtype=RECORD_DTYPE)
+        return RunResult(
+            ok=status == "ok",
+            status=status,
+            message=message,
+            outputs=outs,
+            trace=tr,
+            block_dim=int(res.get("block_dim") or 0),
+            tiling=bytes(res.get("tiling") or b""),
+            wall_s=time.perf_counter() - t_start,
+            workspace_bytes=int(res.get("workspace_bytes") or 0),
+            stats=dict(res.get("stats") or {}),
+        )
+    finally:
+        del mm
+        for p in (shm_path, trace_path):
+            if p:
+                try:
+                    os.unlink(p)
+                except FileNotFoundError:
+                    pass
+
+
+def compute_tiling(so_path: str | os.PathLike, request: TilingRequest, *, timeout_s: float = 30) -> RunResult:
+    """Evaluate only ``acx_tiling`` (in a child): returns tiling bytes, block dim, workspace size."""
+    server = _get_server()
+    req = {
+        "so": str(Path(so_path).resolve()),
+        "tiling_only": True,
+        "timeout_s": float(timeout_s),
+        "tiling_request": {
+            "shapes": [list(map(int, s)) for s in request.shapes], "tunables": list(request.tunables),
+            "scalars": list(request.scalars), "core_num": int(request.core_num), "out_cap": int(request.out_cap),
+        },
+    }
+    t0 = time.perf_counter()
+    with server.lock:
+        res = server.request(req, wait_s=float(timeout_s) + 30)
+    status = res.get("status", "crash")
+    return RunResult(
+        ok=status == "ok", status=status, message=res.get("message", ""), block_dim=int(res.get("block_dim") or 0),
+        tiling=bytes(res.get("tiling") or b""), wall_s=time.perf_counter() - t0,
+        workspace_bytes=int(res.get("workspace_bytes") or 0),
+    )

@@ -1,0 +1,150 @@
+"""Binary layout of the emulator's per-call trace: the contract between the C++ emulator
+(which writes it) and the performance model (which reads it).
+
+One record is 64 bytes, little-endian, naturally aligned. The C++ side mirrors this in
+``include/acx_trace.h``; ``tests/test_trace_format.py`` checks that both agree.
+Keep the enums append-only: their numeric values are stored in trace files.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+RECORD_DTYPE = np.dtype(
+    {
+        "names": [
+            "seq", "core", "pipe", "kind", "op", "dtype", "dtype2", "pipe2", "flags",
+            "repeats", "blocks", "event", "m", "n", "k", "bytes", "elems", "addr",
+        ],
+        "formats": [
+            "<u4", "<u2", "u1", "u1", "<u2", "u1", "u1", "u1", "u1",
+            "<u4", "<u4", "<u4", "<u4", "<u4", "<u4", "<u8", "<u8", "<u8",
+        ],
+        "offsets": [0, 4, 6, 7, 8, 10, 11, 12, 13, 16, 20, 24, 28, 32, 36, 40, 48, 56],
+        "itemsize": 64,
+    }
+)
+"""Fields:
+
+seq      call index within its core (program order)
+core     block index that issued the call
+pipe     pipe the record executes on (for SET_FLAG: the source pipe; WAIT_FLAG: the
+         waiting pipe; BARRIER: the pipe barred, ALL for PipeBarrier<PIPE_ALL>)
+kind     RecordKind
+op       Op (API call) for INSTR records; 0 otherwise
+dtype    DType of the operands (source dtype for Cast)
+dtype2   DType of the destination for Cast; 0 otherwise
+pipe2    for SET_FLAG: the destination pipe; for WAIT_FLAG: the source pipe
+flags    bit 0: GM address 512 B aligned; bit 1: GM address 32 B aligned;
+         bit 2: atomic accumulation active for this GM write
+repeats  vector repeats (256 B each) the call processes
+blocks   number of bursts (blockCount) of a data move; 1 for contiguous moves
+event    synchronisation key for SET_FLAG / WAIT_FLAG: (queue or event id << 8) | slot
+m, n, k  Mmad / LoadData shapes (0 otherwise)
+bytes    bytes moved (data moves) or bytes of the destination operand (vector ops)
+elems    elements processed (count)
+addr     GM byte offset of a data move within its GM buffer
+"""
+
+
+class Pipe(enum.IntEnum):
+    S = 0
+    V = 1
+    MTE1 = 2
+    MTE2 = 3
+    MTE3 = 4
+    M = 5
+    FIX = 6
+    ALL = 7
+
+
+class RecordKind(enum.IntEnum):
+    INSTR = 0
+    SET_FLAG = 1
+    WAIT_FLAG = 2
+    BARRIER = 3
+    SYNC_ALL = 4
+
+
+class DType(enum.IntEnum):
+    NONE = 0
+    F32 = 1
+    F16 = 2
+    BF16 = 3
+    I32 = 4
+    I8 = 5
+    U8 = 6
+    I16 = 7
+    U16 = 8
+    I64 = 9
+    BOOL = 10
+    U32 = 11
+
+
+class Op(enum.IntEnum):
+    NONE = 0
+    # data movement
+    DATA_COPY_GM2UB = 1
+    DATA_COPY_UB2GM = 2
+    DATA_COPY_PAD_GM2UB = 3
+    DATA_COPY_PAD_UB2GM = 4
+    DATA_COPY_UB2UB = 5
+    DATA_COPY_GM2L1 = 6
+    LOAD_DATA_L1_L0A = 7
+    LOAD_DATA_L1_L0B = 8
+    MMAD = 9
+    FIXPIPE_L0C2GM = 10
+    # two-input vector
+    ADD = 20
+    SUB = 21
+    MUL = 22
+    DIV = 23
+    MAX = 24
+    MIN = 25
+    # tensor-scalar vector
+    ADDS = 30
+    MULS = 31
+    MAXS = 32
+    MINS = 33
+    # one-input vector
+    EXP = 40
+    LN = 41
+    ABS = 42
+    SQRT = 43
+    RSQRT = 44
+    RECIPROCAL = 45
+    RELU = 46
+    LEAKY_RELU = 47
+    DUPLICATE = 48
+    CAST = 49
+    NOT = 50
+    # compare / select
+    COMPARE = 60
+    COMPARE_SCALAR = 61
+    SELECT = 62
+    # fused
+    MUL_ADD_DST = 70
+    AXPY = 71
+    # reductions
+    REDUCE_SUM = 80
+    REDUCE_MAX = 81
+    REDUCE_MIN = 82
+    WHOLE_REDUCE_SUM = 83
+    WHOLE_REDUCE_MAX = 84
+    WHOLE_REDUCE_MIN = 85
+    BLOCK_REDUCE_SUM = 86
+    BLOCK_REDUCE_MAX = 87
+    BLOCK_REDUCE_MIN = 88
+    # scalar pipe
+    GET_VALUE = 100
+    SET_VALUE = 101
+    # bitwise / misc vector
+    AND = 110
+    OR = 111
+
+
+def read_trace(path: str) -> np.ndarray:
+    """Load a trace file written by the emulator as a structured array."""
+    return np.fromfile(path, dtype=RECORD_DTYPE)

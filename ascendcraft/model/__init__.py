@@ -1,0 +1,13 @@
+"""Performance model: SoC specs, trace timeline, roofline bound and eager baseline."""
+
+from .eager import EagerOp, EagerResult, eager_us, trace_aten_ops
+from .report import breakdown_text, report_fields
+from .roofline import min_bytes, roofline_us
+from .soc import DEFAULT_SOC, OP_CLASS, SocSpec, list_socs, load_soc
+from .timeline import ModelResult, simulate
+
+__all__ = [
+    "DEFAULT_SOC", "OP_CLASS", "EagerOp", "EagerResult", "ModelResult", "SocSpec",
+    "breakdown_text", "eager_us", "list_socs", "load_soc", "min_bytes", "report_fields",
+    "roofline_us", "simulate", "trace_aten_ops",
+]

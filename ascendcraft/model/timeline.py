@@ -1,0 +1,444 @@
+"""Trace-driven timeline model: a discrete-event simulation of each core's pipes.
+
+Why a simulation and not a formula: overlap between data movement and compute (double
+buffering) must *emerge* from the queue events the kernel actually issued, so that a
+candidate that forgets to pipeline is modeled as slow. Nothing here knows about queue
+depth or tiles.
+
+Per core, records are processed in program order:
+
+* the scalar unit S issues every record (``issue_cycles`` each) and runs ahead;
+* an INSTR on pipe P starts at max(issue time, P free) and occupies P for its cost; pipes
+  run in order internally and concurrently with each other;
+* GM transfers additionally occupy the core's share of chip HBM bandwidth
+  (HBM x sustained fraction / active cores), a per-core channel shared by MTE2, MTE3 and
+  FIX; a transfer ends at max(path time, HBM-channel time). A core can therefore never
+  move GM data faster than its share, which keeps modeled time >= the HBM roofline;
+* SET_FLAG stores, under (src pipe, dst pipe, event), the time everything issued earlier on
+  the source pipe has completed; WAIT_FLAG pops that time (FIFO per key) and holds the
+  waiting pipe (or S) until then;
+* GetValue waits for V (scalar read of UB); PipeBarrier<ALL> drains every pipe; PIPE_X
+  barriers are no-ops because pipes are already in order; SYNC_ALL ends a segment: every
+  core restarts after the slowest core reaches it (+ ``sync_all_us``).
+
+Cores with identical programs (records equal ignoring seq/core/addr) are simulated once.
+Blocks beyond the physical core count run in waves. Launch overhead is added once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from bisect import bisect_right
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ascendcraft.emulator.trace_format import RECORD_DTYPE, DType, Op, Pipe, RecordKind
+
+from .soc import DTYPE_BYTES, GM_PATH, LOCAL_PATH, OP_CLASS, SocSpec, dtype_row, load_soc
+
+PIPE_NAMES = ["S", "V", "MTE1", "MTE2", "MTE3", "M", "FIX"]
+_ALL = int(Pipe.ALL)
+_INF = float("inf")
+# byte columns of a record that do not change a core's cost: seq, core, padding, addr
+_MASK = np.r_[0:6, 14:16, 56:64]
+_CUBE_PIPES = (int(Pipe.M), int(Pipe.MTE1), int(Pipe.FIX))
+_MEM_PIPES = (int(Pipe.MTE1), int(Pipe.MTE2), int(Pipe.MTE3), int(Pipe.FIX))
+
+
+@dataclass
+class ModelResult:
+    """Modeled time of one kernel launch and where it went (all times in microseconds)."""
+
+    soc: str
+    time_us: float
+    kernel_us: float
+    launch_us: float
+    block_dim: int
+    pipe_busy_us: dict[str, float]
+    pipe_util: dict[str, float]
+    hbm_busy_us: float
+    bound: str
+    resources_us: dict[str, float]
+    core_us: np.ndarray
+    gm_bytes: int
+    n_records: int
+    n_programs: int
+    label: str = "modeled"
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _ProgramRun:
+    segments_ns: list[float]
+    busy_ns: list[float]
+    hbm_busy_ns: float
+    overhead_ns: list[float]
+    unmatched_waits: int
+
+
+# --------------------------------------------------------------------------------------
+# per-record costs (vectorised)
+# --------------------------------------------------------------------------------------
+
+
+def _luts(soc: SocSpec) -> dict[str, np.ndarray]:
+    """Lookup tables indexed by op / dtype so that record costs are computed with numpy."""
+    cpr = np.zeros((65536, 2))  # cycles per repeat, [op, row f16=0 / f32=1]
+    is_vec = np.zeros(65536, bool)
+    for op, cls in OP_CLASS.items():
+        cpr[int(op), 0] = soc.vector_cycles_per_repeat[cls]["f16"]
+        cpr[int(op), 1] = soc.vector_cycles_per_repeat[cls]["f32"]
+        is_vec[int(op)] = True
+    path_idx = np.full(65536, -1, np.int64)
+    names = sorted(soc.paths)
+    for op, pname in GM_PATH.items():
+        path_idx[int(op)] = names.index(pname)
+    lat = np.array([soc.paths[n].latency_ns for n in names] + [0.0])
+    peak = np.array([soc.paths[n].peak_bytes_per_ns for n in names] + [1.0])
+    local_bpc = np.zeros(65536)
+    for op, pname in LOCAL_PATH.items():
+        local_bpc[int(op)] = soc.local_bytes_per_cycle[pname]
+    dsize = np.ones(256)
+    row = np.zeros(256, np.int64)
+    for dt, nb in DTYPE_BYTES.items():
+        dsize[int(dt)] = nb
+        row[int(dt)] = 1 if dtype_row(dt) == "f32" else 0
+    macs = np.full(256, soc.mmad_macs_per_cycle_f16)
+    macs[int(DType.I8)] = macs[int(DType.U8)] = 2 * soc.mmad_macs_per_cycle_f16
+    macs[int(DType.F32)] = 0.5 * soc.mmad_macs_per_cycle_f16
+    return dict(cpr=cpr, is_vec=is_vec, path_idx=path_idx, lat=lat, peak=peak,
+                local_bpc=local_bpc, dsize=dsize, row=row, macs=macs)
+
+
+def record_costs(rec: np.ndarray, soc: SocSpec, active: int, luts: dict | None = None):
+    """Cost of each record on its pipe (ns), its HBM-channel occupancy (ns) and the fixed
+    (latency / per-call) part of the pipe cost (ns), for ``active`` concurrently running cores."""
+    lu = luts or _luts(soc)
+    kind = rec["kind"]
+    op = rec["op"].astype(np.int64)
+    dt = rec["dtype"].astype(np.int64)
+    instr = kind == int(RecordKind.INSTR)
+    n = len(rec)
+    dur = np.zeros(n)
+    hbm = np.zeros(n)
+    ovh = np.zeros(n)
+    vcyc, cyc = soc.vector_cycle_ns, soc.cycle_ns
+
+    # vector ops: repeats x cycles-per-repeat + per-call overhead
+    vec = instr & lu["is_vec"][op]
+    if vec.any():
+        reps = rec["repeats"][vec].astype(np.float64)
+        by_elems = np.ceil(rec["elems"][vec] * lu["dsize"][dt[vec]] / 256.0)
+        reps = np.where(reps > 0, reps, by_elems)
+        c = lu["cpr"][op[vec], lu["row"][dt[vec]]]
+        dur[vec] = (reps * c + soc.vector_call_overhead_cycles) * vcyc
+        ovh[vec] = soc.vector_call_overhead_cycles * vcyc
+
+    # GM <-> on-chip moves: latency + bytes / (peak x alignment), and the HBM share
+    pi = lu["path_idx"][op]
+    gm = instr & (pi >= 0)
+    if gm.any():
+        blocks = np.maximum(rec["blocks"][gm].astype(np.float64), 1.0)
+        nbytes = rec["bytes"][gm].astype(np.float64)
+        burst = np.ceil(nbytes / blocks / 32.0) * 32.0  # whole 32 B blocks per burst
+        beff = np.where(nbytes > 0, burst * blocks, 0.0)
+        fl = rec["flags"][gm]
+        fac = np.where(fl & 1, 1.0, np.where(fl & 2, soc.aligned32_factor, soc.unaligned_factor))
+        p = pi[gm]
+        dur[gm] = lu["lat"][p] + beff / (lu["peak"][p] * fac)
+        ovh[gm] = lu["lat"][p]
+        share = soc.hbm_bytes_per_ns * soc.hbm_sustained_frac / max(1, active)
+        hbm[gm] = beff / (share * fac)
+
+    # on-chip L1 -> L0 moves
+    loc = instr & (lu["local_bpc"][op] > 0)
+    if loc.any():
+        dur[loc] = rec["bytes"][loc] / lu["local_bpc"][op[loc]] * cyc
+
+    # Mmad: fixed + m*k*n / MACs-per-cycle
+    mm = instr & (op == int(Op.MMAD))
+    if mm.any():
+        mkn = rec["m"][mm].astype(np.float64) * rec["k"][mm] * rec["n"][mm]
+        dur[mm] = (soc.mmad_fixed_cycles + mkn / lu["macs"][dt[mm]]) * cyc
+        ovh[mm] = soc.mmad_fixed_cycles * cyc
+
+    # scalar UB access
+    sc = instr & ((op == int(Op.GET_VALUE)) | (op == int(Op.SET_VALUE)))
+    dur[sc] = soc.scalar_access_cycles * cyc
+
+    # anything else on a pipe: at least the per-call overhead
+    other = instr & ~(vec | gm | loc | mm | sc)
+    dur[other] = soc.vector_call_overhead_cycles * cyc
+    ovh[other] = dur[other]
+    return dur, hbm, ovh
+
+
+# --------------------------------------------------------------------------------------
+# the event loop (one core program)
+# --------------------------------------------------------------------------------------
+
+
+def _book(hs: list[float], he: list[float], lo: int, t: float, need: float) -> float:
+    """Occupy ``need`` ns of a core's HBM channel at or after ``t``, filling idle gaps
+    (bandwidth is shared, not first-come-first-served); return when the last byte is served."""
+    i = bisect_right(he, t, lo)
+    n = len(hs)
+    while True:
+        while i < n and hs[i] <= t:
+            if he[i] > t:
+                t = he[i]
+            i += 1
+        gap = (hs[i] if i < n else _INF) - t
+        use = need if need < gap else gap
+        new_end = t + use
+        if i > lo and he[i - 1] >= t:
+            he[i - 1] = new_end
+        else:
+            hs.insert(i, t)
+            he.insert(i, new_end)
+            i += 1
+            n += 1
+        if i < n and hs[i] <= new_end:
+            he[i - 1] = he[i]
+            del hs[i], he[i]
+            n -= 1
+        need -= use
+        if need <= 1e-9:
+            return new_end
+        t = he[i - 1]
+
+
+def _run_program(rec: np.ndarray, soc: SocSpec, active: int, luts: dict) -> _ProgramRun:
+    dur_a, hbm_a, ovh_a = record_costs(rec, soc, active, luts)
+    kind = rec["kind"].tolist()
+    pipe = rec["pipe"].tolist()
+    pipe2 = rec["pipe2"].tolist()
+    ev = rec["event"].tolist()
+    is_get = (rec["op"] == int(Op.GET_VALUE)).tolist()
+    dur = dur_a.tolist()
+    hbm = hbm_a.tolist()
+    issue = soc.issue_cycles * soc.cycle_ns
+
+    free = [0.0] * 8
+    busy = [0.0] * 8
+    s = 0.0
+    hs: list[float] = []  # HBM-channel busy intervals (sorted, merged): starts
+    he: list[float] = []  # ... and ends
+    lo = 0  # intervals before lo end before any future GM transfer can start
+    gm_pipes = sorted(set(rec["pipe"][hbm_a > 0].tolist()))
+    prune = bool(gm_pipes)
+    hbusy = 0.0
+    seg_start = 0.0
+    segments: list[float] = []
+    pending: dict[tuple[int, int, int], deque] = {}
+    unmatched = 0
+    for i in range(len(kind)):
+        k = kind[i]
+        s += issue
+        if k == 0:  # INSTR
+            p = pipe[i]
+            d = dur[i]
+            if p == 0:
+                if is_get[i] and free[1] > s:
+                    s = free[1]
+                s += d
+                busy[0] += d
+                continue
+            st = free[p]
+            if s > st:
+                st = s
+            h = hbm[i]
+            end = st + d
+            if h > 0.0:
+                if prune:
+                    lo_t = min([free[g] for g in gm_pipes])
+                    while lo < len(he) and he[lo] <= lo_t:
+                        lo += 1
+                    if lo > 4096:
+                        del hs[:lo], he[:lo]
+                        lo = 0
+                hend = _book(hs, he, lo, st, h)
+                hbusy += h
+                if hend > end:
+                    end = hend
+            free[p] = end
+            busy[p] += end - st
+        elif k == 1:  # SET_FLAG: completion time of everything earlier on the source pipe
+            p = pipe[i]
+            t = s if p == 0 or free[p] < s else free[p]
+            if p == _ALL:
+                t = max(max(free), s)
+            key = (p, pipe2[i], ev[i])
+            q = pending.get(key)
+            if q is None:
+                q = pending[key] = deque()
+            q.append(t)
+        elif k == 2:  # WAIT_FLAG on pipe[i], source pipe2[i]
+            q = pending.get((pipe2[i], pipe[i], ev[i]))
+            if not q:
+                unmatched += 1
+                continue
+            t = q.popleft()
+            p = pipe[i]
+            if p == 0:
+                if t > s:
+                    s = t
+            elif p == _ALL:
+                for j in range(8):
+                    if free[j] < t:
+                        free[j] = t
+            elif free[p] < t:
+                free[p] = t
+        elif k == 3:  # BARRIER
+            if pipe[i] == _ALL:
+                t = max(max(free), s)
+                free = [t] * 8
+                s = t
+        elif k == 4:  # SYNC_ALL: segment boundary, all pipes drained
+            t = max(max(free), s)
+            segments.append(t - seg_start)
+            free = [t] * 8
+            s = t
+            seg_start = t
+    t = max(max(free), s)
+    segments.append(t - seg_start)
+
+    pipes = rec["pipe"].astype(np.int64)
+    instr = rec["kind"] == int(RecordKind.INSTR)
+    ovh = np.bincount(pipes[instr], weights=ovh_a[instr], minlength=8)
+    ovh[0] += issue * len(kind)
+    busy[0] += issue * len(kind)
+    return _ProgramRun(segments, busy, hbusy, ovh.tolist(), unmatched)
+
+
+# --------------------------------------------------------------------------------------
+# whole trace
+# --------------------------------------------------------------------------------------
+
+
+def _by_core(trace: np.ndarray) -> np.ndarray:
+    core = trace["core"]
+    if len(trace) > 1:
+        dc = np.diff(core.astype(np.int64))
+        ordered = bool(np.all(dc >= 0))
+        if ordered:
+            same = dc == 0
+            ordered = bool(np.all(np.diff(trace["seq"].astype(np.int64))[same] > 0))
+        if not ordered:
+            trace = trace[np.lexsort((trace["seq"], core))]
+    return trace
+
+
+def _program_ids(trace: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[int]:
+    """Program id per core: cores whose records are byte-identical ignoring seq, core, addr
+    and padding share an id. Cores are grouped by length, hashed (blake2b over a masked
+    byte view), and a hash match is confirmed byte for byte, so ids are exact."""
+    raw = trace.view(np.uint8).reshape(len(trace), RECORD_DTYPE.itemsize)
+    ids: list[int] = []
+    reps: dict[tuple[int, bytes], list[tuple[int, np.ndarray]]] = {}
+    n_ids = 0
+    for a, b in zip(starts, ends, strict=True):
+        m = raw[a:b].copy()
+        m[:, _MASK] = 0
+        key = (int(b - a), hashlib.blake2b(m, digest_size=16).digest())
+        for pid, rep in reps.get(key, []):
+            if np.array_equal(rep, m):
+                ids.append(pid)
+                break
+        else:
+            pid = n_ids
+            n_ids += 1
+            reps.setdefault(key, []).append((pid, m))
+            ids.append(pid)
+    return ids
+
+
+def physical_cores(trace: np.ndarray, soc: SocSpec) -> int:
+    """Cores one wave can use: cube cores if the kernel uses the cube side, else vector cores."""
+    if len(trace) and np.isin(trace["pipe"], _CUBE_PIPES).any():
+        return soc.cube_cores
+    return soc.vector_cores
+
+
+def simulate(trace: np.ndarray, soc: SocSpec | str | None = None,
+             block_dim: int | None = None) -> ModelResult:
+    """Modeled time of one launch of the kernel that produced ``trace`` on ``soc``.
+
+    ``block_dim`` defaults to the number of cores present in the trace; every block index
+    0..block_dim-1 must appear (the emulator runs all of them)."""
+    soc = load_soc(soc)
+    trace = np.asarray(trace)
+    if trace.dtype != RECORD_DTYPE:
+        trace = trace.astype(RECORD_DTYPE)
+    warnings: list[str] = []
+    trace = _by_core(trace)
+    cores_present = np.unique(trace["core"]) if len(trace) else np.zeros(0, np.int64)
+    bd = int(block_dim) if block_dim is not None else max(1, len(cores_present))
+    if len(cores_present) and int(cores_present[-1]) >= bd:
+        raise ValueError(f"trace has core {int(cores_present[-1])} but block_dim is {bd}")
+    if bd <= 0:
+        raise ValueError("block_dim must be >= 1")
+    core_ids = trace["core"].astype(np.int64)
+    starts = np.searchsorted(core_ids, np.arange(bd), side="left")
+    ends = np.searchsorted(core_ids, np.arange(bd), side="right")
+    prog_ids = _program_ids(trace, starts, ends)
+    ncores = physical_cores(trace, soc)
+    luts = _luts(soc)
+
+    runs: dict[tuple[int, int], _ProgramRun] = {}
+    core_ns = np.zeros(bd)
+    kernel_ns = 0.0
+    crit: _ProgramRun | None = None
+    crit_t = -1.0
+    has_sync = bool(np.any(trace["kind"] == int(RecordKind.SYNC_ALL))) if len(trace) else False
+    if has_sync and bd > ncores:
+        warnings.append(f"SYNC_ALL with block_dim {bd} > {ncores} physical cores deadlocks on hardware")
+    for w0 in range(0, bd, ncores):
+        wave = range(w0, min(bd, w0 + ncores))
+        active = len(wave)
+        wave_runs = []
+        for c in wave:
+            key = (prog_ids[c], active)
+            if key not in runs:
+                runs[key] = _run_program(trace[starts[c]:ends[c]], soc, active, luts)
+            wave_runs.append(runs[key])
+        nseg = max(len(r.segments_ns) for r in wave_runs)
+        if any(len(r.segments_ns) != nseg for r in wave_runs):
+            warnings.append("cores reach different numbers of SYNC_ALL barriers")
+        seg_max = [max(r.segments_ns[j] if j < len(r.segments_ns) else 0.0 for r in wave_runs)
+                   for j in range(nseg)]
+        sync_ns = soc.sync_all_us * 1e3
+        before_last = sum(seg_max[:-1]) + sync_ns * (nseg - 1)
+        for c, r in zip(wave, wave_runs, strict=False):
+            core_ns[c] = kernel_ns + before_last + r.segments_ns[-1]
+            if sum(r.segments_ns) > crit_t:  # critical core: the longest single program
+                crit_t, crit = sum(r.segments_ns), r
+        kernel_ns += before_last + seg_max[-1]
+    unmatched = sum(r.unmatched_waits for r in runs.values())
+    if unmatched:
+        warnings.append(f"{unmatched} WAIT_FLAG records had no earlier matching SET_FLAG")
+
+    launch = soc.launch_us(bd)
+    kernel_us = kernel_ns / 1e3
+    total = launch + kernel_us
+    assert crit is not None
+    busy = {n: crit.busy_ns[i] / 1e3 for i, n in enumerate(PIPE_NAMES)}
+    util = {n: (b / total if total > 0 else 0.0) for n, b in busy.items()}
+    ovh = crit.overhead_ns
+    res = {
+        "memory": max([crit.busy_ns[p] - ovh[p] for p in _MEM_PIPES] + [crit.hbm_busy_ns]) / 1e3,
+        "vector": (crit.busy_ns[int(Pipe.V)] - ovh[int(Pipe.V)]) / 1e3,
+        "cube": (crit.busy_ns[int(Pipe.M)] - ovh[int(Pipe.M)]) / 1e3,
+        "scalar": (crit.busy_ns[0] - ovh[0]) / 1e3,
+        "latency": launch + (max(ovh) + soc.sync_all_us * 1e3 * (len(crit.segments_ns) - 1)) / 1e3,
+    }
+    bound = max(res, key=lambda k: res[k])
+    gm_mask = (trace["kind"] == int(RecordKind.INSTR)) & np.isin(trace["op"], [int(o) for o in GM_PATH])
+    return ModelResult(
+        soc=soc.name, time_us=total, kernel_us=kernel_us, launch_us=launch, block_dim=bd,
+        pipe_busy_us=busy, pipe_util=util, hbm_busy_us=crit.hbm_busy_ns / 1e3, bound=bound,
+        resources_us=res, core_us=core_ns / 1e3, gm_bytes=int(trace["bytes"][gm_mask].sum()),
+        n_records=len(trace), n_programs=len({h for h in prog_ids}), warnings=warnings,
+    )

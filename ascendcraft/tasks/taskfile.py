@@ -1,0 +1,537 @@
+"""KernelBench / MultiKernelBench task files.
+
+A task file is a Python module with ``class Model(nn.Module)``, ``get_inputs()`` and
+optionally ``get_init_inputs()``.  Task files are the user's own trusted code, so they
+are imported.  Their inputs can be many GB, so ``get_inputs()`` runs under a
+:class:`~torch.overrides.TorchFunctionMode` that forces every tensor factory onto the
+``meta`` device (also for ``device="cuda"``/``.cuda()``/``.npu()``/``.to(device)``), and
+records which factory made each input (randn / rand range / randint range / constant)
+plus the shape-preserving ops applied afterwards (``*2-1``, ``.softmax(-1)``, ``> 0.5``),
+which the task's generator replays at reduced shapes.  Anything not traceable falls
+back to the root factory's distribution (randn if unknown).
+
+Problems are reported as :class:`TaskError` with one paragraph naming the file, the
+line and what to fix - never a raw traceback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import math
+import re
+import sys
+import traceback
+import types
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from torch.overrides import TorchFunctionMode
+
+from .task import InputSpec, Task, TaskError, as_tensor_list, first_line
+
+# ---------------------------------------------------------------------------
+# reference built from the Model class
+# ---------------------------------------------------------------------------
+
+
+class ModuleReference:
+    """``reference(*inputs)`` for a task file: builds ``Model(*init_args)`` lazily.
+
+    One module per (device, dtype) is built with a fixed seed (parameters are then
+    deterministic) on the inputs' device - ``meta`` for shape inference, CPU for
+    correctness - and cast to the inputs' floating dtype when it is not fp32.  The
+    module stays in its default (training) mode, as KernelBench calls it.
+    """
+
+    def __init__(self, model_cls: type[nn.Module], init_args: dict[str, Any],
+                 positional: bool = True, seed: int = 0) -> None:
+        self.model_cls = model_cls
+        self.init_args = dict(init_args)
+        self.positional = positional
+        self.seed = seed
+        self._cache: dict[tuple[str, torch.dtype | None], nn.Module] = {}
+        self.__name__ = f"{model_cls.__name__}.forward"
+
+    def build(self, device: str | torch.device = "cpu", dtype: torch.dtype | None = None) -> nn.Module:
+        """Instantiate the module on ``device`` (deterministic parameters)."""
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.seed)
+            with torch.device(device):
+                if self.positional:
+                    model = self.model_cls(*self.init_args.values())
+                else:
+                    model = self.model_cls(**self.init_args)
+        if dtype is not None and dtype != torch.float32 and dtype.is_floating_point:
+            model = model.to(dtype)
+        return model
+
+    def __call__(self, *inputs: Any) -> Any:
+        tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
+        device = tensors[0].device if tensors else torch.device("cpu")
+        dtype = next((t.dtype for t in tensors if t.dtype.is_floating_point), None)
+        key = (device.type, dtype)
+        if key not in self._cache:
+            self._cache[key] = self.build(device, dtype)
+        return self._cache[key](*inputs)
+
+    def with_init_args(self, init_args: dict[str, Any]) -> ModuleReference:
+        """Same model class with other constructor args (used by ``with_shape``)."""
+        return ModuleReference(self.model_cls, init_args, self.positional, self.seed)
+
+    def module_tensors(self) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+        """Parameters and buffers of the module (meta): extra tensors a kernel needs."""
+        model = self.build("meta")
+        return {k: (tuple(v.shape), v.dtype) for k, v in model.state_dict().items()}
+
+
+# ---------------------------------------------------------------------------
+# capturing get_inputs() on the meta device
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Hint:
+    dist: str
+    low: float | None = None
+    high: float | None = None
+    chain: tuple | None = ()  # None: derived by ops we cannot replay
+    data: torch.Tensor | None = None
+
+
+_RANDOM: dict[Callable[..., Any], str] = {
+    torch.randn: "randn", torch.randn_like: "randn",
+    torch.rand: "rand", torch.rand_like: "rand",
+    torch.randint: "randint", torch.randint_like: "randint",
+    torch.normal: "randn", torch.randperm: "randint",
+}
+_FILL: dict[Callable[..., Any], float | None] = {
+    torch.zeros: 0.0, torch.zeros_like: 0.0, torch.ones: 1.0, torch.ones_like: 1.0,
+    torch.full: None, torch.full_like: None, torch.empty: None, torch.empty_like: None,
+    torch.arange: None, torch.linspace: None, torch.eye: 0.0,
+}
+_DATA = {torch.tensor, torch.as_tensor}
+_DEVICE_MOVES = {torch.Tensor.cuda, torch.Tensor.cpu}
+if hasattr(torch.Tensor, "npu"):  # torch_npu installed
+    _DEVICE_MOVES.add(torch.Tensor.npu)
+_INPLACE_FILL = {
+    torch.Tensor.uniform_: "rand", torch.Tensor.normal_: "randn", torch.Tensor.random_: "randint",
+    torch.Tensor.fill_: "const", torch.Tensor.zero_: "const", torch.Tensor.bernoulli_: "bernoulli",
+}
+_SKIP_CHAIN = {torch.Tensor.requires_grad_, torch.Tensor.contiguous, torch.Tensor.detach,
+               torch.Tensor.clone}
+_MAX_DATA = 1 << 16
+
+
+def _numbers(args: Sequence[Any]) -> list[float]:
+    return [a for a in args if isinstance(a, (int, float)) and not isinstance(a, bool)]
+
+
+class _MetaCapture(TorchFunctionMode):
+    """Forces tensor factories onto ``meta`` and records where each tensor came from."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hints: dict[int, _Hint] = {}
+        self.keep: list[Any] = []  # keep tensors alive so ids stay unique
+
+    def _record(self, out: Any, hint: _Hint) -> None:
+        if isinstance(out, torch.Tensor):
+            self.hints[id(out)] = hint
+            self.keep.append(out)
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        kwargs = dict(kwargs or {})
+        if func in _DEVICE_MOVES:
+            return args[0]
+        if func is torch.Tensor.to:
+            return self._to(args, kwargs)
+        if func in _DATA:
+            kwargs.pop("device", None)
+            real = func(*args, **kwargs)
+            out = real.to("meta")
+            self._record(out, _Hint("const", data=real.clone() if real.numel() <= _MAX_DATA else None))
+            return out
+        if func in _RANDOM or func in _FILL:
+            kwargs["device"] = "meta"
+            kwargs.pop("pin_memory", None)
+            kwargs.pop("generator", None)  # a CPU/CUDA generator cannot drive meta tensors
+            out = func(*args, **kwargs)
+            self._record(out, self._factory_hint(func, args, kwargs))
+            return out
+        if func in _INPLACE_FILL:
+            out = func(*args, **kwargs)
+            nums = _numbers(args[1:]) + _numbers(list(kwargs.values()))
+            dist = _INPLACE_FILL[func]
+            if dist == "const":
+                self._record(out, _Hint("const", low=nums[0] if nums else 0.0))
+            elif dist == "randint":
+                lo, hi = (0, nums[0]) if len(nums) == 1 else (nums[0], nums[1]) if nums else (0, 2)
+                self._record(out, _Hint("randint", lo, hi))
+            else:
+                lo = nums[0] if nums else None
+                hi = nums[1] if len(nums) > 1 else None
+                self._record(out, _Hint(dist, lo, hi))
+            return out
+        out = func(*args, **kwargs)
+        self._propagate(func, args, kwargs, out)
+        return out
+
+    def _to(self, args: tuple, kwargs: dict) -> Any:
+        src = args[0]
+        dtype = kwargs.get("dtype")
+        for a in args[1:]:
+            if isinstance(a, torch.dtype):
+                dtype = a
+            elif isinstance(a, torch.Tensor):
+                dtype = a.dtype
+        if dtype is None or dtype == src.dtype:
+            return src
+        out = src.to(dtype)
+        self._propagate(torch.Tensor.to, (src, dtype), {}, out)
+        return out
+
+    @staticmethod
+    def _factory_hint(func: Callable[..., Any], args: tuple, kwargs: dict) -> _Hint:
+        if func in _RANDOM:
+            dist = _RANDOM[func]
+            if func is torch.randperm:
+                return _Hint("randint", 0, args[0] if args else kwargs.get("n"))
+            if dist == "randint":
+                nums = _numbers(args[1:] if func is torch.randint_like else args)
+                lo = kwargs.get("low", 0)
+                hi = kwargs.get("high")
+                if len(nums) >= 2:
+                    lo, hi = nums[0], nums[1]
+                elif len(nums) == 1:
+                    hi = nums[0]
+                return _Hint("randint", lo, hi)
+            if func is torch.normal:
+                nums = _numbers(args[:2]) + _numbers([kwargs.get("mean"), kwargs.get("std")])
+                return _Hint("randn", nums[0] if nums else None, nums[1] if len(nums) > 1 else None)
+            return _Hint(dist)
+        if func in (torch.full, torch.full_like):
+            nums = _numbers(args[1:2]) or _numbers([kwargs.get("fill_value")])
+            return _Hint("const", low=nums[0] if nums else 0.0)
+        if func is torch.arange:
+            return _Hint("arange")
+        if func is torch.linspace:
+            nums = _numbers(args[:2])
+            return _Hint("rand", *(nums[:2] or [0.0, 1.0]))
+        fill = _FILL.get(func)
+        if fill is None:  # empty / empty_like: unspecified contents
+            return _Hint("randn")
+        return _Hint("const", low=fill)
+
+    def _propagate(self, func: Callable[..., Any], args: tuple, kwargs: dict, out: Any) -> None:
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        tensors += [v for v in kwargs.values() if isinstance(v, torch.Tensor)]
+        for a in args:
+            if isinstance(a, (list, tuple)):
+                tensors += [t for t in a if isinstance(t, torch.Tensor)]
+        hinted = [t for t in tensors if id(t) in self.hints]
+        if not hinted:
+            return
+        h = self.hints[id(hinted[0])]
+        outs = out if isinstance(out, (tuple, list)) else [out]
+        for o in outs:
+            if not isinstance(o, torch.Tensor):
+                continue
+            replayable = (
+                h.chain is not None and h.data is None and len(tensors) == 1 and args
+                and args[0] is tensors[0] and o is out and o.shape == args[0].shape
+            )
+            if replayable and func in _SKIP_CHAIN:
+                new = h
+            elif replayable:
+                new = replace(h, chain=h.chain + ((func, tuple(args[1:]), tuple(kwargs.items())),))
+            else:
+                new = replace(h, chain=None, data=None)
+            self._record(o, new)
+
+
+# ---------------------------------------------------------------------------
+# errors
+# ---------------------------------------------------------------------------
+
+
+def _one_paragraph(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _located_error(path: Path, stage: str, exc: BaseException, fix: str) -> TaskError:
+    """TaskError naming the deepest line of the task file in ``exc``'s traceback."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path]
+    where = f"{path}"
+    code = ""
+    if frames:
+        f = frames[-1]
+        where = f"{path}:{f.lineno}"
+        if f.line:
+            code = f" (at `{f.line.strip()}`)"
+    msg = f"{where}: {stage} raised {type(exc).__name__}: {first_line(exc)}{code}. {fix}"
+    return TaskError(_one_paragraph(msg))
+
+
+# ---------------------------------------------------------------------------
+# category guess
+# ---------------------------------------------------------------------------
+
+_CATEGORY_RULES: list[tuple[str, str]] = [
+    ("optimizer", r"\b(adam|adamw|sgd|momentum|rmsprop|adagrad|lamb|optimizer)\b"),
+    ("loss", r"loss|cross_entropy|kl_div|hinge|triplet|nll"),
+    ("pooling", r"pool"),
+    ("normalization", r"norm(?!al)"),
+    ("matmul", r"matmul|\bbmm\b|\bmm\(|nn\.linear|einsum|\s@\s|conv\dd|nn\.conv"),
+    ("math", r"cum(sum|prod|max|min)|logcumsumexp|\bscan\b"),
+    ("activation", r"relu|gelu|sigmoid|tanh|softmax|\belu\b|selu|celu|silu|swish|mish|hardtanh"
+                   r"|softplus|softsign|hardswish|hardsigmoid|leaky|logsigmoid|threshold|activation"),
+]
+
+
+def guess_category(
+    text: str, input_shapes: Sequence[tuple[int, ...]], output_shapes: Sequence[tuple[int, ...]]
+) -> str:
+    """Category from names in the model source, then from shapes.
+
+    Keyword rules first (Loss, Norm, Pool, softmax...), in an order that resolves
+    overlaps (an optimizer computing norms is an optimizer); otherwise an output
+    smaller than the first input is a reduction, several same-shape inputs an
+    elementwise op, and one input mapped to its own shape an activation-like op.
+    """
+    low = text.lower()
+    for cat, pat in _CATEGORY_RULES:
+        if re.search(pat, low):
+            return cat
+    n_in = math.prod(input_shapes[0]) if input_shapes else 0
+    if output_shapes and n_in and math.prod(output_shapes[0]) < n_in:
+        return "reduce"
+    if len(input_shapes) >= 2:
+        return "elementwise"
+    if len(input_shapes) == 1 and output_shapes and tuple(output_shapes[0]) == tuple(input_shapes[0]):
+        return "activation"
+    return "math"
+
+
+# ---------------------------------------------------------------------------
+# loading
+# ---------------------------------------------------------------------------
+
+_FIX_INIT = "Fix Model.__init__ so it accepts the values returned by get_init_inputs()."
+_FIX_FWD = ("Fix Model.forward so it runs on the inputs returned by get_inputs() "
+            "(in that order).")
+
+
+def _param_names(fn: Callable[..., Any], n: int, prefix: str) -> tuple[list[str], bool]:
+    """Names for ``n`` positional values of ``fn``; (names, exact) - exact False for *args."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    params = [p for p in params if p.name != "self"]
+    names: list[str] = []
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+        else:
+            break
+    if len(names) >= n:
+        return names[:n], True
+    return names + [f"{prefix}{i}" for i in range(len(names), n)], False
+
+
+def _pick_high_from(k: int, high: float | None, shapes: list[tuple[int, ...] | None]) -> tuple[int, int] | None:
+    """An index input's range that equals another input's dim follows it (class counts)."""
+    if high is None:
+        return None
+    best = None
+    for j, shp in enumerate(shapes):
+        if j == k or not shp:
+            continue
+        if len(shp) > 1 and shp[1] == high:
+            return (j, 1)
+        for d, v in enumerate(shp):
+            if v == high:
+                best = best or (j, d)
+    return best
+
+
+def _spec_from(name: str, value: Any, hint: _Hint | None, idx: int,
+               shapes: list[tuple[int, ...] | None], path: Path) -> InputSpec:
+    if not isinstance(value, torch.Tensor):
+        if isinstance(value, (bool, int, float)):
+            return InputSpec(name, (), torch.float32, kind="scalar", value=value, signed_ok=False)
+        raise TaskError(_one_paragraph(
+            f"{path}: get_inputs() returned a {type(value).__name__} at position {idx}; "
+            f"only tensors and Python numbers are supported as forward inputs."
+        ))
+    shape, dtype = tuple(value.shape), value.dtype
+    hint = hint or _Hint("randn", chain=None)
+    chain = hint.chain or ()
+    data = hint.data
+    if data is None and value.device.type != "meta" and value.numel() <= _MAX_DATA:
+        data = value.detach().clone()  # e.g. torch.from_numpy(...) constants
+    kw: dict[str, Any] = {"chain": chain, "data": data, "signed_ok": not chain and data is None}
+    if dtype == torch.bool:
+        if chain:
+            return InputSpec(name, shape, dtype, kind="mask", dist=hint.dist if hint.dist in
+                             ("rand", "randn", "randint") else "rand", low=hint.low,
+                             high=hint.high, **{**kw, "signed_ok": False})
+        return InputSpec(name, shape, dtype, kind="mask", dist="bernoulli", high=0.5,
+                         **{**kw, "signed_ok": False})
+    if not (dtype.is_floating_point or dtype.is_complex):
+        lo = hint.low if hint.dist == "randint" else 0
+        hi = hint.high if hint.dist == "randint" else None
+        high_from = _pick_high_from(idx, hi, shapes)
+        return InputSpec(name, shape, dtype, kind="index", dist="randint", low=lo,
+                         high=hi if hi is not None else 2, high_from=high_from,
+                         **{**kw, "signed_ok": False})
+    if hint.dist == "randint":
+        return InputSpec(name, shape, dtype, dist="randint", low=hint.low, high=hint.high,
+                         high_from=None, **{**kw, "signed_ok": False})
+    if hint.dist == "const" and data is None:
+        return InputSpec(name, shape, dtype, dist="const", low=hint.low, **kw)
+    return InputSpec(name, shape, dtype, dist=hint.dist if hint.dist != "bernoulli" else "rand",
+                     low=hint.low, high=hint.high, **kw)
+
+
+def _exec_module(path: Path, text: str) -> types.ModuleType:
+    try:
+        code = compile(text, str(path), "exec")
+    except SyntaxError as e:
+        line = f" (`{e.text.strip()}`)" if e.text else ""
+        raise TaskError(_one_paragraph(
+            f"{path}:{e.lineno}: syntax error: {e.msg}{line}. Fix the Python syntax; a task "
+            f"file must be an importable module defining Model, get_inputs and get_init_inputs."
+        )) from None
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    mod = types.ModuleType(f"ascendcraft_taskfile_{path.stem}_{digest}")
+    mod.__file__ = str(path)
+    sys.modules[mod.__name__] = mod
+    try:
+        exec(code, mod.__dict__)
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - reported as one paragraph
+        sys.modules.pop(mod.__name__, None)
+        raise _located_error(
+            path, "importing the file", e,
+            "Fix the module-level code (imports, constants) so the file imports cleanly.",
+        ) from None
+    return mod
+
+
+def load_task_file(path: str | Path, name: str | None = None) -> Task:
+    """Load a KernelBench/MultiKernelBench task file as a :class:`Task`, allocating nothing big.
+
+    Shapes and dtypes come from running ``get_inputs()`` on the meta device, the output
+    shapes from running the model on the meta device; constructor args come from
+    ``get_init_inputs()`` (named after ``Model.__init__``'s parameters).  The category is
+    guessed from the source (:func:`guess_category`).
+    """
+    path = Path(path).expanduser().resolve()
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise TaskError(f"Cannot read task file {path}: {e.strerror or e}.") from None
+    mod = _exec_module(path, text)
+
+    model_cls = getattr(mod, "Model", None)
+    if model_cls is None:
+        raise TaskError(_one_paragraph(
+            f"{path}: no class Model found. A task file must define `class Model(nn.Module)` "
+            f"whose forward() takes the tensors returned by get_inputs()."
+        ))
+    if not (inspect.isclass(model_cls) and issubclass(model_cls, nn.Module)):
+        raise TaskError(f"{path}: Model is a {type(model_cls).__name__}, not a torch.nn.Module "
+                        f"subclass; define `class Model(nn.Module)`.")
+    get_inputs = getattr(mod, "get_inputs", None)
+    if not callable(get_inputs):
+        raise TaskError(_one_paragraph(
+            f"{path}: no function get_inputs() found. A task file must define get_inputs() "
+            f"returning the list of forward inputs (tensors and numbers)."
+        ))
+    get_init = getattr(mod, "get_init_inputs", None)
+    init_values: list[Any] = []
+    if get_init is not None:
+        try:
+            init_values = list(get_init())
+        except Exception as e:  # noqa: BLE001
+            raise _located_error(path, "get_init_inputs()", e,
+                                 "Make get_init_inputs() return a list of constructor args.") from None
+
+    capture = _MetaCapture()
+    try:
+        with capture:
+            values = get_inputs()
+    except Exception as e:  # noqa: BLE001
+        raise _located_error(path, "get_inputs()", e,
+                             "Make get_inputs() return a list of input tensors/numbers.") from None
+    if isinstance(values, torch.Tensor) or not isinstance(values, (list, tuple)):
+        raise TaskError(f"{path}: get_inputs() returned a {type(values).__name__}; it must "
+                        f"return a list of forward inputs (e.g. `return [x]`).")
+    values = list(values)
+
+    in_names, _ = _param_names(model_cls.forward, len(values), "x")
+    init_names, exact = _param_names(model_cls.__init__, len(init_values), "arg")
+    init_args = dict(zip(init_names, init_values, strict=True))
+    shapes = [tuple(v.shape) if isinstance(v, torch.Tensor) else None for v in values]
+    specs = [
+        _spec_from(n, v, capture.hints.get(id(v)), i, shapes, path)
+        for i, (n, v) in enumerate(zip(in_names, values, strict=True))
+    ]
+    reference = ModuleReference(model_cls, init_args, positional=True)
+
+    # build and run once on the meta device: catches broken __init__/forward early
+    try:
+        model = reference.build("meta")
+    except Exception as e:  # noqa: BLE001
+        raise _located_error(path, "Model.__init__", e, _FIX_INIT) from None
+    task = Task(
+        name=name or path.stem,
+        category="math",
+        reference=reference,
+        inputs=specs,
+        init_args=init_args,
+        source=text,
+        description=_one_paragraph((model_cls.__doc__ or "").strip().split("\n\n")[0]),
+        origin=str(path),
+        shape_rule="task file: see Task.with_shape (shared shape for equal inputs, dims mapped)",
+    )
+    meta_inputs = task.meta_inputs()
+    try:
+        with torch.no_grad():
+            out = model(*meta_inputs)
+        out_shapes = [tuple(o.shape) for o in as_tensor_list(out)]
+    except Exception as meta_err:  # noqa: BLE001
+        out_shapes = _check_on_cpu(task, path, meta_err)
+    try:
+        model_src = inspect.getsource(model_cls)
+    except (OSError, TypeError):
+        model_src = text
+    in_shapes = [tuple(s.shape) for s in specs if s.is_tensor]
+    task.category = guess_category(f"{path.stem}\n{model_src}", in_shapes, out_shapes)
+    if not exact and init_values:
+        task.description = (task.description + " (constructor args named by position)").strip()
+    return task
+
+
+def _check_on_cpu(task: Task, path: Path, meta_err: Exception) -> list[tuple[int, ...]]:
+    """Meta failed: is the model broken, or just not meta-friendly (``.item()``...)?
+
+    The model is run on CPU at a reduced shape set; if that fails too, the CPU error
+    (with its line) is reported, otherwise the task is kept with ``meta_ok=False``.
+    """
+    from .shapes import _assign, _groups
+
+    shapes = _assign(task, _groups(task, "positional"), "regular", 1 << 14)
+    try:
+        inputs = task.make_inputs(shapes, seed=0)
+        with torch.no_grad():
+            task.reference(*inputs)
+    except Exception as e:  # noqa: BLE001
+        raise _located_error(path, "Model.forward", e, _FIX_FWD) from None
+    task.meta_ok = False
+    return []

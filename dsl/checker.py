@@ -1,0 +1,270 @@
+"""Static checks of a parsed program: types, forms, scopes, and (with shapes, tunables and a
+SoC) the UB budget — all before anything is built.
+
+A value has a *form*: ``tile`` (a UB tile of the loop's tile shape), ``row`` (one value per
+row of a rows-loop tile), ``scalar`` (a constant or runtime scalar) or ``mask`` (the result
+of a comparison, only usable by ``where``). Tiles also carry a *space*: in a rows loop the
+full-row tile and the column-chunk tile have different shapes and cannot be mixed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import ir
+from .parser import DslError
+
+
+@dataclass(frozen=True)
+class VType:
+    form: str  # "tile" | "row" | "scalar" | "mask"
+    dtype: str
+    space: str = ""  # tiles: "T" (loop tile) or "C" (column chunk)
+
+
+ARITH_DTYPES = ("f32", "f16", "i32")
+FLOAT_ONLY_UNARY = ("exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf")
+
+
+@dataclass
+class TypedProgram:
+    """A program with the type of every expression node (keyed by id) and its scopes."""
+
+    program: ir.Program
+    types: dict[int, VType]
+    var_types: dict[str, VType]
+    loop_space: dict[str, str]  # loop var -> tile space
+    chunked: bool  # rows loop whose tiles are column chunks
+
+    def type_of(self, e: ir.Expr) -> VType:
+        return self.types[id(e)]
+
+
+def check_program(program: ir.Program) -> TypedProgram:
+    """Type-check a parsed program; raises DslError naming the line of the first problem."""
+    return _Checker(program).run()
+
+
+class _Checker:
+    def __init__(self, program: ir.Program):
+        self.p = program
+        self.types: dict[int, VType] = {}
+        self.var_types: dict[str, VType] = {}
+        self.loop_space: dict[str, str] = {}
+
+    def run(self) -> TypedProgram:
+        loop = self.p.loop
+        self._check_loop_header(loop)
+        self.loop_space[loop.var] = "T"
+        chunk_loops = [s for s in loop.body if isinstance(s, ir.InnerLoop) and s.kind == "chunks"]
+        chunked = bool(chunk_loops)
+        if loop.kind == "rows" and chunked:
+            for s in ir.walk_stmts(loop.body):
+                for e in _stmt_exprs(s):
+                    for sub in ir.walk_exprs(e):
+                        if isinstance(sub, ir.Load) and sub.at == loop.var:
+                            raise DslError("in a rows loop with column chunks, load inside the chunks loop "
+                                           f"(load(x, c)), not load(x, {loop.var})", sub.loc)
+        scope: dict[str, VType] = {}
+        self._block(loop.body, scope, loop.var, inner=None)
+        stores = [s for s in ir.walk_stmts(loop.body) if isinstance(s, ir.Store)]
+        written = {s.tensor for s in stores}
+        for p in self.p.outputs:
+            if p.name not in written:
+                raise DslError(f"output '{p.name}' is never stored", p.loc)
+        return TypedProgram(self.p, self.types, self.var_types, self.loop_space, chunked)
+
+    def _check_loop_header(self, loop: ir.Loop) -> None:
+        if loop.kind == "slabs" and loop.dim < 0:
+            raise DslError("slabs(dim=...) takes a non-negative axis", loop.loc)
+        for size in (loop.tile, loop.cores):
+            if isinstance(size, str) and size not in {t.name for t in self.p.tunables}:
+                raise DslError(f"'{size}' is not a tunable", loop.loc)
+
+    # ------------------------------------------------------------ statements
+    def _block(self, stmts, scope: dict[str, VType], loop_var: str, inner: ir.InnerLoop | None) -> None:
+        outer_names = set(scope)
+        for s in stmts:
+            if isinstance(s, ir.Assign):
+                t = self._expr(s.value, scope, loop_var)
+                if t.form == "mask":
+                    raise DslError("a comparison can only be used inside where(cond, a, b)", s.loc)
+                if t.form == "scalar":
+                    raise DslError(f"'{s.target}' would be a plain scalar: use the expression where it is needed", s.loc)
+                if inner is not None and s.target in outer_names:
+                    prev = scope[s.target]
+                    if prev != t:
+                        raise DslError(f"accumulator '{s.target}' changes type from {prev.form}/{prev.dtype} "
+                                       f"to {t.form}/{t.dtype} inside the loop", s.loc)
+                    if t.form == "tile" and self.p.loop.kind == "rows":
+                        raise DslError("a rows-loop accumulator over column chunks must be a row value "
+                                       "(row_fill/row_sum/row_max...)", s.loc)
+                scope[s.target] = t
+                self.var_types[s.target] = t
+            elif isinstance(s, ir.Store):
+                self._store(s, scope, loop_var)
+            elif isinstance(s, ir.InnerLoop):
+                if inner is not None:
+                    raise DslError("inner loops do not nest", s.loc)
+                space = "C" if s.kind == "chunks" else "T"
+                self.loop_space[s.var] = space
+                if s.kind == "chunks" and isinstance(s.size, str) and s.size not in {t.name for t in self.p.tunables}:
+                    raise DslError(f"'{s.size}' is not a tunable", s.loc)
+                child = dict(scope)
+                self._block(s.body, child, s.var, s)
+                # only loop-carried updates of outer names survive the loop
+                for name in scope:
+                    scope[name] = child[name]
+
+    def _store(self, s: ir.Store, scope, loop_var: str) -> None:
+        t = self._expr(s.value, scope, loop_var)
+        out = self.p.param(s.tensor)
+        loop = self.p.loop
+        if s.at not in self.loop_space:
+            raise DslError(f"'{s.at}' is not a loop variable", s.loc)
+        if t.form in ("mask", "scalar", "col"):
+            raise DslError("store() takes a tile or row value", s.loc)
+        if t.dtype != out.dtype:
+            raise DslError(f"storing a {t.dtype} value into {out.dtype} output '{s.tensor}': cast it first "
+                           f"(cast(v, {out.dtype}))", s.loc)
+        if t.form == "row":
+            if loop.kind != "rows" or s.at != loop.var:
+                raise DslError("a row value is stored once per rows tile: store(y, t, v) at the rows loop variable", s.loc)
+        elif t.space != self.loop_space[s.at]:
+            raise DslError(f"value stored at '{s.at}' has the shape of another loop's tile", s.loc)
+        if loop.kind == "rows" and self.loop_space.get(s.at) == "C" and t.form == "row":
+            raise DslError("row values are stored at the rows loop variable, not at a chunk", s.loc)
+
+    # ------------------------------------------------------------ expressions
+    def _expr(self, e: ir.Expr, scope: dict[str, VType], loop_var: str) -> VType:
+        t = self._infer(e, scope, loop_var)
+        self.types[id(e)] = t
+        return t
+
+    def _infer(self, e: ir.Expr, scope, loop_var: str) -> VType:
+        loop = self.p.loop
+        if isinstance(e, ir.Const):
+            return VType("scalar", "f32")
+        if isinstance(e, ir.ScalarRef):
+            return VType("scalar", self.p.param(e.name).dtype)
+        if isinstance(e, ir.Extent):
+            if e.loop_var != loop.var or loop.kind == "tiles":
+                raise DslError("width(t) is the row width of a rows loop or the reduced extent of a slabs loop", e.loc)
+            return VType("scalar", "f32")
+        if isinstance(e, ir.Var):
+            if e.name not in scope:
+                raise DslError(f"'{e.name}' is not defined here (values defined inside an inner loop "
+                               "are not visible after it)", e.loc)
+            return scope[e.name]
+        if isinstance(e, ir.Load):
+            if e.at not in self.loop_space:
+                raise DslError(f"'{e.at}' is not a loop variable in scope", e.loc)
+            if e.at != loop_var and e.at != loop.var:
+                raise DslError(f"load at '{e.at}' is outside that loop", e.loc)
+            if loop.kind == "slabs" and e.at == loop.var and e.tensor == loop.tensor:
+                raise DslError(f"'{e.tensor}' is the reduced tensor: load it per step (for k in steps(t): load({e.tensor}, k))", e.loc)
+            dtype = self.p.param(e.tensor).dtype
+            if e.mode != "tile":
+                if loop.kind != "rows" or (e.mode == "per_row" and e.at != loop.var):
+                    raise DslError(f"load_{e.mode}() belongs to a rows loop ("
+                                   + ("at the rows variable" if e.mode == "per_row" else "at t or a chunk") + ")", e.loc)
+                return VType("col" if e.mode == "bcast" else "row", dtype, self.loop_space[e.at] if e.mode == "bcast" else "")
+            return VType("tile", dtype, self.loop_space[e.at])
+        if isinstance(e, ir.Fill):
+            if e.kind == "row":
+                if loop.kind != "rows":
+                    raise DslError("row_fill() is for rows loops", e.loc)
+                return VType("row", e.dtype)
+            return VType("tile", e.dtype, self.loop_space[loop_var])
+        if isinstance(e, ir.Cast):
+            a = self._expr(e.arg, scope, loop_var)
+            if a.form in ("scalar", "mask"):
+                raise DslError("cast() takes a tile or row value", e.loc)
+            if e.dtype in ("bool", "i8", "u8"):
+                raise DslError(f"casting to {e.dtype} is not supported; compare and where() instead", e.loc)
+            return VType(a.form, e.dtype, a.space)
+        if isinstance(e, ir.Unary):
+            a = self._expr(e.arg, scope, loop_var)
+            self._arith_operand(a, e, e.op)
+            if e.op in FLOAT_ONLY_UNARY and a.dtype not in ("f32", "f16"):
+                raise DslError(f"{e.op}() needs a float value, got {a.dtype}: cast it first", e.loc)
+            return a
+        if isinstance(e, ir.LeakyRelu):
+            a = self._expr(e.arg, scope, loop_var)
+            self._arith_operand(a, e, "leaky_relu")
+            return a
+        if isinstance(e, ir.RowReduce):
+            if loop.kind != "rows":
+                raise DslError(f"row_{e.op}() reduces rows of a rows(...) loop; use slabs/steps for other axes", e.loc)
+            a = self._expr(e.arg, scope, loop_var)
+            if a.form != "tile":
+                raise DslError(f"row_{e.op}() takes a tile", e.loc)
+            self._arith_operand(a, e, f"row_{e.op}")
+            return VType("row", a.dtype)
+        if isinstance(e, (ir.Binary, ir.Compare)):
+            a = self._expr(e.lhs, scope, loop_var)
+            b = self._expr(e.rhs, scope, loop_var)
+            name = e.op
+            for x in (a, b):
+                if x.form == "mask":
+                    raise DslError("a comparison can only be used inside where(cond, a, b)", e.loc)
+                self._arith_operand(x, e, name)
+            if a.form == "scalar" and b.form == "scalar":
+                raise DslError("an operation on two runtime scalars has no tile to live in", e.loc)
+            ta = a if a.form != "scalar" else b
+            tb = b if b.form != "scalar" else a
+            if ta.dtype != tb.dtype and a.form != "scalar" and b.form != "scalar":
+                raise DslError(f"operands have different dtypes ({a.dtype} and {b.dtype}): cast one", e.loc)
+            if isinstance(e, ir.Binary) and e.op == "div" and ta.dtype == "i32":
+                raise DslError("integer division is not supported: cast to f32", e.loc)
+            forms = {a.form, b.form} - {"scalar"}
+            spaced = [x for x in (a, b) if x.form in ("tile", "col")]
+            if len(spaced) == 2 and spaced[0].space != spaced[1].space:
+                raise DslError("operands are tiles of different loops (full rows vs column chunks)", e.loc)
+            if forms == {"row", "col"}:
+                raise DslError("a per-row value and a per-column value have no common tile (outer products are not supported)", e.loc)
+            if isinstance(e, ir.Compare):
+                if forms != {"tile"}:
+                    raise DslError("comparisons take tiles and scalars", e.loc)
+                if ta.dtype not in ("f32", "f16"):
+                    raise DslError("comparisons take f32 or f16 tiles", e.loc)
+                return VType("mask", ta.dtype, ta.space)
+            if "tile" in forms:
+                tile = a if a.form == "tile" else b
+                return VType("tile", tile.dtype, tile.space)
+            return ta
+        if isinstance(e, ir.Select):
+            c = self._expr(e.cond, scope, loop_var)
+            a = self._expr(e.if_true, scope, loop_var)
+            b = self._expr(e.if_false, scope, loop_var)
+            if c.form != "mask":
+                raise DslError("where() needs a comparison", e.loc)
+            for x in (a, b):
+                if x.form not in ("tile", "scalar"):
+                    raise DslError("where() chooses between tiles or constants", e.loc)
+            tiles = [x for x in (a, b) if x.form == "tile"]
+            dtype = tiles[0].dtype if tiles else c.dtype
+            for x in tiles:
+                if x.dtype != dtype or x.space != c.space:
+                    raise DslError("where() operands must have the same dtype and tile shape", e.loc)
+            if dtype not in ("f32", "f16"):
+                raise DslError("where() selects between f32 or f16 values", e.loc)
+            if dtype != c.dtype:
+                raise DslError("where(): the compared values and the chosen values must have the same dtype", e.loc)
+            return VType("tile", dtype, c.space)
+        raise DslError(f"unsupported expression {type(e).__name__}", e.loc)
+
+    def _arith_operand(self, t: VType, e: ir.Expr, what: str) -> None:
+        if t.form == "scalar":
+            return
+        if t.dtype == "bf16":
+            raise DslError(f"{what}: bf16 has no vector arithmetic on Ascend; cast(v, f32) first", e.loc)
+        if t.dtype not in ARITH_DTYPES:
+            raise DslError(f"{what}: {t.dtype} values must be cast (e.g. cast(v, f32)) before arithmetic", e.loc)
+
+
+def _stmt_exprs(s: ir.Stmt):
+    if isinstance(s, ir.Assign):
+        yield s.value
+    elif isinstance(s, ir.Store):
+        yield s.value

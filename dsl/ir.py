@@ -1,0 +1,308 @@
+"""The DSL's intermediate representation: what the parser builds and every later stage reads.
+
+A program is one kernel: GM parameters, tunables, and one distribution loop whose body
+is a short list of statements over tile values. Values are immutable (SSA by name); the
+planner decides which UB buffer holds each one. Every node keeps the DSL line it came
+from so that errors and generated comments can point back to the source.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+DTYPES = ("f32", "f16", "bf16", "i32", "i8", "u8", "bool")
+DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i8": 1, "u8": 1, "bool": 1}
+FLOAT_DTYPES = ("f32", "f16", "bf16")
+
+UNARY_OPS = (
+    "exp", "log", "abs", "sqrt", "rsqrt", "reciprocal", "relu", "neg",
+    "tanh", "sigmoid", "erf",
+)
+"""Unary ops. tanh, sigmoid and erf are composites: lowering expands them to basic vector
+instructions (see REFERENCE.md); the others map to one AscendC call each."""
+
+BINARY_OPS = ("add", "sub", "mul", "div", "max", "min")
+COMPARE_OPS = ("lt", "gt", "le", "ge", "eq", "ne")
+REDUCE_OPS = ("sum", "max", "min")
+LOOP_KINDS = ("tiles", "rows", "slabs")
+INNER_LOOP_KINDS = ("chunks", "steps")
+
+
+@dataclass(frozen=True)
+class Loc:
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"line {self.line}, col {self.col}"
+
+
+# ---------------------------------------------------------------- declarations
+
+
+@dataclass(frozen=True)
+class Param:
+    """A kernel parameter: a GM tensor (``In``/``Out``) or a runtime float (``Scalar``)."""
+
+    name: str
+    kind: str  # "in" | "out" | "scalar"
+    dtype: str
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The values a tunable may take: pow2(lo, hi), choice(a, b, ...) or span(lo, hi, step)."""
+
+    kind: str  # "pow2" | "choice" | "span"
+    args: tuple[int, ...]
+
+    def values(self) -> list[int]:
+        if self.kind == "pow2":
+            lo, hi = self.args
+            out, v = [], 1 << max(0, math.ceil(math.log2(lo)))
+            while v <= hi:
+                out.append(v)
+                v <<= 1
+            return out
+        if self.kind == "span":
+            lo, hi, step = self.args
+            return list(range(lo, hi + 1, step))
+        return list(self.args)
+
+    def __str__(self) -> str:
+        return f"{self.kind}({', '.join(map(str, self.args))})"
+
+
+@dataclass(frozen=True)
+class Tunable:
+    name: str
+    domain: Domain
+    default: int
+    loc: Loc
+
+
+# ---------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True)
+class Expr:
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class Const(Expr):
+    value: float
+
+
+@dataclass(frozen=True)
+class ScalarRef(Expr):
+    """A runtime ``Scalar`` parameter of the kernel."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Extent(Expr):
+    """A runtime extent of the loop's iteration space: ``width(t)`` = row width (rows
+    loop) or reduced extent K (slabs loop)."""
+
+    loop_var: str
+
+
+@dataclass(frozen=True)
+class Var(Expr):
+    name: str
+
+
+@dataclass(frozen=True)
+class Load(Expr):
+    """``load(x, at)``: copy the tile of GM tensor ``x`` addressed by loop variable ``at``
+    (the distribution loop's tile, a column chunk, or a reduction step) into UB."""
+
+    tensor: str
+    at: str
+    mode: str = "tile"  # "tile" | "bcast" (one row, broadcast over rows) | "per_row" (one value per row)
+
+
+@dataclass(frozen=True)
+class Unary(Expr):
+    op: str
+    arg: Expr
+
+
+@dataclass(frozen=True)
+class LeakyRelu(Expr):
+    arg: Expr
+    slope: float
+
+
+@dataclass(frozen=True)
+class Binary(Expr):
+    op: str
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(frozen=True)
+class Compare(Expr):
+    op: str
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(frozen=True)
+class Select(Expr):
+    """``where(cond, a, b)``; ``cond`` is a Compare."""
+
+    cond: Expr
+    if_true: Expr
+    if_false: Expr
+
+
+@dataclass(frozen=True)
+class Cast(Expr):
+    arg: Expr
+    dtype: str
+
+
+@dataclass(frozen=True)
+class RowReduce(Expr):
+    """``row_sum/row_max/row_min(v)``: one value per row of a rows-loop tile."""
+
+    op: str
+    arg: Expr
+
+
+@dataclass(frozen=True)
+class Fill(Expr):
+    """``row_fill(c)`` (one value per row) or ``tile_fill(c)`` (a whole tile) of dtype
+    ``dtype``; used to start accumulators."""
+
+    kind: str  # "row" | "tile"
+    value: float
+    dtype: str
+
+
+# ---------------------------------------------------------------- statements
+
+
+@dataclass(frozen=True)
+class Stmt:
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class Assign(Stmt):
+    target: str
+    value: Expr
+
+
+@dataclass(frozen=True)
+class Store(Stmt):
+    """``store(y, at, value)``: copy a UB value out to the tile of ``y`` addressed by ``at``."""
+
+    tensor: str
+    at: str
+    value: Expr
+
+
+@dataclass(frozen=True)
+class InnerLoop(Stmt):
+    """``for c in chunks(t, size)`` (column chunks of a rows tile) or
+    ``for k in steps(t)`` (the reduced axis of a slabs tile)."""
+
+    kind: str  # "chunks" | "steps"
+    var: str
+    parent: str
+    size: str | int | None  # chunk size (tunable name or literal); None for steps
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True)
+class Loop:
+    """The distribution loop: how the work is split over cores and tiles.
+
+    - ``tiles(x, tile=T, cores=C)``: x flattened; tiles of T elements.
+    - ``rows(x, rows=R, cores=C, dims=d)``: x as [N, W] with W the product of the last d
+      dims; tiles of R whole rows (each row padded to 32 B in UB).
+    - ``slabs(x, dim=a, tile=T, cores=C)``: x as [A, K, B] around axis a; tiles of T
+      contiguous elements of B at one index of A; ``steps`` walks K.
+    """
+
+    kind: str
+    var: str
+    tensor: str
+    tile: str | int  # TILE / ROWS: tunable name or literal
+    cores: str | int | None  # tunable name, literal, or None for all cores
+    dim: int  # rows: trailing dims forming a row; slabs: the reduced axis
+    depth: str | int  # queue depth for every load/store queue
+    body: tuple[Stmt, ...]
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class Program:
+    name: str
+    category: str
+    params: tuple[Param, ...]
+    tunables: tuple[Tunable, ...]
+    loop: Loop
+    source: str
+    loc: Loc
+    doc: str = ""
+    meta: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def inputs(self) -> list[Param]:
+        return [p for p in self.params if p.kind == "in"]
+
+    @property
+    def outputs(self) -> list[Param]:
+        return [p for p in self.params if p.kind == "out"]
+
+    @property
+    def scalars(self) -> list[Param]:
+        return [p for p in self.params if p.kind == "scalar"]
+
+    @property
+    def tensors(self) -> list[Param]:
+        return [p for p in self.params if p.kind != "scalar"]
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def tunable(self, name: str) -> Tunable:
+        for t in self.tunables:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    def defaults(self) -> dict[str, int]:
+        return {t.name: t.default for t in self.tunables}
+
+
+def walk_exprs(e: Expr):
+    """Yield ``e`` and all its sub-expressions, depth first, operands before users."""
+    if isinstance(e, (Unary, LeakyRelu, Cast, RowReduce)):
+        yield from walk_exprs(e.arg)
+    elif isinstance(e, (Binary, Compare)):
+        yield from walk_exprs(e.lhs)
+        yield from walk_exprs(e.rhs)
+    elif isinstance(e, Select):
+        yield from walk_exprs(e.cond)
+        yield from walk_exprs(e.if_true)
+        yield from walk_exprs(e.if_false)
+    yield e
+
+
+def walk_stmts(stmts):
+    """Yield every statement, descending into inner loops."""
+    for s in stmts:
+        yield s
+        if isinstance(s, InnerLoop):
+            yield from walk_stmts(s.body)

@@ -1,0 +1,674 @@
+"""Pass 3 — kernel compute: every DSL statement becomes AscendC calls with the queue protocol.
+
+Values live in UB buffers chosen here: loads in their tensor's VECIN queue, stored results
+straight in the output's VECOUT queue, intermediates in a pool of VECCALC buffers that are
+reused as soon as a value is dead (in place where an operand is a dead temporary). The
+pool sizes found here are the UB plan: the tiling pass turns them into byte sizes and the
+checker into a budget, before anything is built.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .. import ir
+from ..checker import TypedProgram
+from ..parser import DslError
+
+CTYPE = {"f32": "float", "f16": "half", "bf16": "bfloat16_t", "i32": "int32_t", "i8": "int8_t",
+         "u8": "uint8_t", "bool": "uint8_t"}
+NBYTES = ir.DTYPE_BYTES
+CMP = {"lt": "LT", "gt": "GT", "le": "LE", "ge": "GE", "eq": "EQ", "ne": "NE"}
+CMP_INVERSE = {"lt": "ge", "ge": "lt", "gt": "le", "le": "gt", "eq": "ne", "ne": "eq"}
+CMP_SWAP = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
+VEC2 = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max", "min": "Min"}
+VEC1 = {"exp": "Exp", "log": "Ln", "abs": "Abs", "sqrt": "Sqrt", "rsqrt": "Rsqrt",
+        "reciprocal": "Reciprocal", "relu": "Relu"}
+REDUCE = {"sum": "ReduceSum", "max": "ReduceMax", "min": "ReduceMin"}
+# Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7): erf(x) = 1 - (a1 t + ... + a5 t^5) exp(-x^2)
+ERF_P = 0.3275911
+ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+def cconst(v: float) -> str:
+    if math.isinf(v):
+        return "ACX_INF" if v > 0 else "(-ACX_INF)"
+    if math.isnan(v):
+        raise DslError("NaN constants are not supported")
+    r = repr(float(v))
+    return f"{r}f" if ("e" in r or "." in r) else f"{r}.0f"
+
+
+@dataclass
+class Buffer:
+    """One UB allocation: a queue (slots = depth) or a VECCALC buffer."""
+
+    name: str
+    kind: str  # inq | outq | tmp | row | col | mask | red | work
+    bytes_expr: str  # in the tiling formula language
+    slots: int = 1
+    tensor: str = ""
+    dtype: str = ""
+
+
+@dataclass
+class Val:
+    form: str  # tile | row | col | scalar
+    dtype: str
+    cpp: str  # LocalTensor name, or a C++ scalar expression
+    buf: Buffer | None = None
+    temp: bool = False  # an unnamed intermediate consumed exactly once
+
+    @property
+    def ctype(self) -> str:
+        return CTYPE[self.dtype]
+
+
+@dataclass
+class KernelPlan:
+    body: list[str]
+    buffers: list[Buffer]
+    roles: dict[str, str]  # tensor -> "tile" | "bcast" | "per_row" | "row_out" | "step" | "outer"
+    depth_literal: int | None
+    uses_red: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+class _Pool:
+    def __init__(self, kind: str, bytes_expr: str, prefix: str):
+        self.kind, self.bytes_expr, self.prefix = kind, bytes_expr, prefix
+        self.buffers: list[Buffer] = []
+        self.free: list[Buffer] = []
+
+    def get(self) -> Buffer:
+        if self.free:
+            self.free.sort(key=lambda b: b.name)
+            return self.free.pop(0)
+        b = Buffer(f"{self.prefix}{len(self.buffers)}", self.kind, self.bytes_expr)
+        self.buffers.append(b)
+        return b
+
+    def put(self, b: Buffer) -> None:
+        if b not in self.free:
+            self.free.append(b)
+
+
+def plan_kernel(tp: TypedProgram) -> KernelPlan:
+    """Lower the loop body of a checked program to AscendC statements plus its UB plan."""
+    return _Compute(tp).run()
+
+
+class _Compute:
+    def __init__(self, tp: TypedProgram):
+        self.tp = tp
+        self.p = tp.program
+        self.loop = self.p.loop
+        self.lines: list[str] = []
+        self.indent = 2
+        self.pools = {
+            "tmp": _Pool("tmp", "align_up(tileElems, 128) * 4", "tmpBuf"),
+            "row": _Pool("row", "rowElems * 4", "rowBuf"),
+            "col": _Pool("col", "align_up(colElems, 128) * 4", "colBuf"),
+            "mask": _Pool("mask", "floor_div(align_up(tileElems, 256), 8)", "maskBuf"),
+        }
+        self.queues: dict[str, Buffer] = {}
+        self.roles: dict[str, str] = {}
+        self.red = Buffer("redBuf", "red", "64")
+        self.work = Buffer("workBuf", "work", "workElems * 4 + 256")
+        self.uses_red = False
+        self.counter = 0
+        self.live_defs: dict[int, Val] = {}
+        self.buf_users: dict[str, int] = {}
+        self.last_use: dict[int, int] = {}
+        self.def_of: dict[int, int] = {}  # id(Var node) -> def id
+        self.pos_of_stmt: dict[int, int] = {}
+        self.loop_end: dict[int, int] = {}
+        self.depth = self.loop.depth
+
+    # ------------------------------------------------------------ liveness
+    def _liveness(self) -> None:
+        """Number statements; resolve each Var to its definition; find each def's last use.
+        A use inside an inner loop of a value defined outside it lasts until the loop's end."""
+        pos = 0
+        next_def = 0
+
+        def visit(stmts, scope: dict[str, int], loop_stack: list[tuple[ir.InnerLoop, int, dict]]):
+            nonlocal pos, next_def
+            for s in stmts:
+                if isinstance(s, ir.InnerLoop):
+                    start = pos
+                    child = dict(scope)
+                    loop_stack.append((s, start, scope))
+                    visit(s.body, child, loop_stack)
+                    loop_stack.pop()
+                    self.loop_end[id(s)] = pos
+                    pos += 1
+                    for name in scope:
+                        scope[name] = child[name]
+                    # uses inside the loop of outer defs: extend to the loop end
+                    continue
+                p = pos
+                self.pos_of_stmt[id(s)] = p
+                pos += 1
+                for e in _exprs(s):
+                    for sub in ir.walk_exprs(e):
+                        if isinstance(sub, ir.Var):
+                            d = scope[sub.name]
+                            self.def_of[id(sub)] = d
+                            use = p
+                            for lp, lstart, _ in loop_stack:
+                                if self.def_pos[d] < lstart:
+                                    self.pending.append((d, lp))
+                            self.last_use[d] = max(self.last_use.get(d, -1), use)
+                if isinstance(s, ir.Assign):
+                    d = next_def
+                    next_def += 1
+                    self.def_pos[d] = p
+                    self.last_use.setdefault(d, p)
+                    # a loop-carried update shares the buffer of the outer def
+                    if loop_stack and s.target in loop_stack[-1][2]:
+                        self.carried[d] = scope[s.target]
+                    scope[s.target] = d
+                    self.def_id[id(s)] = d
+
+        self.def_pos: dict[int, int] = {}
+        self.def_id: dict[int, int] = {}
+        self.carried: dict[int, int] = {}
+        self.pending: list[tuple[int, ir.InnerLoop]] = []
+        visit(self.loop.body, {}, [])
+        for d, lp in self.pending:
+            self.last_use[d] = max(self.last_use[d], self.loop_end[id(lp)])
+        # an accumulator's outer def lives as long as any of its updates
+        for d, outer in self.carried.items():
+            root = outer
+            while root in self.carried:
+                root = self.carried[root]
+            self.last_use[root] = max(self.last_use[root], self.last_use[d])
+        self.free_at: dict[int, list[int]] = {}
+        for d, p in self.last_use.items():
+            self.free_at.setdefault(p, []).append(d)
+
+    # ------------------------------------------------------------ driver
+    def run(self) -> KernelPlan:
+        self._liveness()
+        self._block(self.loop.body, self.loop.var)
+        buffers = list(self.queues.values())
+        for pool in self.pools.values():
+            buffers += pool.buffers
+        if self.uses_red:
+            buffers += [self.red, self.work]
+        return KernelPlan(self.lines, buffers, self.roles,
+                          self.depth if isinstance(self.depth, int) else None, self.uses_red)
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.indent + line)
+
+    def _block(self, stmts, loop_var: str) -> None:
+        for s in stmts:
+            src = self.p.source.splitlines()[s.loc.line - 1].strip() if s.loc.line else ""
+            if isinstance(s, ir.InnerLoop):
+                self.emit(f"// DSL line {s.loc.line}: {src}")
+                self._inner_loop(s)
+                self._free_after(self.loop_end[id(s)])
+                continue
+            self.emit(f"// DSL line {s.loc.line}: {src}")
+            if isinstance(s, ir.Assign):
+                d = self.def_id[id(s)]
+                hint = None
+                if d in self.carried:
+                    hint = self.live_defs[self.carried[d]]
+                v = self._expr(s.value, loop_var, hint)
+                if hint is not None and v.buf is not hint.buf:
+                    self._copy(hint, v)
+                    self._release(v)
+                    v = hint
+                if v.form == "scalar":
+                    raise DslError("a plain scalar cannot be assigned", s.loc)
+                v = Val(v.form, v.dtype, v.cpp, v.buf, temp=False)
+                self._bind(d, v)
+            elif isinstance(s, ir.Store):
+                self._store(s, loop_var)
+            self._free_after(self.pos_of_stmt[id(s)])
+
+    @staticmethod
+    def _key(v: Val) -> str:
+        """Queue tensors are tracked one by one; pool buffers by the buffer."""
+        return f"{v.buf.name}:{v.cpp}" if v.buf.kind == "inq" else v.buf.name
+
+    def _bind(self, d: int, v: Val) -> None:
+        self.live_defs[d] = v
+        if v.buf is not None:
+            self.buf_users[self._key(v)] = self.buf_users.get(self._key(v), 0) + 1
+
+    def _free_after(self, pos: int) -> None:
+        for d in self.free_at.get(pos, []):
+            v = self.live_defs.pop(d, None)
+            if v is None or v.buf is None:
+                continue
+            self.buf_users[self._key(v)] -= 1
+            if self.buf_users[self._key(v)] == 0:
+                self._release(Val(v.form, v.dtype, v.cpp, v.buf, temp=True))
+
+    def _release(self, v: Val) -> None:
+        """Give a dead value's buffer back (FreeTensor for queue buffers)."""
+        if v.buf is None or self.buf_users.get(self._key(v), 0) > 0:
+            return
+        if v.buf.kind == "inq":
+            self.emit(f"{v.buf.name}.FreeTensor({v.cpp});")
+        elif v.buf.kind in self.pools:
+            self.pools[v.buf.kind].put(v.buf)
+
+    # ------------------------------------------------------------ loops / memory
+    def _inner_loop(self, s: ir.InnerLoop) -> None:
+        if s.kind == "chunks":
+            self.emit("for (int64_t c0 = 0; c0 < td_.W; c0 += td_.chunk) {")
+            self.indent += 1
+            self.emit("const int64_t w = acx_min(td_.chunk, td_.W - c0);")
+            self.emit("const int64_t cnt = r * wp;")
+        else:
+            self.emit("for (int64_t k = 0; k < td_.K; ++k) {")
+            self.indent += 1
+        self._block(s.body, s.var)
+        self.indent -= 1
+        self.emit("}")
+
+    def _queue(self, tensor: str, kind: str, form: str) -> Buffer:
+        q = self.queues.get(tensor)
+        if q is None:
+            dtype = self.p.param(tensor).dtype
+            elems = {"tile": "align_up(tileElems, 128)", "col": "align_up(colElems, 128)",
+                     "row": "rowElems"}[form]
+            prefix = "inQue" if kind == "inq" else "outQue"
+            q = Buffer(f"{prefix}{tensor[:1].upper()}{tensor[1:]}", kind, f"{elems} * {NBYTES[dtype]}",
+                       slots=0, tensor=tensor, dtype=dtype)
+            q.form = form  # type: ignore[attr-defined]
+            self.queues[tensor] = q
+        elif q.form != form:  # type: ignore[attr-defined]
+            raise DslError(f"'{tensor}' is accessed both as a {q.form} and as a {form}")  # type: ignore[attr-defined]
+        return q
+
+    def _gm_offset(self, tensor: str, at: str, mode: str) -> str:
+        loop = self.loop
+        if loop.kind == "tiles":
+            self.roles[tensor] = "tile"
+            return "g"
+        if loop.kind == "rows":
+            if mode == "bcast":
+                self.roles[tensor] = "bcast"
+                return "c0"
+            if mode == "per_row":
+                self.roles[tensor] = "per_row"
+                return "gr"
+            self.roles[tensor] = "tile"
+            return "gr * td_.W + c0"
+        if at == loop.var:
+            self.roles[tensor] = "outer"
+            return "a * td_.B + b0"
+        self.roles[tensor] = "step"
+        return "(a * td_.K + k) * td_.B + b0"
+
+    def _load(self, e: ir.Load) -> Val:
+        dtype = self.p.param(e.tensor).dtype
+        form = {"tile": "tile", "bcast": "col", "per_row": "row"}[e.mode]
+        q = self._queue(e.tensor, "inq", form)
+        self.counter += 1
+        name = f"{e.tensor}L{self.counter}"
+        t = CTYPE[dtype]
+        off = self._gm_offset(e.tensor, e.at, e.mode)
+        gm = f"{e.tensor}Gm[{off}]"
+        self.emit(f"LocalTensor<{t}> {name} = {q.name}.AllocTensor<{t}>();")
+        if self.loop.kind == "rows" and e.mode == "tile":
+            self.emit(f"CopyRowsIn({name}, {gm}, r, w, td_.W, wp);")
+        elif e.mode == "bcast":
+            self.emit(f"CopyRowsIn({name}, {gm}, 1, w, td_.W, wp);")
+        elif e.mode == "per_row":
+            self.emit(f"CopyRowsIn({name}, {gm}, 1, r, r, td_.rowElems);")
+        else:
+            self.emit(f"CopyRowsIn({name}, {gm}, 1, cnt, cnt, cnt);")
+        self.emit(f"{q.name}.EnQue({name});")
+        self.emit(f"{name} = {q.name}.DeQue<{t}>();")
+        return Val(form, dtype, name, q, temp=True)
+
+    def _store(self, s: ir.Store, loop_var: str) -> None:
+        out = self.p.param(s.tensor)
+        vt = self.tp.type_of(s.value)
+        form = "row" if vt.form == "row" else "tile"
+        q = self._queue(s.tensor, "outq", form)
+        t = CTYPE[out.dtype]
+        self.counter += 1
+        name = f"{s.tensor}S{self.counter}"
+        if isinstance(s.value, (ir.Var, ir.Load)):
+            v = self._expr(s.value, loop_var)
+            self.emit(f"LocalTensor<{t}> {name} = {q.name}.AllocTensor<{t}>();")
+            n = "r" if form == "row" else "cnt"
+            self.emit(f"DataCopy({name}, {v.cpp}, acx_align_up({n}, {32 // NBYTES[out.dtype]}));")
+            if v.temp:
+                self._release(v)
+        else:
+            dst = Val(form, out.dtype, name, q, temp=False)
+            self._expr(s.value, loop_var, dst, pre=lambda: self.emit(
+                f"LocalTensor<{t}> {name} = {q.name}.AllocTensor<{t}>();"))
+        self.emit(f"{q.name}.EnQue({name});")
+        self.emit(f"{name} = {q.name}.DeQue<{t}>();")
+        if self.loop.kind == "rows" and form == "row":
+            self.roles[s.tensor] = "row_out"
+            self.emit(f"CopyRowsOut({s.tensor}Gm[gr], {name}, 1, r, r, td_.rowElems);")
+        elif self.loop.kind == "rows":
+            self.roles[s.tensor] = "tile"
+            self.emit(f"CopyRowsOut({s.tensor}Gm[gr * td_.W + c0], {name}, r, w, td_.W, wp);")
+        else:
+            off = self._gm_offset(s.tensor, s.at, "tile")
+            self.emit(f"CopyRowsOut({s.tensor}Gm[{off}], {name}, 1, cnt, cnt, cnt);")
+        self.emit(f"{q.name}.FreeTensor({name});")
+
+    # ------------------------------------------------------------ values
+    def _count(self, form: str) -> str:
+        return {"tile": "cnt", "row": "r", "col": "w"}[form]
+
+    def _new(self, form: str, dtype: str) -> Val:
+        pool = {"tile": "tmp", "row": "row", "col": "col"}[form]
+        b = self.pools[pool].get()
+        self.counter += 1
+        name = f"v{self.counter}"
+        self.emit(f"LocalTensor<{CTYPE[dtype]}> {name} = {b.name}.Get<{CTYPE[dtype]}>();")
+        return Val(form, dtype, name, b, temp=True)
+
+    def _dest(self, form: str, dtype: str, hint: Val | None, operands: list[Val], pre=None) -> Val:
+        """Where an op writes: the hint (out queue tensor / accumulator), else a dead temporary
+        operand of the same form (in place), else a fresh buffer."""
+        if hint is not None:
+            if pre is not None:
+                pre()
+            return hint
+        for v in operands:
+            if v.temp and v.buf is not None and v.form == form and v.buf.kind != "outq" and \
+                    (v.buf.kind != "inq" or NBYTES[v.buf.dtype] >= NBYTES[dtype]):
+                if v.dtype != dtype:
+                    self.counter += 1
+                    name = f"v{self.counter}"
+                    self.emit(f"LocalTensor<{CTYPE[dtype]}> {name} = {v.cpp}.ReinterpretCast<{CTYPE[dtype]}>();")
+                    return Val(form, dtype, name, v.buf, temp=True)
+                return Val(form, dtype, v.cpp, v.buf, temp=True)
+        return self._new(form, dtype)
+
+    def _done(self, operands: list[Val], dst: Val) -> None:
+        for v in operands:
+            if v.temp and v.buf is not None and v.buf is not dst.buf:
+                self._release(v)
+
+    def _scalar(self, v: Val, ctype: str) -> str:
+        return f"static_cast<{ctype}>({v.cpp})"
+
+    def _expr(self, e: ir.Expr, loop_var: str, hint: Val | None = None, pre=None) -> Val:
+        t = self.tp.type_of(e)
+        if isinstance(e, ir.Const):
+            return Val("scalar", "f32", cconst(e.value))
+        if isinstance(e, ir.ScalarRef):
+            return Val("scalar", t.dtype, f"td_.{e.name}")
+        if isinstance(e, ir.Extent):
+            return Val("scalar", "f32", "static_cast<float>(td_.W)" if self.loop.kind == "rows"
+                       else "static_cast<float>(td_.K)")
+        if isinstance(e, ir.Var):
+            v = self.live_defs[self.def_of[id(e)]]
+            return Val(v.form, v.dtype, v.cpp, v.buf, temp=False)
+        if isinstance(e, ir.Load):
+            v = self._load(e)
+            return self._finish(v, hint, pre)
+        if isinstance(e, ir.Fill):
+            form = "row" if e.kind == "row" else "tile"
+            d = self._dest(form, e.dtype, hint, [], pre)
+            self.emit(f"Duplicate({d.cpp}, static_cast<{CTYPE[e.dtype]}>({cconst(e.value)}), {self._count(form)});")
+            return d
+        if isinstance(e, ir.Cast):
+            if self.tp.type_of(e.arg).dtype == e.dtype:  # a no-op cast
+                v = self._expr(e.arg, loop_var, hint, pre)
+                return self._finish(v, hint, pre) if hint is not None and v.buf is not hint.buf else v
+            a = self._expr(e.arg, loop_var)
+            return self._cast(a, e.dtype, hint, pre)
+        if isinstance(e, ir.Unary):
+            a = self._expr(e.arg, loop_var)
+            return self._unary(e.op, a, hint, pre)
+        if isinstance(e, ir.LeakyRelu):
+            a = self._expr(e.arg, loop_var)
+            d = self._dest(a.form, a.dtype, hint, [a], pre)
+            self.emit(f"LeakyRelu({d.cpp}, {a.cpp}, static_cast<{a.ctype}>({cconst(e.slope)}), {self._count(a.form)});")
+            self._done([a], d)
+            return d
+        if isinstance(e, ir.RowReduce):
+            a = self._expr(e.arg, loop_var)
+            return self._row_reduce(e.op, a, hint, pre)
+        if isinstance(e, ir.Binary):
+            a = self._expr(e.lhs, loop_var)
+            b = self._expr(e.rhs, loop_var)
+            return self._binary(e.op, a, b, hint, pre)
+        if isinstance(e, ir.Select):
+            return self._select(e, loop_var, hint, pre)
+        raise DslError(f"cannot lower {type(e).__name__}", e.loc)
+
+    def _finish(self, v: Val, hint: Val | None, pre) -> Val:
+        if hint is None:
+            return v
+        if pre is not None:
+            pre()
+        self._copy(hint, v)
+        self._release(v)
+        return hint
+
+    def _copy(self, dst: Val, src: Val) -> None:
+        n = self._count(dst.form)
+        self.emit(f"DataCopy({dst.cpp}, {src.cpp}, acx_align_up({n}, {32 // NBYTES[dst.dtype]}));")
+
+    def _cast(self, a: Val, dtype: str, hint: Val | None, pre) -> Val:
+        if a.dtype == dtype:
+            return self._finish(a, hint, pre) if hint is not None else a
+        if a.dtype in ("u8", "i8", "bool") and dtype != "f16":
+            mid = self._cast(a, "f16", None, None)
+            return self._cast(mid, dtype, hint, pre)
+        if NBYTES[a.dtype] == NBYTES[dtype] and hint is None and a.temp and a.buf and a.buf.kind != "inq":
+            d = self._new(a.form, dtype)  # casting in place between same-size types is not allowed
+        else:
+            d = self._dest(a.form, dtype, hint, [], pre)
+        if dtype in ("f16", "bf16") and a.dtype == "f32":
+            mode = "CAST_RINT"
+        elif dtype == "i32":
+            mode = "CAST_TRUNC"
+        else:
+            mode = "CAST_NONE"
+        self.emit(f"Cast({d.cpp}, {a.cpp}, RoundMode::{mode}, {self._count(a.form)});")
+        self._done([a], d)
+        return d
+
+    def _unary(self, op: str, a: Val, hint: Val | None, pre) -> Val:
+        n = self._count(a.form)
+        ct = a.ctype
+        if op in VEC1:
+            d = self._dest(a.form, a.dtype, hint, [a], pre)
+            self.emit(f"{VEC1[op]}({d.cpp}, {a.cpp}, {n});")
+        elif op == "neg":
+            d = self._dest(a.form, a.dtype, hint, [a], pre)
+            self.emit(f"Muls({d.cpp}, {a.cpp}, static_cast<{ct}>(-1.0f), {n});")
+        elif op == "sigmoid":  # 1 / (1 + exp(-x))
+            d = self._dest(a.form, a.dtype, hint, [a], pre)
+            self.emit(f"Muls({d.cpp}, {a.cpp}, static_cast<{ct}>(-1.0f), {n});")
+            self.emit(f"Exp({d.cpp}, {d.cpp}, {n});")
+            self.emit(f"Adds({d.cpp}, {d.cpp}, static_cast<{ct}>(1.0f), {n});")
+            self.emit(f"Reciprocal({d.cpp}, {d.cpp}, {n});")
+        elif op == "tanh":  # 2 * sigmoid(2x) - 1
+            d = self._dest(a.form, a.dtype, hint, [a], pre)
+            self.emit(f"Muls({d.cpp}, {a.cpp}, static_cast<{ct}>(-2.0f), {n});")
+            self.emit(f"Exp({d.cpp}, {d.cpp}, {n});")
+            self.emit(f"Adds({d.cpp}, {d.cpp}, static_cast<{ct}>(1.0f), {n});")
+            self.emit(f"Reciprocal({d.cpp}, {d.cpp}, {n});")
+            self.emit(f"Muls({d.cpp}, {d.cpp}, static_cast<{ct}>(2.0f), {n});")
+            self.emit(f"Adds({d.cpp}, {d.cpp}, static_cast<{ct}>(-1.0f), {n});")
+        elif op == "erf":
+            d = self._erf(a, hint, pre)
+        else:
+            raise DslError(f"no lowering for {op}")
+        self._done([a], d)
+        return d
+
+    def _erf(self, x: Val, hint: Val | None, pre) -> Val:
+        """erf by Abramowitz & Stegun 7.1.26 on |x|, sign restored with Compare + Select."""
+        n = self._count(x.form)
+        ct = x.ctype
+        u = self._new(x.form, x.dtype)
+        t = self._new(x.form, x.dtype)
+        q = self._new(x.form, x.dtype)
+        c = lambda v: f"static_cast<{ct}>({cconst(v)})"  # noqa: E731
+        self.emit(f"Abs({u.cpp}, {x.cpp}, {n});")
+        self.emit(f"Muls({t.cpp}, {u.cpp}, {c(ERF_P)}, {n});")
+        self.emit(f"Adds({t.cpp}, {t.cpp}, {c(1.0)}, {n});")
+        self.emit(f"Reciprocal({t.cpp}, {t.cpp}, {n});")
+        a1, a2, a3, a4, a5 = ERF_A
+        self.emit(f"Muls({q.cpp}, {t.cpp}, {c(a5)}, {n});")
+        for coef in (a4, a3, a2, a1):
+            self.emit(f"Adds({q.cpp}, {q.cpp}, {c(coef)}, {n});")
+            self.emit(f"Mul({q.cpp}, {q.cpp}, {t.cpp}, {n});")
+        self.emit(f"Mul({u.cpp}, {u.cpp}, {u.cpp}, {n});")
+        self.emit(f"Muls({u.cpp}, {u.cpp}, {c(-1.0)}, {n});")
+        self.emit(f"Exp({u.cpp}, {u.cpp}, {n});")
+        self.emit(f"Mul({q.cpp}, {q.cpp}, {u.cpp}, {n});")
+        self.emit(f"Muls({q.cpp}, {q.cpp}, {c(-1.0)}, {n});")
+        self.emit(f"Adds({q.cpp}, {q.cpp}, {c(1.0)}, {n});")  # erf(|x|)
+        self.emit(f"Muls({t.cpp}, {q.cpp}, {c(-1.0)}, {n});")  # -erf(|x|)
+        mask = self.pools["mask"].get()
+        m = f"m{self.counter}"
+        self.counter += 1
+        full = f"acx_align_up({n}, {256 // NBYTES[x.dtype]})"
+        self.emit(f"LocalTensor<uint8_t> {m} = {mask.name}.Get<uint8_t>();")
+        self.emit(f"CompareScalar({m}, {x.cpp}, {c(0.0)}, CMPMODE::LT, {full});")
+        d = self._dest(x.form, x.dtype, hint, [u], pre)
+        self.emit(f"Select({d.cpp}, {m}, {t.cpp}, {q.cpp}, SELMODE::VSEL_TENSOR_TENSOR_MODE, {full});")
+        self.pools["mask"].put(mask)
+        for v in (u, t, q):
+            if v.buf is not d.buf:
+                self._release(v)
+        return d
+
+    def _row_reduce(self, op: str, a: Val, hint: Val | None, pre) -> Val:
+        self.uses_red = True
+        d = self._dest("row", a.dtype, hint, [], pre)
+        ct = a.ctype
+        self.counter += 1
+        red, work = f"red{self.counter}", f"work{self.counter}"
+        self.emit(f"LocalTensor<{ct}> {red} = redBuf.Get<{ct}>();")
+        self.emit(f"LocalTensor<{ct}> {work} = workBuf.Get<{ct}>();")
+        self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+        extra = ", false" if op != "sum" else ""
+        self.emit(f"    {REDUCE[op]}<{ct}>({red}, {a.cpp}[ri * wp], {work}, static_cast<int32_t>(w){extra});")
+        self.emit("    SyncVS();")
+        self.emit(f"    {d.cpp}.SetValue(ri, {red}.GetValue(0));")
+        self.emit("    SyncSV();")
+        self.emit("}")
+        self._done([a], d)
+        return d
+
+    def _binary(self, op: str, a: Val, b: Val, hint: Val | None, pre) -> Val:
+        if a.form == "scalar" and b.form == "scalar":
+            raise DslError("binary op on two scalars")
+        if b.form == "scalar":
+            return self._with_scalar(op, a, b, False, hint, pre)
+        if a.form == "scalar":
+            return self._with_scalar(op, b, a, True, hint, pre)
+        if a.form == b.form:
+            d = self._dest(a.form, a.dtype, hint, [a, b], pre)
+            self.emit(f"{VEC2[op]}({d.cpp}, {a.cpp}, {b.cpp}, {self._count(a.form)});")
+            self._done([a, b], d)
+            return d
+        tile, other = (a, b) if a.form == "tile" else (b, a)
+        swapped = tile is b
+        d = self._dest("tile", tile.dtype, hint, [tile], pre)
+        ct = tile.ctype
+        if other.form == "col":
+            self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+            x, y = (f"{other.cpp}", f"{tile.cpp}[ri * wp]") if swapped else (f"{tile.cpp}[ri * wp]", f"{other.cpp}")
+            self.emit(f"    {VEC2[op]}({d.cpp}[ri * wp], {x}, {y}, w);")
+            self.emit("}")
+        else:  # row: one scalar per row, read on the scalar unit
+            self.emit("SyncVS();")
+            self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+            self.emit(f"    const float s = static_cast<float>({other.cpp}.GetValue(ri));")
+            self._scalar_op(op, f"{d.cpp}[ri * wp]", f"{tile.cpp}[ri * wp]", "s", ct, swapped, "w", "    ")
+            self.emit("}")
+        self._done([a, b], d)
+        return d
+
+    def _with_scalar(self, op: str, v: Val, s: Val, scalar_first: bool, hint, pre) -> Val:
+        d = self._dest(v.form, v.dtype, hint, [v], pre)
+        self._scalar_op(op, d.cpp, v.cpp, f"static_cast<float>({s.cpp})", v.ctype, scalar_first,
+                        self._count(v.form), "")
+        self._done([v], d)
+        return d
+
+    def _scalar_op(self, op: str, dst: str, src: str, s: str, ct: str, scalar_first: bool, n: str,
+                   ind: str) -> None:
+        """dst = src (op) s, or s (op) src when scalar_first; s is a float C++ expression."""
+        cs = lambda x: f"static_cast<{ct}>({x})"  # noqa: E731
+        if op == "add":
+            self.emit(f"{ind}Adds({dst}, {src}, {cs(s)}, {n});")
+        elif op == "mul":
+            self.emit(f"{ind}Muls({dst}, {src}, {cs(s)}, {n});")
+        elif op == "max":
+            self.emit(f"{ind}Maxs({dst}, {src}, {cs(s)}, {n});")
+        elif op == "min":
+            self.emit(f"{ind}Mins({dst}, {src}, {cs(s)}, {n});")
+        elif op == "sub" and not scalar_first:
+            self.emit(f"{ind}Adds({dst}, {src}, {cs('-(' + s + ')')}, {n});")
+        elif op == "sub":
+            self.emit(f"{ind}Muls({dst}, {src}, {cs('-1.0f')}, {n});")
+            self.emit(f"{ind}Adds({dst}, {dst}, {cs(s)}, {n});")
+        elif op == "div" and not scalar_first:
+            self.emit(f"{ind}Muls({dst}, {src}, {cs('1.0f / (' + s + ')')}, {n});")
+        else:  # s / src
+            self.emit(f"{ind}Reciprocal({dst}, {src}, {n});")
+            self.emit(f"{ind}Muls({dst}, {dst}, {cs(s)}, {n});")
+
+    def _select(self, e: ir.Select, loop_var: str, hint, pre) -> Val:
+        cond = e.cond
+        assert isinstance(cond, ir.Compare)
+        a = self._expr(cond.lhs, loop_var)
+        b = self._expr(cond.rhs, loop_var)
+        op = cond.op
+        if a.form == "scalar":
+            a, b, op = b, a, CMP_SWAP[op]
+        x = self._expr(e.if_true, loop_var)
+        y = self._expr(e.if_false, loop_var)
+        dtype = a.dtype
+        ct = CTYPE[dtype]
+        n = "cnt"
+        full = f"acx_align_up({n}, {256 // NBYTES[dtype]})"
+        if x.form == "scalar" and y.form != "scalar":
+            x, y, op = y, x, CMP_INVERSE[op]
+        mask = self.pools["mask"].get()
+        m = f"m{self.counter}"
+        self.counter += 1
+        self.emit(f"LocalTensor<uint8_t> {m} = {mask.name}.Get<uint8_t>();")
+        if b.form == "scalar":
+            self.emit(f"CompareScalar({m}, {a.cpp}, static_cast<{ct}>({b.cpp}), CMPMODE::{CMP[op]}, {full});")
+        else:
+            self.emit(f"Compare({m}, {a.cpp}, {b.cpp}, CMPMODE::{CMP[op]}, {full});")
+        if x.form == "scalar":  # both constants: materialise the true value
+            tv = self._new("tile", dtype)
+            self.emit(f"Duplicate({tv.cpp}, static_cast<{ct}>({x.cpp}), {n});")
+            x = tv
+        operands = [a, b, x, y]
+        d = self._dest("tile", dtype, hint, [v for v in (x, y) if v.form != "scalar"], pre)
+        if y.form == "scalar":
+            self.emit(f"Select({d.cpp}, {m}, {x.cpp}, static_cast<{ct}>({y.cpp}), "
+                      f"SELMODE::VSEL_TENSOR_SCALAR_MODE, {full});")
+        else:
+            self.emit(f"Select({d.cpp}, {m}, {x.cpp}, {y.cpp}, SELMODE::VSEL_TENSOR_TENSOR_MODE, {full});")
+        self.pools["mask"].put(mask)
+        seen = set()
+        for v in operands:
+            if v.form != "scalar" and v.temp and v.buf is not d.buf and v.cpp not in seen:
+                seen.add(v.cpp)
+                self._release(v)
+        return d
+
+
+def _exprs(s: ir.Stmt):
+    if isinstance(s, (ir.Assign, ir.Store)):
+        yield s.value

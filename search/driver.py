@@ -1,0 +1,818 @@
+"""The search engine: Optuna ask/tell over every candidate's tunables, under one budget.
+
+Design (see DESIGN.md §9):
+
+* **One study per candidate**, all in one storage under a common prefix
+  (``<study_name>::<candidate>``).  Each study has a fixed, unconditional search space, which
+  multivariate TPE, CMA-ES, GP and the grid sampler all need (a single study with a
+  categorical ``candidate`` parameter would make every tunable conditional, and TPE would
+  also decide the allocation implicitly, noisily and irreversibly).  The split of the budget
+  between candidates is made here, explicitly, by :meth:`_Search._pick`; resume simply
+  reopens every study of the prefix.
+* A tunable is encoded as the **index** into its sorted domain (``IntDistribution(0, n-1)``),
+  so samplers see that tile 64 neighbours 128; decoded values are stored in the trial's user
+  attribute ``params``.
+* **Budget** = trials actually evaluated (feasible, handed to ``objective.evaluate``; a timeout
+  or crash counts).  Infeasible proposals are told as PRUNED with a violated constraint (TPE
+  then learns to avoid the region) and user attrs ``status=infeasible``, ``infeasible=<why>``;
+  duplicates of an earlier (candidate, params) are told with the earlier outcome
+  (``duplicate_of``); neither is evaluated nor counted.
+* **Adaptive allocation**: first every candidate's defaults (enqueued), then round-robin until
+  each has ``n_init`` evaluations (default 3), then each slot goes to the candidate with the
+  highest UCB score ``best_all / best_c + exploration * sqrt(ln N / n_c)`` where ``best_c`` is
+  the candidate's best time so far (0 if none is ok), ``n_c`` its evaluations including those
+  in flight and ``N`` their sum.  Candidates with re-queued trials go first; exhausted
+  candidates (every feasible point seen) drop out.
+* **Resume**: trials a killed driver left RUNNING are told FAIL (``status=interrupted``) and
+  re-enqueued with the same params (``requeued_from``); finished trials are kept, and the run
+  continues until exactly ``budget`` evaluated trials exist in storage.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import socket
+import sys
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+import optuna
+from optuna.distributions import IntDistribution
+from optuna.samplers import BaseSampler
+from optuna.storages import BaseStorage, RDBStorage
+from optuna.trial import FrozenTrial, Trial, TrialState
+
+from ascendcraft.cluster.executor import (
+    Executor,
+    LocalExecutor,
+    RayExecutor,
+    checked_outcome,
+    crash_outcome,
+)
+from ascendcraft.search.space import (
+    CandidateSpec,
+    Objective,
+    TrialOutcome,
+    validate_candidates,
+)
+
+SAMPLERS = ("tpe", "random", "grid", "cmaes", "gp")
+MISS_CAP = 6  # consecutive infeasible/duplicate proposals before enumerating unseen points
+ENUM_LIMIT = 50_000  # enumerate the whole space below this size, sample it above
+Key = tuple[int, ...]
+
+
+@dataclass
+class WallTimes:
+    """Where the wall time went; ``overhead_s`` is the tuner's own work."""
+
+    wall_s: float = 0.0
+    evaluate_s: float = 0.0  # summed over workers, measured inside objective.evaluate
+    wait_s: float = 0.0  # driver blocked on the executor
+    revalidate_s: float = 0.0
+    executor_startup_s: float = 0.0  # e.g. Ray start-up; one-off, not in overhead
+    overhead_s: float = 0.0  # wall - wait - revalidate - executor start-up
+    overhead_frac: float = 0.0  # overhead_s / wall_s
+    overhead_per_trial_ms: float = 0.0
+
+
+@dataclass
+class CandidateBest:
+    candidate: str
+    params: dict[str, int]
+    outcome: TrialOutcome
+    trial_number: int
+    revalidation: TrialOutcome | None = None
+
+
+@dataclass
+class SearchResult:
+    run_dir: Path
+    study_name: str
+    storage_url: str | None
+    sampler: str
+    budget: int
+    evaluated: int
+    failed: dict[str, int]
+    infeasible: int
+    duplicates: int
+    interrupted: int
+    best: CandidateBest | None
+    per_candidate: dict[str, CandidateBest | None]
+    trials_per_candidate: dict[str, int]
+    revalidated: list[dict[str, Any]]
+    exhausted: bool
+    times: WallTimes = field(default_factory=WallTimes)
+
+    def to_dict(self) -> dict[str, Any]:
+        def best(b: CandidateBest | None) -> dict[str, Any] | None:
+            if b is None:
+                return None
+            return {
+                "candidate": b.candidate,
+                "params": b.params,
+                "trial_number": b.trial_number,
+                "outcome": b.outcome.to_dict(),
+                "revalidation": b.revalidation.to_dict() if b.revalidation else None,
+            }
+
+        return {
+            "run_dir": str(self.run_dir),
+            "study_name": self.study_name,
+            "storage_url": _redact(self.storage_url),
+            "sampler": self.sampler,
+            "budget": self.budget,
+            "evaluated": self.evaluated,
+            "failed": self.failed,
+            "infeasible": self.infeasible,
+            "duplicates": self.duplicates,
+            "interrupted": self.interrupted,
+            "exhausted": self.exhausted,
+            "best": best(self.best),
+            "per_candidate": {k: best(v) for k, v in self.per_candidate.items()},
+            "trials_per_candidate": self.trials_per_candidate,
+            "revalidated": self.revalidated,
+            "times": self.times.__dict__,
+        }
+
+
+def make_sampler(name: str, seed: int, candidate: CandidateSpec) -> BaseSampler:
+    """The sampler for one candidate's study, by name."""
+    samplers = optuna.samplers
+    if name == "tpe":
+        return samplers.TPESampler(
+            multivariate=True,
+            constant_liar=True,
+            seed=seed,
+            n_startup_trials=5,  # kernel budgets are small: model early
+        )
+    if name == "random":
+        return samplers.RandomSampler(seed=seed)
+    if name == "grid":
+        space = {t.name: list(range(len(t.ordered()))) for t in candidate.tunables}
+        return samplers.GridSampler(space, seed=seed)
+    if name == "cmaes":
+        return samplers.CmaEsSampler(
+            seed=seed,
+            n_startup_trials=3,
+            with_margin=True,  # integer (index) parameters
+            independent_sampler=samplers.RandomSampler(seed=seed),
+        )
+    if name == "gp":
+        return samplers.GPSampler(seed=seed, n_startup_trials=5)
+    raise ValueError(f"unknown sampler {name!r}; choose one of {', '.join(SAMPLERS)}")
+
+
+def open_storage(storage: str | BaseStorage | None, run_dir: Path) -> tuple[BaseStorage, str | None]:
+    """An Optuna storage for a URL (SQLite file in the run dir by default)."""
+    if isinstance(storage, BaseStorage):
+        return storage, None
+    url = storage or f"sqlite:///{(run_dir / 'study.db').resolve()}"
+    if url.startswith("sqlite"):
+        rdb = RDBStorage(url, engine_kwargs={"connect_args": {"timeout": 60}})
+        _tune_sqlite(rdb)
+    else:
+        rdb = RDBStorage(url, engine_kwargs={"pool_pre_ping": True})
+    return rdb, url
+
+
+def _tune_sqlite(rdb: RDBStorage) -> None:
+    """WAL + synchronous=NORMAL: commits stay atomic and survive a killed process, at a
+    fraction of the fsync cost (only a power cut may lose the last trials)."""
+    from sqlalchemy import event
+
+    def on_connect(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.close()
+
+    event.listen(rdb.engine, "connect", on_connect)
+    rdb.engine.dispose()  # reconnect so pooled connections get the pragmas
+
+
+def _redact(url: str | None) -> str | None:
+    if url and "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        return f"{scheme}://***@{rest.split('@', 1)[1]}"
+    return url
+
+
+def _jsonable(obj: Any) -> Any:
+    return json.loads(json.dumps(obj, default=repr))
+
+
+class _Cand:
+    """Driver-side state of one candidate and its study."""
+
+    def __init__(self, index: int, spec: CandidateSpec, study: optuna.Study) -> None:
+        self.index = index
+        self.spec = spec
+        self.study = study
+        self.names = [t.name for t in spec.tunables]
+        self.domains = [t.ordered() for t in spec.tunables]
+        self.dists = {t.name: IntDistribution(0, len(d) - 1) for t, d in zip(spec.tunables, self.domains, strict=True)}
+        self.size = spec.space_size()
+        self.done: dict[Key, tuple[int, TrialOutcome]] = {}  # evaluated & finished
+        self.in_flight: dict[Key, int] = {}  # key -> token
+        self.parked: dict[Key, list[Trial]] = {}  # duplicates of in-flight keys
+        self.infeasible: dict[Key, str] = {}
+        self.waiting = 0
+        self.misses = 0
+        self.exhausted = False
+        self.best: tuple[float, Key] | None = None
+
+    def key(self, params: dict[str, int]) -> Key:
+        return tuple(int(params[n]) for n in self.names)
+
+    def decode(self, idx: dict[str, Any]) -> dict[str, int]:
+        return {n: int(d[int(idx[n])]) for n, d in zip(self.names, self.domains, strict=True)}
+
+    def encode(self, params: dict[str, int]) -> dict[str, int]:
+        return {n: d.index(int(params[n])) for n, d in zip(self.names, self.domains, strict=True)}
+
+    def n(self) -> int:
+        return len(self.done) + len(self.in_flight)
+
+    def note_ok(self, key: Key, outcome: TrialOutcome) -> None:
+        if outcome.ok and (self.best is None or outcome.time_us < self.best[0]):
+            self.best = (float(outcome.time_us), key)
+
+
+class _Progress:
+    """One carriage-return line on stderr, only when stderr is a terminal."""
+
+    def __init__(self, enabled: bool, budget: int) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self.budget = budget
+        self._last = 0.0
+
+    def update(self, done: int, best: str, infeasible: int, failed: int, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self._last < 0.2:
+            return
+        self._last = now
+        width = 30
+        filled = int(width * done / max(1, self.budget))
+        bar = "#" * filled + "-" * (width - filled)
+        sys.stderr.write(
+            f"\r[{bar}] {done}/{self.budget} best {best}  failed {failed}  infeasible {infeasible} "
+        )
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+class _DriverLock:
+    """Refuse to run two live drivers on one run dir (resume assumes the old one is dead)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / "driver.lock"
+
+    def acquire(self) -> None:
+        host = socket.gethostname()
+        if self.path.exists():
+            try:
+                info = json.loads(self.path.read_text())
+            except (OSError, ValueError):
+                info = {}
+            pid = int(info.get("pid", 0) or 0)
+            if info.get("host") == host and pid and pid != os.getpid() and _pid_alive(pid):
+                raise RuntimeError(
+                    f"another driver (pid {pid}) is running in {self.path.parent}; "
+                    "stop it before resuming"
+                )
+        self.path.write_text(json.dumps({"pid": os.getpid(), "host": host, "since": time.time()}))
+
+    def release(self) -> None:
+        try:
+            info = json.loads(self.path.read_text())
+            if info.get("pid") == os.getpid():
+                self.path.unlink()
+        except (OSError, ValueError):
+            pass
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie is dead for our purpose
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+class _Search:
+    def __init__(
+        self,
+        objective: Objective,
+        candidates: Sequence[CandidateSpec],
+        *,
+        budget: int,
+        sampler: str | Callable[[int, CandidateSpec], BaseSampler],
+        seed: int,
+        storage: BaseStorage,
+        storage_url: str | None,
+        study_name: str,
+        resume: bool,
+        run_dir: Path,
+        timeout_per_trial_s: float,
+        executor: Executor,
+        progress: bool,
+        n_init: int,
+        exploration: float,
+        revalidate_top: int,
+    ) -> None:
+        self.objective = objective
+        self.budget = budget
+        self.sampler_name = sampler if isinstance(sampler, str) else getattr(sampler, "__name__", "custom")
+        self.storage = storage
+        self.storage_url = storage_url
+        self.study_name = study_name
+        self.run_dir = run_dir
+        self.timeout_s = timeout_per_trial_s
+        self.executor = executor
+        self.n_init = n_init
+        self.exploration = exploration
+        self.revalidate_top = revalidate_top
+        self.rng = random.Random(seed)
+        self.times = WallTimes()
+        self.tokens: dict[int, tuple[_Cand, Trial, Key, dict[str, int]]] = {}
+        self._next_token = 0
+        self.infeasible_count = 0
+        self.failed_count = 0
+        self.progress = _Progress(progress, budget)
+        from ascendcraft.search.report import TrialLog
+
+        self.log = TrialLog(run_dir / "trials.jsonl")
+        existing = set(optuna.get_all_study_names(storage))
+        self.cands: list[_Cand] = []
+        for i, spec in enumerate(candidates):
+            name = f"{study_name}::{spec.name}"
+            smp = make_sampler(sampler, seed + i, spec) if isinstance(sampler, str) else sampler(seed + i, spec)
+            study = optuna.create_study(
+                study_name=name, storage=storage, sampler=smp, direction="minimize",
+                load_if_exists=True,
+            )
+            c = _Cand(i, spec, study)
+            domains = {t.name: list(d) for t, d in zip(spec.tunables, c.domains, strict=True)}
+            if name in existing and study.trials:
+                if not resume:
+                    raise ValueError(
+                        f"study {name!r} already has trials in this storage: pass resume=True "
+                        "to continue it, or use another study name"
+                    )
+                stored = study.user_attrs.get("domains")
+                if stored is not None and stored != domains:
+                    raise ValueError(f"candidate {spec.name!r} changed its tunables since the study began")
+                self._load(c)
+            else:
+                study.set_user_attr("candidate", spec.name)
+                study.set_user_attr("run", study_name)
+                study.set_user_attr("domains", domains)
+                study.enqueue_trial(c.encode(spec.default_params()), user_attrs={"default": True})
+                c.waiting = 1
+            self.cands.append(c)
+
+    # ---- resume -------------------------------------------------------------------------
+    def _load(self, c: _Cand) -> None:
+        """Rebuild the candidate's state from storage; re-queue trials a dead run left RUNNING."""
+        for t in c.study.get_trials(deepcopy=False):
+            if t.state == TrialState.WAITING:
+                c.waiting += 1
+            elif t.state == TrialState.RUNNING:
+                self._requeue(c, t)
+            elif t.state.is_finished():
+                ua = t.user_attrs
+                params = (ua.get("result") or {}).get("params")
+                if params is None or set(params) != set(c.names):
+                    continue
+                key = c.key(params)
+                if _evaluated(ua):
+                    outcome = _outcome_from_attrs(ua)
+                    c.done[key] = (t.number, outcome)
+                    c.note_ok(key, outcome)
+                elif ua.get("status") == "infeasible":
+                    c.infeasible[key] = str(ua.get("infeasible", ""))
+        c.exhausted = c.waiting == 0 and len(set(c.done) | set(c.infeasible)) >= c.size
+
+    def _requeue(self, c: _Cand, t: FrozenTrial) -> None:
+        storage = c.study._storage
+        complete = set(t.params) == set(c.names)
+        msg = "the driver died while this trial was running"
+        storage.set_trial_user_attr(t._trial_id, "status", "interrupted")
+        res = dict(t.user_attrs.get("result") or {})
+        res["evaluated"] = False  # it may have been, but never finished: it is re-run
+        storage.set_trial_user_attr(t._trial_id, "result", res)
+        storage.set_trial_user_attr(t._trial_id, "message", msg + ("; re-queued" if complete else ""))
+        c.study.tell(t.number, state=TrialState.FAIL, skip_if_finished=True)
+        if complete:
+            c.study.enqueue_trial(dict(t.params), user_attrs={"requeued_from": t.number})
+            c.waiting += 1
+
+    # ---- allocation ---------------------------------------------------------------------
+    def _pick(self) -> _Cand | None:
+        active = [c for c in self.cands if not c.exhausted]
+        if not active:
+            return None
+        for c in active:
+            if c.waiting > 0:
+                return c
+        warm = [c for c in active if c.n() < self.n_init]
+        if warm:
+            return min(warm, key=lambda c: (c.n(), c.index))
+        bests = [c.best[0] for c in self.cands if c.best is not None]
+        g = min(bests) if bests else None
+        total = max(2, sum(c.n() for c in active))
+
+        def score(c: _Cand) -> tuple[float, int]:
+            r = (g / c.best[0]) if (g is not None and c.best is not None) else 0.0
+            return r + self.exploration * math.sqrt(math.log(total) / max(1, c.n())), -c.index
+
+        return max(active, key=score)
+
+    # ---- proposal -----------------------------------------------------------------------
+    def _feasible(self, c: _Cand, params: dict[str, int]) -> str | None:
+        try:
+            reason = self.objective.feasible(c.spec, dict(params))
+        except Exception as exc:  # noqa: BLE001 - a broken check rejects, it doesn't kill the run
+            reason = f"feasible() raised {type(exc).__name__}: {exc}"
+        return str(reason) if reason else None
+
+    def _propose(self, c: _Cand) -> tuple[Trial, Key, dict[str, int]] | None:
+        """Ask until a feasible, unseen point comes out; None once the candidate is exhausted."""
+        while True:
+            if c.waiting == 0 and c.misses >= MISS_CAP:
+                point = self._enumerate_unseen(c)
+                c.misses = 0
+                if point is None:
+                    c.exhausted = True
+                    return None
+                c.study.enqueue_trial(c.encode(point), user_attrs={"enumerated": True})
+                c.waiting += 1
+            trial = c.study.ask(c.dists)
+            if c.waiting > 0:
+                c.waiting -= 1
+            try:
+                params = c.decode(trial.params)
+            except (KeyError, IndexError, ValueError):
+                trial.set_user_attr("status", "infeasible")
+                trial.set_user_attr("infeasible", "parameter outside the candidate's domain")
+                c.study.tell(trial, state=TrialState.FAIL)
+                continue
+            key = c.key(params)
+            reason = self._feasible(c, params)
+            if reason is not None:
+                c.infeasible[key] = reason
+                self.infeasible_count += 1
+                c.misses += 1
+                trial.set_constraint("feasible", 1.0)
+                attrs = {"status": "infeasible", "message": reason, "infeasible": reason,
+                         "result": {"evaluated": False, "params": params}}
+                for k, v in attrs.items():
+                    trial.set_user_attr(k, v)
+                c.study.tell(trial, state=TrialState.PRUNED)
+                self.log.write(self._live_row(c, trial, "PRUNED", attrs))
+                if c.waiting == 0 and len(set(c.done) | set(c.infeasible) | set(c.in_flight)) >= c.size:
+                    c.exhausted = True
+                    return None
+                continue
+            if key in c.done:
+                c.misses += 1
+                number, outcome = c.done[key]
+                self._tell(c, trial, params, outcome, 0.0, "", evaluated=False, duplicate_of=number)
+                continue
+            if key in c.in_flight:
+                c.misses += 1
+                c.parked.setdefault(key, []).append(trial)
+                continue
+            c.misses = 0
+            return trial, key, params
+
+    def _enumerate_unseen(self, c: _Cand) -> dict[str, int] | None:
+        """A feasible point not tried yet, nearest (in index space) to the incumbent."""
+        seen = set(c.done) | set(c.in_flight) | set(c.infeasible) | set(c.parked)
+        if len(seen) >= c.size:
+            return None
+        ref_params = dict(zip(c.names, c.best[1], strict=True)) if c.best else c.spec.default_params()
+        ref = [c.encode(ref_params)[n] for n in c.names]
+
+        def params_of(idx: tuple[int, ...]) -> dict[str, int]:
+            return {n: d[i] for n, d, i in zip(c.names, c.domains, idx, strict=True)}
+
+        if c.size <= ENUM_LIMIT:
+            points = list(product(*(range(len(d)) for d in c.domains)))
+            self.rng.shuffle(points)
+            points.sort(key=lambda p: sum(abs(a - b) for a, b in zip(p, ref, strict=True)))
+            tries = iter(points)
+        else:
+            tries = (tuple(self.rng.randrange(len(d)) for d in c.domains) for _ in range(2000))
+        for idx in tries:
+            params = params_of(idx)
+            key = c.key(params)
+            if key in seen:
+                continue
+            reason = self._feasible(c, params)
+            if reason is None:
+                return params
+            c.infeasible[key] = reason
+            seen.add(key)
+        return None
+
+    # ---- telling ------------------------------------------------------------------------
+    def _tell(
+        self,
+        c: _Cand,
+        trial: Trial,
+        params: dict[str, int],
+        outcome: TrialOutcome,
+        eval_s: float,
+        worker: str,
+        *,
+        evaluated: bool,
+        duplicate_of: int | None = None,
+    ) -> None:
+        # Few attributes on purpose: every one is a storage round trip.
+        attrs: dict[str, Any] = {
+            "status": outcome.status,
+            "message": outcome.message[:4000],
+            "result": _jsonable(
+                {"evaluated": evaluated, "params": params, "time_us": outcome.time_us,
+                 "timing": outcome.timing, "metrics": outcome.metrics,
+                 "eval_s": round(eval_s, 6), "worker": worker}
+            ),
+        }
+        if duplicate_of is not None:
+            attrs["duplicate_of"] = duplicate_of
+        for k, v in attrs.items():
+            trial.set_user_attr(k, v)
+        if outcome.ok:
+            c.study.tell(trial, float(outcome.time_us))
+        else:
+            c.study.tell(trial, state=TrialState.FAIL)
+        self.log.write(self._live_row(c, trial, "COMPLETE" if outcome.ok else "FAIL", attrs))
+
+    def _live_row(self, c: _Cand, trial: Trial, state: str, attrs: dict[str, Any]) -> dict[str, Any]:
+        """The trials.jsonl line, built without reading the storage back (that costs ms)."""
+        from ascendcraft.search.report import row_from_attrs
+
+        return row_from_attrs(c.spec.name, trial.number, state, attrs)
+
+    def _on_finished(self, token: int, outcome: TrialOutcome, eval_s: float, worker: str) -> None:
+        c, trial, key, params = self.tokens.pop(token)
+        c.in_flight.pop(key, None)
+        self.times.evaluate_s += eval_s
+        c.done[key] = (trial.number, outcome)
+        c.note_ok(key, outcome)
+        if not outcome.ok:
+            self.failed_count += 1
+        self._tell(c, trial, params, outcome, eval_s, worker, evaluated=True)
+        for dup in c.parked.pop(key, []):
+            self._tell(c, dup, params, outcome, 0.0, "", evaluated=False, duplicate_of=trial.number)
+
+    # ---- main loop ----------------------------------------------------------------------
+    def evaluated(self) -> int:
+        return sum(len(c.done) for c in self.cands)
+
+    def _best_text(self) -> str:
+        bests = [(c.best[0], c.spec.name) for c in self.cands if c.best]
+        if not bests:
+            return "-"
+        t, name = min(bests)
+        return f"{t:.3g}us ({name})"
+
+    def run(self) -> None:
+        ex = self.executor
+        t0 = time.perf_counter()
+        ex.start()
+        self.times.executor_startup_s = time.perf_counter() - t0
+        while True:
+            while self.evaluated() + ex.in_flight() < self.budget and ex.in_flight() < ex.capacity:
+                c = self._pick()
+                if c is None:
+                    break
+                proposal = self._propose(c)
+                if proposal is None:
+                    continue
+                trial, key, params = proposal
+                token = self._next_token
+                self._next_token += 1
+                self.tokens[token] = (c, trial, key, params)
+                c.in_flight[key] = token
+                try:
+                    ex.submit(token, self.objective, c.spec, params, self.timeout_s)
+                except Exception as exc:  # noqa: BLE001 - e.g. objective not picklable
+                    self._on_finished(token, crash_outcome(f"submit failed: {type(exc).__name__}: {exc}"), 0.0, "")
+            if ex.in_flight() == 0:
+                break
+            tw = time.perf_counter()
+            finished = ex.poll(1.0)
+            self.times.wait_s += time.perf_counter() - tw
+            for f in finished:
+                self._on_finished(f.token, f.outcome, f.eval_s, f.worker)
+            self.progress.update(self.evaluated(), self._best_text(), self.infeasible_count, self.failed_count)
+        self.progress.update(self.evaluated(), self._best_text(), self.infeasible_count, self.failed_count, force=True)
+        self.progress.close()
+
+    # ---- end of run ---------------------------------------------------------------------
+    def revalidate(self) -> tuple[list[dict[str, Any]], CandidateBest | None]:
+        ranked: list[tuple[float, _Cand, Key, int, TrialOutcome]] = []
+        for c in self.cands:
+            for key, (number, outcome) in c.done.items():
+                if outcome.ok:
+                    ranked.append((float(outcome.time_us), c, key, number, outcome))
+        ranked.sort(key=lambda r: (r[0], r[1].index, r[2]))
+        report: list[dict[str, Any]] = []
+        winner: CandidateBest | None = None
+        limit = max(self.revalidate_top, 3 * self.revalidate_top)
+        for i, (_t, c, key, number, outcome) in enumerate(ranked):
+            if i >= limit or (winner is not None and i >= self.revalidate_top):
+                break
+            params = dict(zip(c.names, key, strict=True))
+            t0 = time.perf_counter()
+            try:
+                raw = self.objective.revalidate(c.spec, dict(params))
+                if isinstance(raw, TrialOutcome) and raw.status == "ok" and raw.time_us is None:
+                    # a re-check need not time the kernel again: keep the search's time
+                    raw = TrialOutcome("ok", outcome.time_us, outcome.timing, raw.message, raw.metrics)
+                check = checked_outcome(raw)
+            except Exception as exc:  # noqa: BLE001 - a failed re-check disqualifies, no more
+                check = crash_outcome(f"revalidate raised {type(exc).__name__}: {exc}")
+            self.times.revalidate_s += time.perf_counter() - t0
+            # finished trials are immutable in Optuna: the verdict goes on the study
+            c.study.set_user_attr(f"revalidated:{number}", _jsonable(check.to_dict()))
+            report.append({"candidate": c.spec.name, "params": params, "trial_number": number,
+                           "time_us": outcome.time_us, "status": check.status, "message": check.message})
+            if winner is None and check.status == "ok":
+                winner = CandidateBest(c.spec.name, params, outcome, number, check)
+        return report, winner
+
+
+def _evaluated(ua: dict[str, Any]) -> bool:
+    return bool((ua.get("result") or {}).get("evaluated"))
+
+
+def _outcome_from_attrs(ua: dict[str, Any]) -> TrialOutcome:
+    res = ua.get("result") or {}
+    return TrialOutcome(
+        status=str(ua.get("status", "crash")),
+        time_us=res.get("time_us"),
+        timing=str(res.get("timing", "modeled")),
+        message=str(ua.get("message", "")),
+        metrics=dict(res.get("metrics") or {}),
+    )
+
+
+def run_search(
+    objective: Objective,
+    candidates: Sequence[CandidateSpec],
+    *,
+    budget: int,
+    sampler: str | Callable[[int, CandidateSpec], BaseSampler] = "tpe",
+    seed: int = 0,
+    storage: str | BaseStorage | None = None,
+    study_name: str | None = None,
+    resume: bool = False,
+    workers: int | None = None,
+    run_dir: str | os.PathLike[str],
+    timeout_per_trial_s: float = 120.0,
+    executor: Executor | None = None,
+    progress: bool = True,
+    n_init: int = 3,
+    exploration: float = 0.5,
+    revalidate_top: int = 3,
+    plots: bool = True,
+) -> SearchResult:
+    """Tune every candidate's tunables with at most ``budget`` evaluations in total.
+
+    ``storage`` is any SQLAlchemy URL (default: ``sqlite:///<run_dir>/study.db``) or an Optuna
+    storage; ``study_name`` defaults to the run dir's name.  With ``resume=True`` an earlier
+    run of the same storage/study is continued (see the module docstring).  ``executor``
+    defaults to :class:`LocalExecutor` for one worker and :class:`RayExecutor` otherwise.
+    """
+    if budget < 0:
+        raise ValueError("budget must be >= 0")
+    candidates = list(candidates)
+    validate_candidates(candidates)
+    if isinstance(sampler, str) and sampler not in SAMPLERS:
+        raise ValueError(f"unknown sampler {sampler!r}; choose one of {', '.join(SAMPLERS)}")
+    t_start = time.perf_counter()
+    run_path = Path(run_dir)
+    run_path.mkdir(parents=True, exist_ok=True)
+    study_name = study_name or run_path.resolve().name
+    lock = _DriverLock(run_path)
+    lock.acquire()
+    own_executor = executor is None
+    if executor is None:
+        n = int(workers or os.cpu_count() or 1)
+        executor = LocalExecutor() if n <= 1 else RayExecutor(n)
+    verbosity = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            from ascendcraft.search import report
+
+            report.write_candidates(run_path, candidates)
+            store, url = open_storage(storage, run_path)
+            search = _Search(
+                objective, candidates, budget=budget, sampler=sampler, seed=seed, storage=store,
+                storage_url=url, study_name=study_name, resume=resume, run_dir=run_path,
+                timeout_per_trial_s=timeout_per_trial_s, executor=executor, progress=progress,
+                n_init=n_init, exploration=exploration, revalidate_top=revalidate_top,
+            )
+            try:
+                search.run()
+            finally:
+                search.log.close()
+                if own_executor:
+                    executor.close()
+            revalidated, winner = search.revalidate()
+            result = _result(search, revalidated, winner)
+            rows = report.collect_rows([(c.spec.name, c.study) for c in search.cands])
+            report.write_trials(run_path / "trials.jsonl", rows)
+            _finish_times(result, t_start, search)
+            report.write_report(run_path, result, rows, [(c.spec.name, c.study) for c in search.cands], plots=plots)
+            from ascendcraft.search import t4
+
+            t4.write_t4(run_path, rows, candidates)
+            _finish_times(result, t_start, search)
+            report.write_summary(run_path, result, candidates)
+            return result
+    finally:
+        optuna.logging.set_verbosity(verbosity)
+        lock.release()
+
+
+def _finish_times(result: SearchResult, t_start: float, search: _Search) -> None:
+    times = search.times
+    times.wall_s = time.perf_counter() - t_start
+    times.overhead_s = max(0.0, times.wall_s - times.wait_s - times.revalidate_s - times.executor_startup_s)
+    times.overhead_frac = times.overhead_s / times.wall_s if times.wall_s > 0 else 0.0
+    times.overhead_per_trial_ms = 1000 * times.overhead_s / max(1, result.evaluated)
+    result.times = times
+
+
+def _result(search: _Search, revalidated: list[dict[str, Any]], winner: CandidateBest | None) -> SearchResult:
+    failed: dict[str, int] = {}
+    infeasible = duplicates = interrupted = 0
+    per_candidate: dict[str, CandidateBest | None] = {}
+    counts: dict[str, int] = {}
+    for c in search.cands:
+        counts[c.spec.name] = len(c.done)
+        for t in c.study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)):
+            ua = t.user_attrs
+            status = ua.get("status")
+            if status == "infeasible":
+                infeasible += 1
+            elif status == "interrupted":
+                interrupted += 1
+            elif "duplicate_of" in ua:
+                duplicates += 1
+            elif _evaluated(ua) and status != "ok":
+                failed[str(status)] = failed.get(str(status), 0) + 1
+        if c.best is None:
+            per_candidate[c.spec.name] = None
+        else:
+            number, outcome = c.done[c.best[1]]
+            params = dict(zip(c.names, c.best[1], strict=True))
+            reval = None
+            for r in revalidated:
+                if r["candidate"] == c.spec.name and r["trial_number"] == number:
+                    reval = TrialOutcome(r["status"], None, outcome.timing, r["message"])
+            per_candidate[c.spec.name] = CandidateBest(c.spec.name, params, outcome, number, reval)
+    return SearchResult(
+        run_dir=search.run_dir,
+        study_name=search.study_name,
+        storage_url=search.storage_url,
+        sampler=search.sampler_name,
+        budget=search.budget,
+        evaluated=search.evaluated(),
+        failed=failed,
+        infeasible=infeasible,
+        duplicates=duplicates,
+        interrupted=interrupted,
+        best=winner,
+        per_candidate=per_candidate,
+        trials_per_candidate=counts,
+        revalidated=revalidated,
+        exhausted=search.evaluated() < search.budget,
+    )
