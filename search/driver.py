@@ -45,11 +45,6 @@ from pathlib import Path
 from typing import Any
 
 import optuna
-from optuna.distributions import IntDistribution
-from optuna.samplers import BaseSampler
-from optuna.storages import BaseStorage, RDBStorage
-from optuna.trial import FrozenTrial, Trial, TrialState
-
 from ascendcraft.cluster.executor import (
     Executor,
     LocalExecutor,
@@ -63,6 +58,10 @@ from ascendcraft.search.space import (
     TrialOutcome,
     validate_candidates,
 )
+from optuna.distributions import IntDistribution
+from optuna.samplers import BaseSampler
+from optuna.storages import BaseStorage, RDBStorage
+from optuna.trial import FrozenTrial, Trial, TrialState
 
 SAMPLERS = ("tpe", "random", "grid", "cmaes", "gp")
 MISS_CAP = 6  # consecutive infeasible/duplicate proposals before enumerating unseen points
@@ -79,9 +78,11 @@ class WallTimes:
     wait_s: float = 0.0  # driver blocked on the executor
     revalidate_s: float = 0.0
     executor_startup_s: float = 0.0  # e.g. Ray start-up; one-off, not in overhead
-    overhead_s: float = 0.0  # wall - wait - revalidate - executor start-up
+    setup_s: float = 0.0  # opening storage/studies, resume bookkeeping
+    report_s: float = 0.0  # trials.jsonl, plots, T4, summary
+    overhead_s: float = 0.0  # wall - wait - revalidate - executor start-up (includes setup/report)
     overhead_frac: float = 0.0  # overhead_s / wall_s
-    overhead_per_trial_ms: float = 0.0
+    overhead_per_trial_ms: float = 0.0  # in-loop overhead (sampler + storage) per evaluated trial
 
 
 @dataclass
@@ -144,6 +145,14 @@ class SearchResult:
         }
 
 
+class _GridSampler(optuna.samplers.GridSampler):
+    """GridSampler for ask/tell: its after_trial calls ``study.stop()``, which only works inside
+    ``optimize`` (and fails on enqueued trials); the driver detects exhaustion itself."""
+
+    def after_trial(self, study: Any, trial: FrozenTrial, state: TrialState, values: Any) -> None:
+        return None
+
+
 def make_sampler(name: str, seed: int, candidate: CandidateSpec) -> BaseSampler:
     """The sampler for one candidate's study, by name."""
     samplers = optuna.samplers
@@ -158,7 +167,7 @@ def make_sampler(name: str, seed: int, candidate: CandidateSpec) -> BaseSampler:
         return samplers.RandomSampler(seed=seed)
     if name == "grid":
         space = {t.name: list(range(len(t.ordered()))) for t in candidate.tunables}
-        return samplers.GridSampler(space, seed=seed)
+        return _GridSampler(space, seed=seed)
     if name == "cmaes":
         return samplers.CmaEsSampler(
             seed=seed,
@@ -180,8 +189,19 @@ def open_storage(storage: str | BaseStorage | None, run_dir: Path) -> tuple[Base
         rdb = RDBStorage(url, engine_kwargs={"connect_args": {"timeout": 60}})
         _tune_sqlite(rdb)
     else:
-        rdb = RDBStorage(url, engine_kwargs={"pool_pre_ping": True})
+        rdb = RDBStorage(sqlalchemy_url(url), engine_kwargs={"pool_pre_ping": True})
     return rdb, url
+
+
+def sqlalchemy_url(url: str) -> str:
+    """SQLAlchemy 2.1 maps ``postgresql://`` to psycopg 3; use psycopg2 when only it is there."""
+    import importlib.util
+
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix) and importlib.util.find_spec("psycopg") is None \
+                and importlib.util.find_spec("psycopg2") is not None:
+            return "postgresql+psycopg2://" + url[len(prefix):]
+    return url
 
 
 def _tune_sqlite(rdb: RDBStorage) -> None:
@@ -725,7 +745,7 @@ def run_search(
         n = int(workers or os.cpu_count() or 1)
         executor = LocalExecutor() if n <= 1 else RayExecutor(n)
     verbosity = optuna.logging.get_verbosity()
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    optuna.logging.set_verbosity(optuna.logging.ERROR)  # e.g. GridSampler re-visit notes
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
@@ -739,6 +759,7 @@ def run_search(
                 timeout_per_trial_s=timeout_per_trial_s, executor=executor, progress=progress,
                 n_init=n_init, exploration=exploration, revalidate_top=revalidate_top,
             )
+            search.times.setup_s = time.perf_counter() - t_start
             try:
                 search.run()
             finally:
@@ -746,6 +767,7 @@ def run_search(
                 if own_executor:
                     executor.close()
             revalidated, winner = search.revalidate()
+            t_report = time.perf_counter()
             result = _result(search, revalidated, winner)
             rows = report.collect_rows([(c.spec.name, c.study) for c in search.cands])
             report.write_trials(run_path / "trials.jsonl", rows)
@@ -754,6 +776,7 @@ def run_search(
             from ascendcraft.search import t4
 
             t4.write_t4(run_path, rows, candidates)
+            search.times.report_s = time.perf_counter() - t_report
             _finish_times(result, t_start, search)
             report.write_summary(run_path, result, candidates)
             return result
@@ -767,7 +790,8 @@ def _finish_times(result: SearchResult, t_start: float, search: _Search) -> None
     times.wall_s = time.perf_counter() - t_start
     times.overhead_s = max(0.0, times.wall_s - times.wait_s - times.revalidate_s - times.executor_startup_s)
     times.overhead_frac = times.overhead_s / times.wall_s if times.wall_s > 0 else 0.0
-    times.overhead_per_trial_ms = 1000 * times.overhead_s / max(1, result.evaluated)
+    in_loop = max(0.0, times.overhead_s - times.setup_s - times.report_s)
+    times.overhead_per_trial_ms = 1000 * in_loop / max(1, result.evaluated)
     result.times = times
 
 

@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import optuna
-from optuna.trial import FrozenTrial, TrialState
-
 from ascendcraft.search.space import CandidateSpec
+from optuna.trial import FrozenTrial, TrialState
 
 if TYPE_CHECKING:
     from ascendcraft.search.driver import SearchResult

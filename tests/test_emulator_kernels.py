@@ -86,6 +86,18 @@ extern "C" __global__ __aicore__ void add_custom(GM_ADDR x, GM_ADDR y, GM_ADDR z
     if (t.dtype == 0) { KernelAdd<float> op; op.Init(x, y, z, t); op.Process(); }
     else { KernelAdd<half> op; op.Init(x, y, z, t); op.Process(); }
 }
+
+extern "C" int acx_tiling(const int64_t* dims, const int32_t* ranks, int32_t n_tensors, const int64_t* tunables,
+                          int32_t n_tunables, const double* scalars, int32_t n_scalars, uint32_t core_num, uint8_t* out,
+                          uint32_t out_cap, uint32_t* block_dim, uint64_t* workspace_bytes, char* err, int32_t errlen) {
+    if (n_tensors < 1 || n_tunables < 1) { snprintf(err, errlen, "need one tensor and the tile tunable"); return -1; }
+    AddTiling t{(uint32_t)dims[0], (uint32_t)tunables[0], (uint32_t)(n_scalars > 0 ? scalars[0] : 0)};
+    uint32_t tiles = (t.total + t.tile - 1) / t.tile;
+    *block_dim = tiles < core_num ? tiles : core_num;
+    *workspace_bytes = 0;
+    memcpy(out, &t, sizeof t);
+    return sizeof t;
+}
 """ + entry_glue("add_custom", 5)
 
 
@@ -359,3 +371,98 @@ def test_block_subset_runs_only_given_cores(add_so):
     assert r.ok, r.message
     out = r.outputs[0]
     assert (out[512:768] == 2).all() and (out[:512] == 0).all() and (out[768:] == 0).all()
+
+
+PAD_SRC = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+// x: 3 rows of 5 fp32, 7 floats apart in GM. GM->UB: each burst gets left pad 1 and right pad 2 (value -1),
+// padded to 32 B, with a 1-block UB gap between bursts; the UB image (3 x 16 floats) is copied out raw.
+// UB->GM: bursts of 6 floats (pad + row) back to GM with a 4 B gap between them.
+extern "C" __global__ __aicore__ void pad_kernel(GM_ADDR x, GM_ADDR img, GM_ADDR back, GM_ADDR ws, GM_ADDR tiling) {
+    const uint32_t rows = 3, cols = 5;
+    GlobalTensor<float> xg, ig, bg;
+    xg.SetGlobalBuffer((__gm__ float*)x, rows * 7);
+    ig.SetGlobalBuffer((__gm__ float*)img, rows * 16);
+    bg.SetGlobalBuffer((__gm__ float*)back, rows * 7);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, rows * 16 * 4);
+    LocalTensor<float> t = b.Get<float>();
+    Duplicate(t, 7.0f, rows * 16);
+    DataCopyPad(t, xg, DataCopyExtParams{rows, cols * 4, 8, 1, 0}, DataCopyPadExtParams<float>{true, 1, 2, -1.0f});
+    DataCopy(ig, t, rows * 16);
+    DataCopyPad(bg, t, DataCopyExtParams{rows, 6 * 4, 1, 4, 0});
+}
+""" + entry_glue("pad_kernel", 5)
+
+
+def test_datacopypad_units_and_padding():
+    """GM strides are bytes, UB strides 32 B blocks; GM->UB pads bursts to 32 B; UB->GM writes exactly blockLen."""
+    so = build_kernel({"pad.cpp": PAD_SRC}, "pad.cpp")
+    x = np.arange(21, dtype=np.float32) + 1
+    r = run_kernel(so, [x], outputs=[(48, np.float32), np.full(21, -5, np.float32)], tiling=b"\0" * 4, block_dim=1)
+    assert r.ok, r.message
+    rows = x.reshape(3, 7)[:, :5]
+    img = np.full((3, 16), 7, np.float32)
+    img[:, :8] = -1
+    img[:, 1:6] = rows
+    np.testing.assert_array_equal(r.outputs[0].reshape(3, 16), img)
+    back = np.full((3, 7), -5, np.float32)
+    back[:, 0] = -1
+    back[:, 1:6] = rows
+    np.testing.assert_array_equal(r.outputs[1].reshape(3, 7)[:, :6], back[:, :6])
+    assert (r.outputs[1].reshape(3, 7)[:, 6] == -5).all()
+
+
+REDUCE_SRC = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+// x: 4 x 64 fp32. sums[r] = WholeReduceSum row r; mx[2r], mx[2r+1] = WholeReduceMax (value, index bits);
+// blk[8r + b] = BlockReduceSum of block b of row r
+extern "C" __global__ __aicore__ void reduce_kernel(GM_ADDR x, GM_ADDR sums, GM_ADDR mx, GM_ADDR blk, GM_ADDR ws, GM_ADDR tiling) {
+    GlobalTensor<float> xg, sg, mg, bg;
+    xg.SetGlobalBuffer((__gm__ float*)x, 256); sg.SetGlobalBuffer((__gm__ float*)sums, 8);
+    mg.SetGlobalBuffer((__gm__ float*)mx, 8); bg.SetGlobalBuffer((__gm__ float*)blk, 32);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> bx, bs, bm, bb;
+    pipe.InitBuffer(bx, 1024); pipe.InitBuffer(bs, 32); pipe.InitBuffer(bm, 32); pipe.InitBuffer(bb, 128);
+    LocalTensor<float> xl = bx.Get<float>(), sl = bs.Get<float>(), ml = bm.Get<float>(), bl = bb.Get<float>();
+    Duplicate(sl, 0.0f, 8);
+    DataCopy(xl, xg, 256);
+    WholeReduceSum(sl, xl, 64, 4, 1, 1, 8);
+    WholeReduceMax(ml, xl, 64, 4, 1, 1, 8);
+    BlockReduceSum(bl, xl, 4, 64, 1, 1, 8);
+    DataCopy(sg, sl, 8); DataCopy(mg, ml, 8); DataCopy(bg, bl, 32);
+}
+""" + entry_glue("reduce_kernel", 6)
+
+
+def test_repeat_form_reductions():
+    so = build_kernel({"reduce.cpp": REDUCE_SRC}, "reduce.cpp")
+    x = np.random.default_rng(5).permutation(256).astype(np.float32)
+    outs = [(8, np.float32), (8, np.float32), (32, np.float32)]
+    r = run_kernel(so, [x], outputs=outs, tiling=b"\0" * 4, block_dim=1)
+    assert r.ok, r.message
+    rows = x.reshape(4, 64)
+    np.testing.assert_array_equal(r.outputs[0][:4], rows.sum(axis=1))
+    mx = r.outputs[1].reshape(4, 2)
+    np.testing.assert_array_equal(mx[:, 0], rows.max(axis=1))
+    np.testing.assert_array_equal(mx[:, 1].view(np.uint32), rows.argmax(axis=1))
+    np.testing.assert_array_equal(r.outputs[2], rows.reshape(32, 8).sum(axis=1))
+
+
+def test_tiling_request_runs_acx_tiling(add_so):
+    from ascendcraft.emulator import TilingRequest, compute_tiling
+
+    n = 5000
+    x = np.full(n, 2, np.float32)
+    req = TilingRequest(shapes=[(n,), (n,)], tunables=[512], core_num=8)
+    r = run_kernel(add_so, [x, x], outputs=[(n, np.float32)], tiling=req)
+    assert r.ok, r.message
+    assert r.block_dim == 8 and r.tiling == add_tiling(n, 512)
+    assert (r.outputs[0] == 4).all()
+    t = compute_tiling(add_so, req)
+    assert t.ok and t.block_dim == 8 and t.tiling == r.tiling
+    bad = compute_tiling(add_so, TilingRequest(shapes=[(n,)], tunables=[], core_num=8))
+    assert bad.status == "error" and "tile tunable" in bad.message

@@ -3,7 +3,13 @@ check them like CANN's CPU debug mode, and record a per-call trace for the perfo
 """
 
 from ascendcraft.emulator.build import BuildError, ToolchainError, build_kernel
-from ascendcraft.emulator.runner import DEFAULT_SOC_BUFFERS, RunResult, TilingRequest, compute_tiling, run_kernel
+from ascendcraft.emulator.runner import (
+    DEFAULT_SOC_BUFFERS,
+    RunResult,
+    TilingRequest,
+    compute_tiling,
+    run_kernel,
+)
 
 __all__ = [
     "DEFAULT_SOC_BUFFERS",

@@ -81,6 +81,8 @@ class DType(enum.IntEnum):
     I64 = 9
     BOOL = 10
     U32 = 11
+    U64 = 12
+    F64 = 13
 
 
 class Op(enum.IntEnum):
@@ -143,6 +145,8 @@ class Op(enum.IntEnum):
     # bitwise / misc vector
     AND = 110
     OR = 111
+    # emulator extensions
+    INIT_GLOBAL_MEMORY = 120
 
 
 def read_trace(path: str) -> np.ndarray:

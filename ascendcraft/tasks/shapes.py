@@ -19,6 +19,8 @@ checked on small shape sets that still exercise what the full shape exercises:
    size (``dim * itemsize``) is a multiple of 32 B stays a multiple of 32 B; an odd dim
    stays odd; any other dim stays even but not 32 B aligned.  The Ascend vector unit
    moves 32 B blocks, so these classes decide which code paths (tails, padding) run.
+   Only when that cannot fit the budget (fp16 rank-4/5: every aligned dim >= 16) do
+   outer dims keep just 1 / odd / even; the innermost dim always keeps its class.
 5. **Tails are exercised** - besides a ``regular`` set there is a ``tail`` set whose
    innermost dim is ~1000 with an odd factor (e.g. 1000 = 8 x 125 for fp32: 32 B
    aligned but not a multiple of any power-of-two tile above 8 elements, odd dims ~999)
@@ -106,12 +108,16 @@ class _Group:
     def __post_init__(self) -> None:
         self.classes = [alignment_class(self.orig, s) for s in sorted(self.itemsizes)]
 
+    relaxed: bool = False  # outer dim whose 32 B class was given up for the budget
+
     def matches(self, c: int) -> bool:
+        if self.relaxed:
+            return _parity(c) == _parity(self.orig)
         return [alignment_class(c, s) for s in sorted(self.itemsizes)] == self.classes
 
     def tail_ok(self, c: int) -> bool:
         """Aligned dims in tail sets use an odd number of 32 B blocks (1000 = 8 x 125)."""
-        if "aligned" not in self.classes:
+        if self.relaxed or "aligned" not in self.classes:
             return True
         q = max(align_quantum(s) for s in self.itemsizes)
         return (c // q) % 2 == 1
@@ -135,6 +141,10 @@ class _Group:
         if tail:  # no tail-shaped member of the class: fall back to any member
             return self.pick(desire, False, floor)
         return self.orig
+
+
+def _parity(n: int) -> str:
+    return "one" if n == 1 else "odd" if n % 2 else "even"
 
 
 class _UnionFind:
@@ -213,6 +223,26 @@ def _apply(task: Task, groups: list[_Group], sizes: dict[int, int]) -> list[Shap
 
 
 def _assign(task: Task, groups: list[_Group], profile: str, budget: int) -> list[Shape]:
+    """Sizes for one profile; outer dims fall back to parity classes only if needed.
+
+    With strict classes every aligned dim of an fp16 tensor is >= 16, so a rank-4/5
+    tensor may not fit the budget.  Only then outer dims (not the
+    innermost) keep only 1 / odd / even - their own byte size does not decide any
+    32 B alignment; the innermost dim always keeps its full class.
+    """
+    shapes, bad = _assign_once(task, groups, profile, budget, relax=False)
+    if bad:
+        shapes, _ = _assign_once(task, groups, profile, budget, relax=True)
+    for g in groups:
+        g.relaxed = False
+    return shapes
+
+
+def _assign_once(
+    task: Task, groups: list[_Group], profile: str, budget: int, relax: bool
+) -> tuple[list[Shape], bool]:
+    for g in groups:
+        g.relaxed = relax and g.pos > 0
     floor = size_floor(task)
     max_pos = max((g.pos for g in groups), default=0)
     outer_gi = {gi for gi, g in enumerate(groups) if g.pos == max_pos and g.pos > 0}
@@ -241,13 +271,13 @@ def _assign(task: Task, groups: list[_Group], profile: str, budget: int) -> list
         shapes = _apply(task, groups, sizes)
         over = [i for i, s in enumerate(task.inputs) if s.is_tensor and math.prod(shapes[i]) > budget]
         if not over:
-            return shapes
+            return shapes, False
         cands = [
             gi for gi, g in enumerate(groups)
             if not g.fixed and gi not in exhausted and any(i in over for i, _ in g.members)
         ]
         if not cands:
-            return shapes  # fixed dims alone exceed the budget: keep them anyway
+            return shapes, True  # over budget (fixed dims are kept regardless)
         gi = min(cands, key=priority)
         _, is_tail = desire(gi, groups[gi])
         new = groups[gi].pick(max(sizes[gi] // 2, 1), is_tail, floor)

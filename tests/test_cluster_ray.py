@@ -1,0 +1,86 @@
+"""RayExecutor on a local Ray instance (one per module: Ray takes seconds to start)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import test_search_toy
+from ascendcraft.cluster.executor import Finished, RayExecutor
+from ascendcraft.search.driver import run_search
+from optuna.trial import TrialState
+from test_search_toy import EDGE, FAST, SLOW, ToyObjective, _key, toy_candidates
+
+ray = pytest.importorskip("ray")
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    """A 2-CPU local Ray shared by this module's tests; executors join it, never stop it."""
+    import ray.cloudpickle
+
+    # the toy objective lives in tests/, which Ray workers cannot import: ship it by value
+    ray.cloudpickle.register_pickle_by_value(test_search_toy)
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 object_store_memory=200 * 1024 * 1024)
+    yield
+    if started:
+        ray.shutdown()
+
+
+def _drain(ex: RayExecutor, n: int, limit_s: float = 60) -> dict[int, Finished]:
+    out: dict[int, Finished] = {}
+    deadline = time.monotonic() + limit_s
+    while len(out) < n and time.monotonic() < deadline:
+        for f in ex.poll(1.0):
+            out[f.token] = f
+    return out
+
+
+def test_executor_ok_timeout_and_dead_worker(ray_local):
+    ex = RayExecutor(2)
+    ex.start()
+    assert ex.capacity == 2 and not ex._started_ray  # joined the running instance
+    obj = ToyObjective(hang_s=60, exit_in_worker=True)
+    ex.submit(0, obj, FAST, FAST.default_params(), 30)
+    ex.submit(1, obj, EDGE, {"mode": 2}, 3)  # hangs
+    done = _drain(ex, 2)
+    assert done[0].outcome.status == "ok" and done[0].eval_s >= 0 and done[0].worker
+    assert done[1].outcome.status == "timeout" and "cancelled" in done[1].outcome.message
+    ex.submit(2, obj, EDGE, {"mode": 1}, 30)  # os._exit(1) in the worker, retried once
+    ex.submit(3, obj, SLOW, SLOW.default_params(), 30)
+    done = _drain(ex, 2)
+    assert done[2].outcome.status == "crash" and "worker died" in done[2].outcome.message
+    assert done[3].outcome.status == "ok"
+    assert ex.in_flight() == 0
+    ex.close()
+    assert ray.is_initialized()  # not ours to stop
+
+
+def test_run_search_on_two_workers(ray_local, tmp_path):
+    obj = ToyObjective(hang_s=60, exit_in_worker=True)
+    r = run_search(obj, [*toy_candidates(), EDGE], budget=16, run_dir=tmp_path, study_name="ray",
+                   executor=RayExecutor(2), timeout_per_trial_s=4, progress=False, plots=False,
+                   n_init=4)
+    assert r.evaluated == 16
+    import optuna
+
+    storage = f"sqlite:///{tmp_path / 'study.db'}"
+    keys, statuses = [], {}
+    for c in [*toy_candidates(), EDGE]:
+        study = optuna.load_study(study_name=f"ray::{c.name}", storage=storage)
+        for t in study.trials:
+            assert t.state in (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)
+            res = t.user_attrs["result"]
+            if res.get("evaluated"):
+                keys.append(_key(c.name, res["params"]))
+                statuses[_key(c.name, res["params"])] = (t.user_attrs["status"], t.user_attrs["message"])
+    assert len(keys) == len(set(keys)) == 16
+    # EDGE got its 4 warm-up trials: the worker killer and the hang end as FAIL with reasons
+    assert statuses[_key("toy/edge", {"mode": 1})][0] == "crash"
+    assert "worker died" in statuses[_key("toy/edge", {"mode": 1})][1]
+    assert statuses[_key("toy/edge", {"mode": 2})][0] == "timeout"
+    assert r.best is not None and r.best.candidate == "toy/fast"
+    assert r.times.evaluate_s > 0 and r.times.wait_s > 0
