@@ -51,7 +51,8 @@ class KernelObjective:
 
     def _ev(self) -> Evaluator:
         if "ev" not in self._cache:
-            self._cache["ev"] = Evaluator(self.ref.load(), self.soc)
+            # one seed per trial during the search; the winner is re-validated on fresh seeds
+            self._cache["ev"] = Evaluator(self.ref.load(), self.soc, seeds=(0,))
         return self._cache["ev"]
 
     def _prep(self, c: CandidateSpec) -> Prepared:

@@ -64,7 +64,7 @@ from optuna.storages import BaseStorage, RDBStorage
 from optuna.trial import FrozenTrial, Trial, TrialState
 
 SAMPLERS = ("tpe", "random", "grid", "cmaes", "gp")
-MISS_CAP = 6  # consecutive infeasible/duplicate proposals before enumerating unseen points
+MISS_CAP = 2  # consecutive infeasible/duplicate proposals before enumerating unseen points
 ENUM_LIMIT = 50_000  # enumerate the whole space below this size, sample it above
 Key = tuple[int, ...]
 

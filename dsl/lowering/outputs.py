@@ -18,10 +18,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...model.soc import load_soc
+from ascendcraft.model.soc import load_soc
+
 from .. import ir
 from .kernel import LoweredKernel
-from .tiling import SHAPE_VARS, camel
+from .tiling import camel
 
 # DSL dtype -> name in each world.
 MSOPGEN_TYPE = {"f32": "float", "f16": "float16", "bf16": "bfloat16", "i32": "int32", "i8": "int8",
@@ -30,6 +31,8 @@ GE_TYPE = {"f32": "ge::DT_FLOAT", "f16": "ge::DT_FLOAT16", "bf16": "ge::DT_BF16"
            "i8": "ge::DT_INT8", "u8": "ge::DT_UINT8", "bool": "ge::DT_BOOL"}
 TORCH_TYPE = {"f32": "at::kFloat", "f16": "at::kHalf", "bf16": "at::kBFloat16", "i32": "at::kInt",
               "i8": "at::kChar", "u8": "at::kByte", "bool": "at::kBool"}
+TORCH_PY_TYPE = {"f32": "torch.float32", "f16": "torch.float16", "bf16": "torch.bfloat16", "i32": "torch.int32",
+                 "i8": "torch.int8", "u8": "torch.uint8", "bool": "torch.bool"}
 DTYPE_NAME = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i32": "int32", "i8": "int8",
               "u8": "uint8", "bool": "bool"}
 
@@ -204,9 +207,11 @@ class _Gen:
 
     def _tunable_consts(self, indent: str = "") -> list[str]:
         width = max((len(t.name) for t in self.p.tunables), default=0)
+        vwidth = max((len(str(self.values[t.name])) + 1 for t in self.p.tunables), default=0)
         out = []
         for t in self.p.tunables:
-            out.append(f"{indent}constexpr int64_t {t.name.ljust(width)} = {self.values[t.name]};  "
+            value = f"{self.values[t.name]};"
+            out.append(f"{indent}constexpr int64_t {t.name.ljust(width)} = {value.ljust(vwidth)}  "
                        f"// {self._tunable_comment(t.name)}")
         return out
 
@@ -245,7 +250,7 @@ class _Gen:
             L.append(f"    if ({o.source}.size() < {o.n}) return {{}};")
             L.append(f"    return std::vector<int64_t>({o.source}.begin(), {o.source}.end() - {o.n});")
         else:
-            L.append(f"    std::vector<int64_t> shape;")
+            L.append("    std::vector<int64_t> shape;")
             L.append(f"    for (size_t i = 0; i < {o.source}.size(); ++i) {{")
             L.append(f"        if (i != {o.n}) shape.push_back({o.source}[i]);")
             L.append("    }")
@@ -363,10 +368,10 @@ class _Gen:
               f"        std::fprintf(stderr, \"{self.op_type} tiling: %s\\n\", error);",
               "        return ge::GRAPH_FAILED;",
               "    }",
-              "    if (static_cast<uint64_t>(plain.ubBytes) + kUbReserveBytes > ubSize) {",
+              "    const uint64_t ubAvailable = ubSize > kUbReserveBytes ? ubSize - kUbReserveBytes : 0;",
+              "    if (static_cast<uint64_t>(plain.ubBytes) > ubAvailable) {",
               f"        std::fprintf(stderr, \"{self.op_type} tiling: needs %lld B of UB, %llu B available\\n\",",
-              "                     static_cast<long long>(plain.ubBytes),",
-              "                     static_cast<unsigned long long>(ubSize - kUbReserveBytes));",
+              "                     static_cast<long long>(plain.ubBytes), static_cast<unsigned long long>(ubAvailable));",
               "        return ge::GRAPH_FAILED;",
               "    }",
               "",
@@ -724,6 +729,7 @@ target_link_libraries({op}_main PRIVATE kernels ascendcl)
              f"// computes the tiling on the host with {op}_tiling.h (the same plain function as every",
              "// other form) and launches the kernel on the current NPU stream.",
              "#include <cstdint>",
+             "#include <cstdlib>",
              "#include <cstring>",
              "#include <vector>",
              "",
@@ -767,7 +773,8 @@ target_link_libraries({op}_main PRIVATE kernels ascendcl)
               "    // Tiling on the host, from the shapes in kernel-argument order.",
               "    std::vector<int64_t> dims;",
               "    std::vector<int32_t> ranks;",
-              f"    for (const at::Tensor* t : {{{', '.join('&' + r for r in refs)}}}) {{",
+              f"    const at::Tensor* kernelTensors[] = {{{', '.join('&' + r for r in refs)}}};",
+              "    for (const at::Tensor* t : kernelTensors) {",
               "        ranks.push_back(static_cast<int32_t>(t->dim()));",
               "        for (int64_t d : t->sizes()) dims.push_back(d);",
               "    }",
@@ -861,7 +868,6 @@ setup(
             include_dirs=[launch_include, DIRECT, os.path.join(CANN, "include")],
             library_dirs=[kernel_lib, os.path.join(CANN, "lib64")],
             libraries=["kernels", "ascendcl"],
-            extra_compile_args=["-std=c++17"],
             extra_link_args=[f"-Wl,-rpath,{{kernel_lib}}"],
         )
     ],
@@ -901,15 +907,29 @@ def {op}({", ".join(params)}) -> {ret}:
     return {body}
 '''
 
+    def _example_dims(self, name: str) -> list[int]:
+        """Example shape of an input for the README commands, consistent with its role."""
+        role = self.lk.plan.roles.get(name, "tile")
+        rows, width = [4096], [1024] * max(1, self.p.loop.dim if self.p.loop.kind == "rows" else 1)
+        if role == "bcast":
+            return width
+        if role == "per_row":
+            return rows
+        return rows + width
+
     # ---- README ----------------------------------------------------------------------------
     def readme(self) -> str:
         p = self.p
         op = self.op
         tun = "\n".join(f"| `{t.name}` | {self.values[t.name]} | {t.default} | `{t.domain}` |" for t in p.tunables)
         shapes = "\n".join(f"- `{o.output}`: {o.describe()}" for o in self.shapes)
-        tensor_args = " ".join([f"{t.name}.bin:4096x1024" for t in p.inputs] + [f"{t.name}_out.bin" for t in p.outputs]
-                               + ["1.5" for _ in p.scalars])
-        py_args = ", ".join([t.name for t in p.inputs] + ["1.5" for _ in p.scalars])
+        dims = {t.name: self._example_dims(t.name) for t in p.inputs}
+        tensor_args = " ".join([f"{t.name}.bin:{'x'.join(map(str, dims[t.name]))}" for t in p.inputs]
+                               + [f"{t.name}_out.bin" for t in p.outputs] + ["1.5" for _ in p.scalars])
+        make = "; ".join(f"{t.name} = torch.randn({', '.join(map(str, dims[t.name]))}).to({TORCH_PY_TYPE[t.dtype]}).npu()"
+                         for t in p.inputs)
+        call = ", ".join([t.name for t in p.inputs] + ["1.5" for _ in p.scalars])
+        example = f"{make}; print({op}({call}))"
         return f"""# `{op}` — AscendC kernel generated by ascendcraft
 
 Generated from the DSL program `{op}`{f' (category {p.category})' if p.category else ''}. Edit the DSL, not these
@@ -925,7 +945,8 @@ split of the work is the same everywhere.
 The queue depth is compiled into the kernel (`constexpr int32_t DEPTH`); the other tunables are
 constants in each host program. Changing any of them means regenerating these files.
 
-Outputs: {'' if shapes else 'none'}
+Outputs:
+
 {shapes}
 
 ## Folders
@@ -971,11 +992,10 @@ torch_npu extension:
 ```sh
 cd torch
 python setup.py build_ext --inplace
-python -c "import torch, torch_npu; from {op} import {op}; print({op}({py_args.replace(', 1.5', ', 1.5') if p.inputs else ''}))"
+python -c "import torch, torch_npu; from {op} import {op}; {example}"
 ```
 
-(with `{', '.join(t.name for t in p.inputs)}` NPU tensors of the right dtype in scope). `ACX_CORE_NUM` overrides the
-vector core count ({self.spec.vector_cores} on {self.soc}).
+`ACX_CORE_NUM` overrides the vector core count baked in ({self.spec.vector_cores} on {self.soc}).
 
 Emulator (no NPU needed):
 

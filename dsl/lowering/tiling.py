@@ -199,7 +199,7 @@ def render_header(spec: TilingSpec) -> str:
     tun_params = "".join(f", int64_t {t}" for t in spec.tunables)
     sc_params = "".join(f", float {x}" for x in spec.scalars)
     lines += [
-        f"// dims/ranks: the shapes of the kernel's tensors (inputs then outputs); returns 0 or an",
+        "// dims/ranks: the shapes of the kernel's tensors (inputs then outputs); returns 0 or an",
         "// error message (static string) for shapes the kernel cannot handle.",
         f"inline const char* {fn}(const int64_t* dims, const int32_t* ranks, int32_t nTensors,",
         f"                        int64_t coreNum{tun_params}{sc_params}, {s}* t) {{",
@@ -208,7 +208,7 @@ def render_header(spec: TilingSpec) -> str:
         f"    if (nTensors <= {spec.ref_index}) return \"missing tensor shapes\";",
         "    int64_t off = 0;",
         f"    for (int32_t i = 0; i < {spec.ref_index}; ++i) off += ranks[i];",
-        f"    const int64_t* d = dims + off;",
+        "    const int64_t* d = dims + off;",
         f"    const int32_t rank = ranks[{spec.ref_index}];",
         "    int64_t numel = 1;",
         "    for (int32_t i = 0; i < rank; ++i) numel *= d[i];",
