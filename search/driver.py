@@ -16,7 +16,11 @@ Design (see DESIGN.md §9):
   or crash counts).  Infeasible proposals are told as PRUNED with a violated constraint (TPE
   then learns to avoid the region) and user attrs ``status=infeasible``, ``infeasible=<why>``;
   duplicates of an earlier (candidate, params) are told with the earlier outcome
-  (``duplicate_of``); neither is evaluated nor counted.
+  (``duplicate_of``; a duplicate of a trial still in flight waits for it); neither is
+  evaluated nor counted.  After ``MISS_CAP`` such proposals in a row the driver enqueues the
+  feasible unseen point nearest (in index space) to the candidate's incumbent instead; when
+  none is left the candidate is exhausted, and when all are the run ends below the budget
+  (``SearchResult.exhausted``).
 * **Adaptive allocation**: first every candidate's defaults (enqueued), then round-robin until
   each has ``n_init`` evaluations (default 3), then each slot goes to the candidate with the
   highest UCB score ``best_all / best_c + exploration * sqrt(ln N / n_c)`` where ``best_c`` is

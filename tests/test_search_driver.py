@@ -81,6 +81,9 @@ def test_failure_categories_and_exhaustion(tmp_path):
 
 @pytest.mark.parametrize("sampler", SAMPLERS)
 def test_every_sampler_runs(tmp_path, sampler):
+    needs = {"cmaes": "cmaes", "gp": "scipy"}.get(sampler)
+    if needs:  # optional extras of optuna; pyproject should list them
+        pytest.importorskip(needs, reason=f"sampler {sampler!r} needs the {needs!r} package")
     obj = ToyObjective()
     r = run_search(obj, toy_candidates(), budget=14, sampler=sampler, run_dir=tmp_path,
                    executor=LocalExecutor(), progress=False, plots=False)

@@ -23,12 +23,27 @@ sys.path.insert(0, {tests!r})
 from test_search_toy import ToyObjective, toy_candidates
 from ascendcraft.cluster.executor import LocalExecutor
 from ascendcraft.search.driver import run_search
-run_search(ToyObjective(delay_s={delay}), toy_candidates(), budget={budget}, run_dir={run_dir!r},
+run_search(ToyObjective(delay_s={delay}, marker={marker!r}), toy_candidates(), budget={budget}, run_dir={run_dir!r},
            study_name="r", storage={storage!r}, executor=LocalExecutor(), progress=False, plots=False)
 """
 
 
 def _all_trials(storage: str) -> list[tuple[str, optuna.trial.FrozenTrial]]:
+    """Read every trial; retried because opening SQLite storage while the driver process
+    writes its schema can race ("table trials already exists")."""
+    import sqlalchemy.exc
+
+    for attempt in range(20):
+        try:
+            return _read_trials(storage)
+        except sqlalchemy.exc.OperationalError:
+            if attempt == 19:
+                raise
+            time.sleep(0.1)
+    return []
+
+
+def _read_trials(storage: str) -> list[tuple[str, optuna.trial.FrozenTrial]]:
     out = []
     for c in toy_candidates():
         try:
@@ -51,16 +66,18 @@ def test_resume_after_sigkill_finishes_exactly_the_budget(tmp_path):
     budget = 16
     run_dir = tmp_path / "run"
     storage = f"sqlite:///{tmp_path / 'study.db'}"
-    code = SCRIPT.format(tests=TESTS, delay=0.5, budget=budget, run_dir=str(run_dir), storage=storage)
+    marker = tmp_path / "started.txt"
+    code = SCRIPT.format(tests=TESTS, delay=0.5, budget=budget, run_dir=str(run_dir),
+                         storage=storage, marker=str(marker))
     proc = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
-        done, last, deadline = 0, 0, time.monotonic() + 90
+        deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:
-            done = len(_evaluated(_all_trials(storage))) if (tmp_path / "study.db").exists() else 0
-            if done >= 5 and done != last:
-                time.sleep(0.2)  # the next trial is now inside its 0.5 s evaluation
-                break
-            last = done
+            started = len(marker.read_text().splitlines()) if marker.exists() else 0
+            if started >= 6:
+                done = len(_evaluated(_all_trials(storage)))
+                if started > done:  # one trial is inside its 0.5 s evaluation: kill now
+                    break
             time.sleep(0.02)
         assert proc.poll() is None, "driver finished before it could be killed"
         os.kill(proc.pid, signal.SIGKILL)

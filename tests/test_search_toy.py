@@ -55,6 +55,7 @@ class ToyObjective:
     exit_in_worker: bool = False  # toy/edge mode=1 calls os._exit(1) instead of raising
     flaky: set = field(default_factory=set)  # keys whose revalidation is "wrong"
     calls: list = field(default_factory=list)  # in-process record of evaluations
+    marker: str | None = None  # file that gets a line whenever an evaluation starts
 
     def feasible(self, candidate: CandidateSpec, params: dict[str, int]) -> str | None:
         if params.get("tile", 0) * params.get("unroll", 1) > 512:
@@ -75,6 +76,9 @@ class ToyObjective:
 
     def evaluate(self, candidate: CandidateSpec, params: dict[str, int], timeout_s: float) -> TrialOutcome:
         self.calls.append(_key(candidate.name, params))
+        if self.marker:
+            with open(self.marker, "a") as fh:
+                fh.write(f"{candidate.name} {params}\n")
         if self.delay_s:
             time.sleep(self.delay_s)
         name = candidate.name
