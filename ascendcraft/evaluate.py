@@ -11,16 +11,16 @@ result with a category and a readable message, never an exception.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
 
 from .dsl import ir
 from .dsl.checker import TypedProgram, check_program
-from .dsl.lowering.kernel import LoweredKernel, check_budget, lower
+from .dsl.lowering.kernel import LoweredKernel, budget_spec, check_budget, lower
+from .dsl.lowering.tiling import TilingSpec
 from .dsl.parser import DslError, parse
 from .emulator.build import BuildError, ToolchainError, build_kernel
 from .emulator.runner import TilingRequest, run_kernel
@@ -35,8 +35,6 @@ from .tasks.task import Task
 
 DSL_OF_TORCH = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
                 torch.int32: "i32", torch.int8: "i8", torch.uint8: "u8", torch.bool: "bool"}
-NP_OF_TORCH = {torch.float32: np.float32, torch.float16: np.float16, torch.int32: np.int32,
-               torch.int8: np.int8, torch.uint8: np.uint8, torch.bool: np.uint8}
 
 
 @dataclass
@@ -54,9 +52,6 @@ class Outcome:
     timing: dict = field(default_factory=dict)
     wall_s: float = 0.0
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass
 class Prepared:
@@ -66,12 +61,14 @@ class Prepared:
     source: str
     program: ir.Program
     typed: TypedProgram
+    spec: TilingSpec  # tiling + UB plan, evaluated by every feasibility check
 
 
 def prepare(name: str, source: str) -> Prepared:
     """Parse and type-check DSL text (raises DslError with the line)."""
     program = parse(source)
-    return Prepared(name, source, program, check_program(program))
+    typed = check_program(program)
+    return Prepared(name, source, program, typed, budget_spec(typed))
 
 
 class Evaluator:
@@ -88,6 +85,7 @@ class Evaluator:
             shape_sets = [list(task.shapes)] if full else reduced_shapes(task)
         self.shape_sets = [[tuple(s) for s in ss] for ss in shape_sets]
         self._eager: dict | None = None
+        self._outputs: dict[tuple, list] = {}  # input shapes -> reference output (shape, dtype)
 
     # ------------------------------------------------------------ static
     @property
@@ -115,9 +113,17 @@ class Evaluator:
         if len(p.scalars) != n_scalars:
             raise DslError(f"kernel takes {len(p.scalars)} scalars, the task has {n_scalars}")
 
+    def _output_meta(self, shapes) -> list:
+        """Reference output (shape, dtype) per input shapes: a meta-device run, cached because
+        every trial of every candidate asks for the same shapes."""
+        key = tuple(tuple(s) for s in shapes)
+        if key not in self._outputs:
+            self._outputs[key] = self.task.output_meta(list(key))
+        return self._outputs[key]
+
     def _dims(self, prep: Prepared, shapes: list[tuple[int, ...]]) -> tuple[list[list[int]], list]:
         tensor_shapes = [list(s) for s, spec in zip(shapes, self.task.inputs, strict=True) if spec.is_tensor]
-        outs = self.task.output_meta(shapes)
+        outs = self._output_meta(shapes)
         if len(outs) != len(prep.program.outputs):
             raise DslError(f"kernel has {len(prep.program.outputs)} outputs, the reference {len(outs)}")
         for param, (_, dt) in zip(prep.program.outputs, outs, strict=True):
@@ -132,7 +138,7 @@ class Evaluator:
             self._io(prep)
             for shapes in [*self.shape_sets, list(self.task.shapes)]:
                 dims, _ = self._dims(prep, shapes)
-                check_budget(prep.typed, dims, params, self.core_num, self.ub_bytes)
+                check_budget(prep.typed, dims, params, self.core_num, self.ub_bytes, prep.spec)
         except DslError as e:
             return str(e)
         return None
@@ -177,7 +183,7 @@ class Evaluator:
                     expected = self.task.run_reference(inputs)
                     got = None
                     for attempt in range(2):  # twice: the result must be deterministic
-                        res = self._run(so, prep, inputs, expected, tun)
+                        res = self._run(so, inputs, expected, tun)
                         if not res.ok:
                             status = res.status if res.status in ("timeout", "crash") else "check_error"
                             return Outcome(status, f"{res.message} (shapes {shapes}, seed {seed})",
@@ -205,8 +211,7 @@ class Evaluator:
                 out.timing = {"error": f"{type(e).__name__}: {e}"}
         return out
 
-    def _run(self, so: Path, prep: Prepared, inputs: list, expected: list[torch.Tensor], tun: list[int],
-             trace_only: bool = False, shapes=None):
+    def _run(self, so: Path, inputs: list, expected: list[torch.Tensor], tun: list[int]):
         tensors = [i for i in inputs if isinstance(i, torch.Tensor)]
         scalars = [float(i) for i in inputs if not isinstance(i, torch.Tensor)]
         gm = [_np(t) for t in tensors]
@@ -227,7 +232,7 @@ class Evaluator:
         if self._eager is None:
             meta = self.task.meta_inputs()
             er = eager_us(self.task.reference, meta, self.soc)
-            outs = self.task.output_meta()
+            outs = self._output_meta(self.task.shapes)
             tensors = [(s.shape, s.dtype) for s in self.task.inputs if s.is_tensor] + list(outs)
             flops = sum(op.flops for op in er.ops)
             self._eager = {"eager_us": er.us, "roofline_us": roofline_us(min_bytes(tensors), flops, self.soc)}
@@ -236,7 +241,7 @@ class Evaluator:
     def time(self, prep: Prepared, so: Path, tun: list[int]) -> dict:
         """Trace-only run at the full shapes, then the timeline model."""
         shapes = list(self.task.shapes)
-        outs = self.task.output_meta(shapes)
+        outs = self._output_meta(shapes)
         tensor_specs = [(tuple(s.shape), s.dtype) for s in self.task.inputs if s.is_tensor]
         scalars = [float(s.value) for s in self.task.inputs if s.kind == "scalar"]
         nbytes = [int(np.prod(sh, dtype=np.int64)) * _itemsize(dt) for sh, dt in tensor_specs]

@@ -59,12 +59,10 @@ class _Checker:
         chunk_loops = [s for s in loop.body if isinstance(s, ir.InnerLoop) and s.kind == "chunks"]
         chunked = bool(chunk_loops)
         if loop.kind == "rows" and chunked:
-            for s in ir.walk_stmts(loop.body):
-                for e in _stmt_exprs(s):
-                    for sub in ir.walk_exprs(e):
-                        if isinstance(sub, ir.Load) and sub.at == loop.var:
-                            raise DslError("in a rows loop with column chunks, load inside the chunks loop "
-                                           f"(load(x, c)), not load(x, {loop.var})", sub.loc)
+            for sub in ir.body_exprs(loop.body):
+                if isinstance(sub, ir.Load) and sub.at == loop.var:
+                    raise DslError("in a rows loop with column chunks, load inside the chunks loop "
+                                   f"(load(x, c)), not load(x, {loop.var})", sub.loc)
         scope: dict[str, VType] = {}
         self._block(loop.body, scope, loop.var, inner=None)
         stores = [s for s in ir.walk_stmts(loop.body) if isinstance(s, ir.Store)]
@@ -132,8 +130,6 @@ class _Checker:
                 raise DslError("a row value is stored once per rows tile: store(y, t, v) at the rows loop variable", s.loc)
         elif t.space != self.loop_space[s.at]:
             raise DslError(f"value stored at '{s.at}' has the shape of another loop's tile", s.loc)
-        if loop.kind == "rows" and self.loop_space.get(s.at) == "C" and t.form == "row":
-            raise DslError("row values are stored at the rows loop variable, not at a chunk", s.loc)
 
     # ------------------------------------------------------------ expressions
     def _expr(self, e: ir.Expr, scope: dict[str, VType], loop_var: str) -> VType:
@@ -262,9 +258,3 @@ class _Checker:
         if t.dtype not in ARITH_DTYPES:
             raise DslError(f"{what}: {t.dtype} values must be cast (e.g. cast(v, f32)) before arithmetic", e.loc)
 
-
-def _stmt_exprs(s: ir.Stmt):
-    if isinstance(s, ir.Assign):
-        yield s.value
-    elif isinstance(s, ir.Store):
-        yield s.value

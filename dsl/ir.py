@@ -306,3 +306,16 @@ def walk_stmts(stmts):
         yield s
         if isinstance(s, InnerLoop):
             yield from walk_stmts(s.body)
+
+
+def stmt_exprs(s: Stmt):
+    """The top-level expressions a statement evaluates (none for an inner loop)."""
+    if isinstance(s, (Assign, Store)):
+        yield s.value
+
+
+def body_exprs(stmts):
+    """Every expression node in a body, inner loops included."""
+    for s in walk_stmts(stmts):
+        for e in stmt_exprs(s):
+            yield from walk_exprs(e)

@@ -10,7 +10,7 @@ checker into a budget, before anything is built.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .. import ir
 from ..checker import TypedProgram
@@ -50,6 +50,7 @@ class Buffer:
     slots: int = 1
     tensor: str = ""
     dtype: str = ""
+    form: str = ""  # queues: what one slot holds (tile | col | row)
 
 
 @dataclass
@@ -70,9 +71,6 @@ class KernelPlan:
     body: list[str]
     buffers: list[Buffer]
     roles: dict[str, str]  # tensor -> "tile" | "bcast" | "per_row" | "row_out" | "step" | "outer"
-    depth_literal: int | None
-    uses_red: bool = False
-    notes: list[str] = field(default_factory=list)
 
 
 class _Pool:
@@ -151,7 +149,7 @@ class _Compute:
                 p = pos
                 self.pos_of_stmt[id(s)] = p
                 pos += 1
-                for e in _exprs(s):
+                for e in ir.stmt_exprs(s):
                     for sub in ir.walk_exprs(e):
                         if isinstance(sub, ir.Var):
                             d = scope[sub.name]
@@ -198,8 +196,7 @@ class _Compute:
             buffers += pool.buffers
         if self.uses_red:
             buffers += [self.red, self.work]
-        return KernelPlan(self.lines, buffers, self.roles,
-                          self.depth if isinstance(self.depth, int) else None, self.uses_red)
+        return KernelPlan(self.lines, buffers, self.roles)
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.indent + line)
@@ -281,11 +278,10 @@ class _Compute:
                      "row": "rowElems"}[form]
             prefix = "inQue" if kind == "inq" else "outQue"
             q = Buffer(f"{prefix}{tensor[:1].upper()}{tensor[1:]}", kind, f"{elems} * {NBYTES[dtype]}",
-                       slots=0, tensor=tensor, dtype=dtype)
-            q.form = form  # type: ignore[attr-defined]
+                       slots=0, tensor=tensor, dtype=dtype, form=form)
             self.queues[tensor] = q
-        elif q.form != form:  # type: ignore[attr-defined]
-            raise DslError(f"'{tensor}' is accessed both as a {q.form} and as a {form}")  # type: ignore[attr-defined]
+        elif q.form != form:
+            raise DslError(f"'{tensor}' is accessed both as a {q.form} and as a {form}")
         return q
 
     def _gm_offset(self, tensor: str, at: str, mode: str) -> str:
@@ -668,7 +664,3 @@ class _Compute:
                 self._release(v)
         return d
 
-
-def _exprs(s: ir.Stmt):
-    if isinstance(s, (ir.Assign, ir.Store)):
-        yield s.value

@@ -194,11 +194,7 @@ def unit_elems(program: ir.Program) -> int:
     """Row/tile alignment in elements: 32 B of the narrowest type in use, so every buffer's
     rows start 32 B aligned whatever its dtype (a wider type just gets a longer row)."""
     nbytes = [NBYTES[p.dtype] for p in program.tensors]
-    for s in ir.walk_stmts(program.loop.body):
-        for e in ([s.value] if isinstance(s, (ir.Assign, ir.Store)) else []):
-            for sub in ir.walk_exprs(e):
-                if isinstance(sub, ir.Cast):
-                    nbytes.append(NBYTES[sub.dtype])
+    nbytes += [NBYTES[e.dtype] for e in ir.body_exprs(program.loop.body) if isinstance(e, ir.Cast)]
     return 32 // min(nbytes)
 
 
@@ -306,12 +302,16 @@ def _kernel_class(tp: TypedProgram, plan: KernelPlan, spec: TilingSpec, depth: i
     return "\n".join(L)
 
 
+def budget_spec(tp: TypedProgram) -> TilingSpec:
+    """The tiling (with the UB plan) that check_budget evaluates; compute it once per program."""
+    return tiling_spec(tp, plan_kernel(tp))
+
+
 def check_budget(tp: TypedProgram, dims: list[list[int]], params: dict[str, int], core_num: int,
-                 ub_bytes: int) -> dict[str, int]:
+                 ub_bytes: int, spec: TilingSpec | None = None) -> dict[str, int]:
     """Evaluate the tiling for these shapes and tunables; raise DslError if the UB plan does
     not fit, naming the bytes needed and available. Runs before any build."""
-    plan = plan_kernel(tp)
-    spec = tiling_spec(tp, plan)
+    spec = spec or budget_spec(tp)
     values = dict(tp.program.defaults())
     values.update(params)
     try:
@@ -319,8 +319,8 @@ def check_budget(tp: TypedProgram, dims: list[list[int]], params: dict[str, int]
     except ValueError as e:
         raise DslError(f"shapes do not fit the kernel: {e}") from None
     if t["ubBytes"] > ub_bytes:
-        parts = ", ".join(f"{b.name}={t[b.name + 'Bytes'] * (values.get(str(tp.program.loop.depth), tp.program.loop.depth) if b.kind in ('inq', 'outq') else 1)}"
-                          for b in plan.buffers)
+        parts = ", ".join(f"{f.removesuffix('Bytes')}={t[f] * int(values.get(slots, slots))}"
+                          for f, slots, _ in spec.buffers)
         raise DslError(f"UB budget exceeded: needs {t['ubBytes']} B, {ub_bytes} B available "
                        f"({parts}; tunables {values})")
     return t
