@@ -90,14 +90,15 @@ def _first_feasible(ev, prep, limit: int = 4000) -> dict[str, int] | None:
     return None
 
 
-def check_task(task, *, soc: str, full: bool, timing: bool, explicit_shape: bool) -> dict[str, Any]:
+def check_task(task, *, soc: str, full: bool, timing: bool, explicit_shape: bool,
+               candidates: list | None = None) -> dict[str, Any]:
     from .dsl.parser import DslError
     from .evaluate import Evaluator, prepare
 
     shape_sets = [list(task.shapes)] if explicit_shape else None
     ev = Evaluator(task, soc, full=full, shape_sets=shape_sets)
     results = []
-    for cand in _proposals(task):
+    for cand in candidates if candidates is not None else _proposals(task):
         entry: dict[str, Any] = {"candidate": cand.name}
         try:
             prep = prepare(cand.name, cand.source)
@@ -135,9 +136,23 @@ def check_task(task, *, soc: str, full: bool, timing: bool, explicit_shape: bool
     return report
 
 
+def _dsl_candidates(args: argparse.Namespace) -> list | None:
+    """--dsl FILE: check a hand-written (or LLM-written) program instead of the proposer's."""
+    if not getattr(args, "dsl", None):
+        return None
+    from .search.builtin import Candidate
+
+    try:
+        source = Path(args.dsl).read_text()
+    except OSError as e:
+        raise UserError(f"cannot read DSL file {args.dsl}: {e.strerror}") from None
+    return [Candidate(f"{Path(args.dsl).stem}/file", source, origin="file")]
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     task = _load_task(args)
     report = check_task(task, soc=args.soc, full=args.full, timing=not args.no_timing,
+                        candidates=_dsl_candidates(args),
                         explicit_shape=bool(args.shape))
     if args.json:
         print(json.dumps(report, default=str))
@@ -236,6 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     task_args(sp)
     sp.add_argument("--full", action="store_true", help="check at the full task shapes (memory permitting)")
     sp.add_argument("--no-timing", action="store_true", help="skip the performance model")
+    sp.add_argument("--dsl", help="check this DSL file instead of the proposer's candidates")
     sp.add_argument("--json", action="store_true")
     sp.set_defaults(fn=cmd_check)
 

@@ -53,26 +53,68 @@ class _Checker:
         self.loop_space: dict[str, str] = {}
 
     def run(self) -> TypedProgram:
-        loop = self.p.loop
-        self._check_loop_header(loop)
-        self.loop_space[loop.var] = "T"
-        chunk_loops = [s for s in loop.body if isinstance(s, ir.InnerLoop) and s.kind == "chunks"]
-        chunked = bool(chunk_loops)
-        if loop.kind == "rows" and chunked:
-            for sub in ir.body_exprs(loop.body):
-                if isinstance(sub, ir.Load) and sub.at == loop.var:
-                    raise DslError("in a rows loop with column chunks, load inside the chunks loop "
-                                   f"(load(x, c)), not load(x, {loop.var})", sub.loc)
-        scope: dict[str, VType] = {}
-        self._block(loop.body, scope, loop.var, inner=None)
-        stores = [s for s in ir.walk_stmts(loop.body) if isinstance(s, ir.Store)]
-        written = {s.tensor for s in stores}
+        first = self.p.loop
+        top_scope: dict[str, VType] = {}
+        chunked = False
+        seen_loop = False
+        for item in self.p.top or (first,):
+            if isinstance(item, ir.Loop):
+                self._check_loop_header(item)
+                chunked = self._check_loop(item, top_scope) or chunked
+                seen_loop = True
+            elif isinstance(item, ir.Assign):
+                t = self._expr(item.value, top_scope, "")
+                if t.form != "scalar":
+                    raise DslError(f"outside a loop '{item.target}' must be a scalar (constants, Scalar "
+                                   "parameters, numel(x), and total_* results of earlier loops)", item.loc)
+                top_scope[item.target] = t
+                self.var_types[item.target] = t
+            elif isinstance(item, ir.Store):
+                t = self._expr(item.value, top_scope, "")
+                out = self.p.param(item.tensor)
+                if t.form != "scalar":
+                    raise DslError("store(y, value) outside a loop writes a scalar", item.loc)
+                if out.dtype not in ("f32", "f16"):
+                    raise DslError(f"a scalar output is f32 or f16, '{item.tensor}' is {out.dtype}", item.loc)
+                if not seen_loop:
+                    raise DslError("scalar stores come after a distribution loop", item.loc)
+        written = {s.tensor for s in self.p.all_stmts() if isinstance(s, ir.Store)}
         for p in self.p.outputs:
             if p.name not in written:
                 raise DslError(f"output '{p.name}' is never stored", p.loc)
         return TypedProgram(self.p, self.types, self.var_types, self.loop_space, chunked)
 
+    def _check_loop(self, loop: ir.Loop, top_scope: dict[str, VType]) -> bool:
+        """Check one distribution loop; total_* results become scalars visible after it."""
+        self.cur = loop
+        self.loop_space[loop.var] = "T"
+        chunk_loops = [s for s in loop.body if isinstance(s, ir.InnerLoop) and s.kind == "chunks"]
+        chunked = bool(chunk_loops)
+        if loop.axis >= 0 and not chunked:
+            raise DslError("rows(axis=...) rows are strided: walk them with 'for c in chunks(t, SIZE)'",
+                           loop.loc)
+        if loop.kind == "rows" and chunked:
+            for sub in ir.body_exprs(loop.body):
+                if isinstance(sub, ir.Load) and sub.at == loop.var:
+                    raise DslError("in a rows loop with column chunks, load inside the chunks loop "
+                                   f"(load(x, c)), not load(x, {loop.var})", sub.loc)
+        self.grid_names: list[str] = []
+        scope = dict(top_scope)
+        self._block(loop.body, scope, loop.var, inner=None)
+        for name in self.grid_names:
+            top_scope[name] = VType("scalar", "f32", "K")
+            self.var_types[name] = top_scope[name]
+        return chunked
+
     def _check_loop_header(self, loop: ir.Loop) -> None:
+        first = self.p.loop
+        if loop is not first and (loop.kind, loop.tensor, loop.tile, loop.cores, loop.dim, loop.depth,
+                                  loop.groups, loop.axis) != (first.kind, first.tensor, first.tile,
+                                                              first.cores, first.dim, first.depth,
+                                                              first.groups, first.axis):
+            raise DslError("every distribution loop of a kernel has the same header as the first "
+                           f"({first.kind}({first.tensor}, ...) with the same sizes): the loops share "
+                           "one tiling", loop.loc)
         if loop.kind == "slabs" and loop.dim < 0:
             raise DslError("slabs(dim=...) takes a non-negative axis", loop.loc)
         for size in (loop.tile, loop.cores):
@@ -83,6 +125,22 @@ class _Checker:
     def _block(self, stmts, scope: dict[str, VType], loop_var: str, inner: ir.InnerLoop | None) -> None:
         outer_names = set(scope)
         for s in stmts:
+            if isinstance(s, ir.Assign) and isinstance(s.value, ir.GridReduce):
+                g = s.value
+                a = self._expr(g.arg, scope, loop_var)
+                want = "row" if self.cur.kind == "rows" else "tile"
+                if a.form != want:
+                    raise DslError(f"total_{g.op}() in a {self.cur.kind} loop takes a {want} value"
+                                   + (" (reduce the tile with row_sum/row_max first)" if want == "row" else ""),
+                                   s.loc)
+                self._arith_operand(a, g, f"total_{g.op}")
+                if a.dtype != "f32":
+                    raise DslError(f"total_{g.op}() accumulates f32 values: cast first", s.loc)
+                if s.target in scope or s.target in self.grid_names:
+                    raise DslError(f"'{s.target}' is already defined; a total_* result needs a new name", s.loc)
+                self.types[id(g)] = VType("scalar", "f32", "K")
+                self.grid_names.append(s.target)
+                continue
             if isinstance(s, ir.Assign):
                 t = self._expr(s.value, scope, loop_var)
                 if t.form == "mask":
@@ -117,7 +175,7 @@ class _Checker:
     def _store(self, s: ir.Store, scope, loop_var: str) -> None:
         t = self._expr(s.value, scope, loop_var)
         out = self.p.param(s.tensor)
-        loop = self.p.loop
+        loop = self.cur
         if s.at not in self.loop_space:
             raise DslError(f"'{s.at}' is not a loop variable", s.loc)
         if t.form in ("mask", "scalar", "col"):
@@ -138,15 +196,53 @@ class _Checker:
         return t
 
     def _infer(self, e: ir.Expr, scope, loop_var: str) -> VType:
-        loop = self.p.loop
+        loop = self.cur if loop_var else None
         if isinstance(e, ir.Const):
-            return VType("scalar", "f32")
+            return VType("scalar", "f32", "H")
         if isinstance(e, ir.ScalarRef):
-            return VType("scalar", self.p.param(e.name).dtype)
+            return VType("scalar", self.p.param(e.name).dtype, "H")
+        if isinstance(e, ir.Numel):
+            return VType("scalar", "f32", "H")
+        if isinstance(e, ir.GridReduce):
+            raise DslError(f"total_{e.op}() is a whole assignment inside a loop: name = total_{e.op}(v)",
+                           e.loc)
+        if loop is None:
+            if isinstance(e, ir.Var):
+                if e.name not in scope:
+                    raise DslError(f"'{e.name}' is not defined here (only scalars and total_* results "
+                                   "of earlier loops are visible outside loops)", e.loc)
+                return scope[e.name]
+            if isinstance(e, (ir.Binary, ir.Unary)):
+                return self._scalar_expr(e, scope)
+            raise DslError(f"{type(e).__name__} needs a loop: outside loops only scalar arithmetic "
+                           "is allowed", e.loc)
+        if isinstance(e, ir.Scan):
+            if loop.kind != "rows":
+                raise DslError("scan_*() runs along the rows of a rows(...) loop", e.loc)
+            a = self._expr(e.arg, scope, loop_var)
+            c = self._expr(e.carry, scope, loop_var)
+            if a.form != "tile" or c.form != "row" or a.dtype != c.dtype:
+                raise DslError(f"scan_{e.op}(v, carry) takes a tile and a row value of the same dtype "
+                               "(start with row_fill(0.0))", e.loc)
+            self._arith_operand(a, e, f"scan_{e.op}")
+            return a
+        if isinstance(e, ir.RowLast):
+            a = self._expr(e.arg, scope, loop_var)
+            if loop.kind != "rows" or a.form != "tile":
+                raise DslError("row_last(v) takes a tile of a rows loop", e.loc)
+            return VType("row", a.dtype)
+        if isinstance(e, ir.Pick):
+            if loop.kind != "rows" or e.at != loop.var:
+                raise DslError("pick(x, t, idx) reads one element per row at the rows loop variable", e.loc)
+            if self.p.param(e.index).dtype not in ("i32", "i64"):
+                raise DslError(f"pick(): index tensor '{e.index}' must be i32 or i64", e.loc)
+            return VType("row", self.p.param(e.tensor).dtype)
+        if isinstance(e, ir.Binary) and e.op == "pow":
+            return self._scalar_expr(e, scope)
         if isinstance(e, ir.Extent):
             if e.loop_var != loop.var or loop.kind == "tiles":
                 raise DslError("width(t) is the row width of a rows loop or the reduced extent of a slabs loop", e.loc)
-            return VType("scalar", "f32")
+            return VType("scalar", "f32", "L")
         if isinstance(e, ir.Var):
             if e.name not in scope:
                 raise DslError(f"'{e.name}' is not defined here (values defined inside an inner loop "
@@ -157,6 +253,9 @@ class _Checker:
                 raise DslError(f"'{e.at}' is not a loop variable in scope", e.loc)
             if e.at != loop_var and e.at != loop.var:
                 raise DslError(f"load at '{e.at}' is outside that loop", e.loc)
+            if loop.kind == "windows" and (e.at == loop.var or e.tensor != loop.tensor or e.mode != "tile"):
+                raise DslError(f"in a windows loop, load the pooled tensor per tap: for w in taps(t): "
+                               f"load({loop.tensor}, w)", e.loc)
             if loop.kind == "slabs" and e.at == loop.var and e.tensor == loop.tensor:
                 raise DslError(f"'{e.tensor}' is the reduced tensor: load it per step (for k in steps(t): load({e.tensor}, k))", e.loc)
             dtype = self.p.param(e.tensor).dtype
@@ -168,7 +267,7 @@ class _Checker:
             return VType("tile", dtype, self.loop_space[e.at])
         if isinstance(e, ir.Fill):
             if e.kind == "row":
-                if loop.kind != "rows":
+                if loop.kind != "rows":  # noqa: SIM102
                     raise DslError("row_fill() is for rows loops", e.loc)
                 return VType("row", e.dtype)
             return VType("tile", e.dtype, self.loop_space[loop_var])
@@ -181,6 +280,8 @@ class _Checker:
             return VType(a.form, e.dtype, a.space)
         if isinstance(e, ir.Unary):
             a = self._expr(e.arg, scope, loop_var)
+            if a.form == "scalar":
+                return self._scalar_expr(e, scope, loop_var)
             self._arith_operand(a, e, e.op)
             if e.op in FLOAT_ONLY_UNARY and a.dtype not in ("f32", "f16"):
                 raise DslError(f"{e.op}() needs a float value, got {a.dtype}: cast it first", e.loc)
@@ -205,8 +306,10 @@ class _Checker:
                 if x.form == "mask":
                     raise DslError("a comparison can only be used inside where(cond, a, b)", e.loc)
                 self._arith_operand(x, e, name)
+            if a.form == "scalar" and b.form == "scalar" and isinstance(e, ir.Binary):
+                return self._scalar_expr(e, scope, loop_var)
             if a.form == "scalar" and b.form == "scalar":
-                raise DslError("an operation on two runtime scalars has no tile to live in", e.loc)
+                raise DslError("a comparison of two scalars has no tile to live in", e.loc)
             ta = a if a.form != "scalar" else b
             tb = b if b.form != "scalar" else a
             if ta.dtype != tb.dtype and a.form != "scalar" and b.form != "scalar":
@@ -249,6 +352,25 @@ class _Checker:
                 raise DslError("where(): the compared values and the chosen values must have the same dtype", e.loc)
             return VType("tile", dtype, c.space)
         raise DslError(f"unsupported expression {type(e).__name__}", e.loc)
+
+    def _scalar_expr(self, e: ir.Expr, scope, loop_var: str = "") -> VType:
+        """Arithmetic on scalars. Space H = computable on the host from constants, Scalar
+        parameters and numel (the tiling does it once); K = involves a total_* result (the
+        kernel computes it); L = involves width(t) (only inside the loop)."""
+        parts = [e.lhs, e.rhs] if isinstance(e, ir.Binary) else [e.arg]
+        spaces = set()
+        for x in parts:
+            t = self._expr(x, scope, loop_var)
+            if t.form != "scalar":
+                raise DslError("this operation takes scalars only here", e.loc)
+            spaces.add(t.space or "H")
+        space = "K" if "K" in spaces else ("L" if "L" in spaces else "H")
+        op = e.op
+        if space != "H" and op not in ("add", "sub", "mul", "div", "max", "min", "neg", "exp", "log",
+                                       "sqrt", "rsqrt", "abs", "reciprocal"):
+            raise DslError(f"{op} on a kernel-side scalar is not supported (only on host scalars: "
+                           "constants, Scalar parameters, numel)", e.loc)
+        return VType("scalar", "f32", space)
 
     def _arith_operand(self, t: VType, e: ir.Expr, what: str) -> None:
         if t.form == "scalar":

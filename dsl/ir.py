@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-DTYPES = ("f32", "f16", "bf16", "i32", "i8", "u8", "bool")
-DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i8": 1, "u8": 1, "bool": 1}
+DTYPES = ("f32", "f16", "bf16", "i32", "i64", "i8", "u8", "bool")
+DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i64": 8, "i8": 1, "u8": 1, "bool": 1}
 FLOAT_DTYPES = ("f32", "f16", "bf16")
 
 UNARY_OPS = (
@@ -22,11 +22,12 @@ UNARY_OPS = (
 """Unary ops. tanh, sigmoid and erf are composites: lowering expands them to basic vector
 instructions (see REFERENCE.md); the others map to one AscendC call each."""
 
-BINARY_OPS = ("add", "sub", "mul", "div", "max", "min")
+BINARY_OPS = ("add", "sub", "mul", "div", "max", "min", "pow")
 COMPARE_OPS = ("lt", "gt", "le", "ge", "eq", "ne")
 REDUCE_OPS = ("sum", "max", "min")
-LOOP_KINDS = ("tiles", "rows", "slabs")
-INNER_LOOP_KINDS = ("chunks", "steps")
+SCAN_OPS = ("sum", "prod", "max")
+LOOP_KINDS = ("tiles", "rows", "slabs", "windows")
+INNER_LOOP_KINDS = ("chunks", "steps", "taps")
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,50 @@ class Fill(Expr):
     dtype: str
 
 
+@dataclass(frozen=True)
+class GridReduce(Expr):
+    """``total_sum/total_max/total_min(v)`` inside a distribution loop: one value over every
+    tile of every core. The name it is assigned to is a scalar visible after the loop."""
+
+    op: str
+    arg: Expr
+
+
+@dataclass(frozen=True)
+class Numel(Expr):
+    """``numel(x)``: the element count of tensor ``x``, or ``size(x, d)``: its extent along
+    dim ``d`` (negative counts from the end), as a float computed by the host tiling."""
+
+    tensor: str
+    dim: int | None = None
+
+
+@dataclass(frozen=True)
+class Scan(Expr):
+    """``scan_sum/scan_prod/scan_max(v, carry)``: inclusive running op along each row of a
+    rows-loop tile, starting from the row value ``carry``."""
+
+    op: str
+    arg: Expr
+    carry: Expr
+
+
+@dataclass(frozen=True)
+class RowLast(Expr):
+    """``row_last(v)``: the last element of each row of a tile (the carry of a scan)."""
+
+    arg: Expr
+
+
+@dataclass(frozen=True)
+class Pick(Expr):
+    """``pick(x, t, idx)``: per row of a rows tile, ``x[row, idx[row]]`` (an index gather)."""
+
+    tensor: str
+    at: str
+    index: str
+
+
 # ---------------------------------------------------------------- statements
 
 
@@ -201,7 +246,8 @@ class Assign(Stmt):
 
 @dataclass(frozen=True)
 class Store(Stmt):
-    """``store(y, at, value)``: copy a UB value out to the tile of ``y`` addressed by ``at``."""
+    """``store(y, at, value)``: copy a UB value out to the tile of ``y`` addressed by ``at``;
+    at top level ``store(y, value)`` writes a scalar (``at`` is empty)."""
 
     tensor: str
     at: str
@@ -240,6 +286,11 @@ class Loop:
     depth: str | int  # queue depth for every load/store queue
     body: tuple[Stmt, ...]
     loc: Loc
+    groups: int = 1  # rows: each row of the trailing dims is split into this many rows
+    axis: int = -1  # rows(axis=a): row k is every element with index k on axis a (strided)
+    window: tuple[int, int, int] = (0, 0, 0)  # windows: (kernel, stride, padding)
+    chunk: str | int | None = None  # windows: output columns per tile (tunable or literal)
+    fill: float = 0.0  # windows: the value read outside the input (padding)
 
 
 @dataclass(frozen=True)
@@ -248,11 +299,26 @@ class Program:
     category: str
     params: tuple[Param, ...]
     tunables: tuple[Tunable, ...]
-    loop: Loop
+    loop: Loop  # the first distribution loop (all loops share its header)
     source: str
     loc: Loc
     doc: str = ""
     meta: dict = field(default_factory=dict, compare=False, hash=False)
+    top: tuple = ()  # top-level items in order: scalar Assign, Loop, scalar Store
+
+    @property
+    def loops(self) -> list[Loop]:
+        return [x for x in self.top if isinstance(x, Loop)] or [self.loop]
+
+    def all_stmts(self) -> list[Stmt]:
+        """Every statement: top-level ones and those of every loop (inner loops included)."""
+        out: list[Stmt] = []
+        for x in self.top or (self.loop,):
+            if isinstance(x, Loop):
+                out += list(walk_stmts(x.body))
+            else:
+                out.append(x)
+        return out
 
     @property
     def inputs(self) -> list[Param]:
@@ -288,8 +354,11 @@ class Program:
 
 def walk_exprs(e: Expr):
     """Yield ``e`` and all its sub-expressions, depth first, operands before users."""
-    if isinstance(e, (Unary, LeakyRelu, Cast, RowReduce)):
+    if isinstance(e, (Unary, LeakyRelu, Cast, RowReduce, GridReduce, RowLast)):
         yield from walk_exprs(e.arg)
+    elif isinstance(e, Scan):
+        yield from walk_exprs(e.arg)
+        yield from walk_exprs(e.carry)
     elif isinstance(e, (Binary, Compare)):
         yield from walk_exprs(e.lhs)
         yield from walk_exprs(e.rhs)
@@ -317,5 +386,12 @@ def stmt_exprs(s: Stmt):
 def body_exprs(stmts):
     """Every expression node in a body, inner loops included."""
     for s in walk_stmts(stmts):
+        for e in stmt_exprs(s):
+            yield from walk_exprs(e)
+
+
+def program_exprs(p: Program):
+    """Every expression node of a program: top-level statements and all loops."""
+    for s in p.all_stmts():
         for e in stmt_exprs(s):
             yield from walk_exprs(e)

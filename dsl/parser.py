@@ -14,13 +14,15 @@ import math
 from . import ir
 from .ir import Loc
 
-DTYPE_NAMES = {"f32": "f32", "f16": "f16", "bf16": "bf16", "i32": "i32", "i8": "i8",
+DTYPE_NAMES = {"f32": "f32", "f16": "f16", "bf16": "bf16", "i32": "i32", "i64": "i64", "i8": "i8",
                "u8": "u8", "bool": "bool", "fp32": "f32", "fp16": "f16"}
 PARAM_KINDS = {"In": "in", "Out": "out", "Scalar": "scalar"}
 UNARY_FUNCS = {n: n for n in ir.UNARY_OPS if n != "neg"}
 BINARY_FUNCS = {"maximum": "max", "minimum": "min"}
 REDUCE_FUNCS = {"row_sum": "sum", "row_max": "max", "row_min": "min"}
 LOAD_FUNCS = {"load": "tile", "load_bcast": "bcast", "load_per_row": "per_row"}
+GRID_FUNCS = {"total_sum": "sum", "total_max": "max", "total_min": "min"}
+SCAN_FUNCS = {"scan_sum": "sum", "scan_prod": "prod", "scan_max": "max"}
 CONSTANTS = {"inf": math.inf, "pi": math.pi}
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
 CMPOPS = {ast.Lt: "lt", ast.Gt: "gt", ast.LtE: "le", ast.GtE: "ge", ast.Eq: "eq",
@@ -114,25 +116,33 @@ class _Parser:
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                 and isinstance(body[0].value.value, str):
             doc = body.pop(0).value.value
-        loop = None
+        loops: list[ir.Loop] = []
+        top: list = []
         for st in body:
-            if isinstance(st, ast.Assign) and loop is None and self._is_call(st.value, "tunable"):
+            if isinstance(st, ast.Assign) and not top and self._is_call(st.value, "tunable"):
                 self._tunable(st)
-            elif isinstance(st, ast.For) and loop is None:
+            elif isinstance(st, ast.For):
                 loop = self._loop(st)
-            elif isinstance(st, ast.Pass):
+                loops.append(loop)
+                top.append(loop)
+            elif isinstance(st, ast.Assign):
+                top += self._block([st], "", "top")
+            elif isinstance(st, ast.Expr) and self._is_call(st.value, "store"):
+                top.append(self._store(st.value, top_level=True))
+            elif isinstance(st, ast.Pass) or (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)
+                                              and isinstance(st.value.value, str)):
                 continue
             else:
-                what = "a second loop" if isinstance(st, ast.For) else type(st).__name__
                 raise DslError(
-                    f"unexpected {what}: a kernel body is tunable declarations followed by one "
-                    "distribution loop (tiles/rows/slabs)", _loc(st))
-        if loop is None:
+                    f"unexpected {type(st).__name__}: a kernel body is tunable declarations, then "
+                    "distribution loops (tiles/rows/slabs), scalar assignments and scalar stores",
+                    _loc(st))
+        if not loops:
             raise DslError("the kernel has no distribution loop (for t in tiles/rows/slabs(...))", _loc(fn))
         return ir.Program(
             name=fn.name, category=category, params=tuple(self.params.values()),
-            tunables=tuple(self.tunables.values()), loop=loop, source=self.source,
-            loc=_loc(fn), doc=doc,
+            tunables=tuple(self.tunables.values()), loop=loops[0], source=self.source,
+            loc=_loc(fn), doc=doc, top=tuple(top),
         )
 
     def _decorator(self, fn: ast.FunctionDef) -> str:
@@ -225,14 +235,16 @@ class _Parser:
             raise DslError(f"{kind}(x, ...) takes the tensor that defines the iteration space first", _loc(call))
         tensor = self._tensor_name(call.args[0])
         allowed = {"tiles": {"tile", "cores", "depth"},
-                   "rows": {"rows", "cores", "depth", "dims"},
-                   "slabs": {"dim", "tile", "cores", "depth"}}[kind]
+                   "rows": {"rows", "cores", "depth", "dims", "groups", "axis"},
+                   "slabs": {"dim", "tile", "cores", "depth"},
+                   "windows": {"dims", "kernel", "stride", "padding", "rows", "chunk", "cores", "depth",
+                               "fill"}}[kind]
         kw = {}
         for k in call.keywords:
             if k.arg not in allowed:
                 raise DslError(f"{kind}() has no argument '{k.arg}' (it takes {', '.join(sorted(allowed))})", _loc(k.value))
             kw[k.arg] = k.value
-        size_key = "rows" if kind == "rows" else "tile"
+        size_key = "rows" if kind in ("rows", "windows") else "tile"
         if size_key not in kw:
             raise DslError(f"{kind}() needs {size_key}=...", _loc(call))
         tile = self._size(kw[size_key])
@@ -250,13 +262,47 @@ class _Parser:
             dim = self._int_literal(kw["dims"]) if "dims" in kw else 1
             if dim < 1:
                 raise DslError("dims= is the number of trailing dims forming a row (>= 1)", _loc(kw["dims"]))
+        elif kind == "windows":
+            for need in ("dims", "kernel", "stride", "chunk"):
+                if need not in kw:
+                    raise DslError(f"windows() needs {need}=...", _loc(call))
+            dim = self._int_literal(kw["dims"])
+            if dim not in (1, 2, 3):
+                raise DslError("windows(dims=...) pools over 1, 2 or 3 trailing dims", _loc(kw["dims"]))
         else:
             dim = 0
+        groups = 1
+        if "groups" in kw:
+            groups = self._int_literal(kw["groups"])
+            if groups < 1:
+                raise DslError("groups= splits each row into that many rows (>= 1)", _loc(kw["groups"]))
+        axis = -1
+        if "axis" in kw:
+            axis = self._int_literal(kw["axis"])
+            if tile != 1 or "dims" in kw or "groups" in kw:
+                raise DslError("rows(axis=a) takes rows=1 and no dims/groups: a row is the strided "
+                               "set x[..., k, ...] of one index k on axis a", _loc(kw["axis"]))
+        window, chunk, fill = (0, 0, 0), None, 0.0
+        if kind == "windows":
+            k, s_ = self._int_literal(kw["kernel"]), self._int_literal(kw["stride"])
+            pad = self._int_literal(kw["padding"]) if "padding" in kw else 0
+            if k < 1 or s_ < 1 or pad < 0 or 2 * pad > k:
+                raise DslError("windows(): kernel >= 1, stride >= 1, 0 <= padding <= kernel / 2", loc)
+            window = (k, s_, pad)
+            chunk = self._size(kw["chunk"])
+            if "fill" in kw:
+                f = self._expr(kw["fill"])
+                if not isinstance(f, ir.Const):
+                    raise DslError("windows(fill=...) is a constant (the value outside the input)",
+                                   _loc(kw["fill"]))
+                fill = f.value
         var = st.target.id
         self._fresh_name(var, _loc(st.target))
         self.loop_vars[var] = kind
         body = self._block(st.body, var, kind)
-        return ir.Loop(kind, var, tensor, tile, cores, dim, depth, tuple(body), loc)
+        del self.loop_vars[var]  # sequential distribution loops may reuse the name
+        return ir.Loop(kind, var, tensor, tile, cores, dim, depth, tuple(body), loc, groups, axis,
+                       window, chunk, fill)
 
     def _size(self, node: ast.AST) -> str | int:
         if isinstance(node, ast.Name):
@@ -279,7 +325,8 @@ class _Parser:
     def _fresh_name(self, name: str, loc: Loc) -> None:
         if name in self.params or name in self.tunables or name in self.loop_vars:
             raise DslError(f"'{name}' is already a parameter, tunable or loop variable", loc)
-        if name in UNARY_FUNCS or name in CONSTANTS or name in BINARY_FUNCS or name in REDUCE_FUNCS:
+        if name in UNARY_FUNCS or name in CONSTANTS or name in BINARY_FUNCS or name in REDUCE_FUNCS \
+                or name in GRID_FUNCS or name in SCAN_FUNCS:
             raise DslError(f"'{name}' is a built-in name", loc)
 
     def _block(self, stmts: list[ast.stmt], loop_var: str, loop_kind: str) -> list[ir.Stmt]:
@@ -323,13 +370,19 @@ class _Parser:
             if len(call.args) != 2:
                 raise DslError("chunks(t, SIZE) needs a chunk size", _loc(call))
             size = self._size(call.args[1])
+        elif kind == "taps":
+            if parent_kind != "windows":
+                raise DslError("taps() walks the window offsets of a windows(...) loop", _loc(call))
+            if len(call.args) != 1:
+                raise DslError("taps(t) takes only the windows variable", _loc(call))
+            size = None
         else:
             if parent_kind != "slabs":
                 raise DslError("steps() walks the reduced axis of a slabs(...) loop", _loc(call))
             if len(call.args) != 1:
                 raise DslError("steps(t) takes only the slab variable", _loc(call))
             size = None
-        if parent_kind in ("chunks", "steps"):
+        if parent_kind in ("chunks", "steps", "taps"):
             raise DslError("inner loops do not nest", loc)
         var = st.target.id
         self._fresh_name(var, _loc(st.target))
@@ -338,8 +391,13 @@ class _Parser:
         del self.loop_vars[var]  # sequential inner loops may reuse the name
         return ir.InnerLoop(loc, kind, var, parent, size, tuple(body))
 
-    def _store(self, call: ast.Call) -> ir.Store:
+    def _store(self, call: ast.Call, top_level: bool = False) -> ir.Store:
         loc = _loc(call)
+        if top_level:
+            if call.keywords or len(call.args) != 2:
+                raise DslError("outside a loop, store(y, value) writes a scalar to a one-element Out",
+                               loc)
+            return ir.Store(loc, self._tensor_name(call.args[0], "out"), "", self._expr(call.args[1]))
         if call.keywords or len(call.args) != 3:
             raise DslError("store(y, at, value) takes an Out tensor, a loop variable and a value", loc)
         tensor = self._tensor_name(call.args[0], "out")
@@ -405,17 +463,17 @@ class _Parser:
 
     def _power(self, node: ast.BinOp, depth: int) -> ir.Expr:
         loc = _loc(node)
-        if not (isinstance(node.right, ast.Constant) and type(node.right.value) is int and 1 <= node.right.value <= 4):
-            base = self._expr(node.left, depth)
-            exp_ = self._expr(node.right, depth)
-            if isinstance(base, ir.Const) and isinstance(exp_, ir.Const):
-                return ir.Const(loc, base.value ** exp_.value)
-            raise DslError("x ** n takes an integer literal n in 1..4", loc)
         base = self._expr(node.left, depth)
-        out = base
-        for _ in range(node.right.value - 1):
-            out = ir.Binary(loc, "mul", out, base)
-        return out
+        if isinstance(node.right, ast.Constant) and type(node.right.value) is int \
+                and 1 <= node.right.value <= 4:
+            out = base
+            for _ in range(node.right.value - 1):
+                out = ir.Binary(loc, "mul", out, base)
+            return out
+        exp_ = self._expr(node.right, depth)
+        if isinstance(base, ir.Const) and isinstance(exp_, ir.Const):
+            return ir.Const(loc, base.value ** exp_.value)
+        return ir.Binary(loc, "pow", base, exp_)  # the checker allows it on host scalars only
 
     def _call(self, node: ast.Call, depth: int) -> ir.Expr:
         loc = _loc(node)
@@ -476,6 +534,30 @@ class _Parser:
         if f == "width":
             want(1)
             return ir.Extent(loc, self._loop_var(args[0]))
+        if f in GRID_FUNCS:
+            want(1)
+            return ir.GridReduce(loc, GRID_FUNCS[f], self._expr(args[0], depth))
+        if f == "numel":
+            want(1)
+            return ir.Numel(loc, self._tensor_name(args[0]))
+        if f == "size":
+            want(2)
+            d = args[1]
+            neg = isinstance(d, ast.UnaryOp) and isinstance(d.op, ast.USub)
+            lit = d.operand if neg else d
+            if not (isinstance(lit, ast.Constant) and type(lit.value) is int):
+                raise DslError("size(x, d) takes an integer literal dim", loc)
+            return ir.Numel(loc, self._tensor_name(args[0]), -lit.value if neg else lit.value)
+        if f in SCAN_FUNCS:
+            want(2)
+            return ir.Scan(loc, SCAN_FUNCS[f], self._expr(args[0], depth), self._expr(args[1], depth))
+        if f == "row_last":
+            want(1)
+            return ir.RowLast(loc, self._expr(args[0], depth))
+        if f == "pick":
+            want(3)
+            return ir.Pick(loc, self._tensor_name(args[0], "in"), self._loop_var(args[1]),
+                           self._tensor_name(args[2], "in"))
         if f in ("tunable", "pow2", "choice", "span", "tiles", "rows", "slabs", "chunks", "steps", "store"):
             raise DslError(f"{f}() cannot be used here", loc)
         raise DslError(f"unknown function '{f}'", loc)

@@ -45,8 +45,8 @@ needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not inst
 
 def golden_files(op: str) -> list[str]:
     """The pinned outputs of one op, relative to its output directory."""
-    return [f"direct/{op}_kernel.cpp", f"direct/{op}_tiling.h",
-            f"cann/op_host/{op}.cpp", f"cann/op_host/{op}_tiling.h"]
+    return [f"direct/{op}_custom_kernel.cpp", f"direct/{op}_custom_tiling.h",
+            f"cann/op_host/{op}_custom.cpp", f"cann/op_host/{op}_custom_tiling.h"]
 
 
 @pytest.fixture(scope="session")
@@ -96,10 +96,10 @@ def test_every_form_is_written(written: dict[str, Path], lowered: dict[str, Lowe
         expected = set(render_outputs(lk))
         found = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
         assert found == expected, op
-        assert (out / f"cann/op_kernel/{op}.cpp").read_text() == lk.cann_kernel_source()
-        assert (out / f"emulator/{op}.cpp").read_text() == lk.emulator_source()
-        assert (out / f"cann/op_host/{op}_tiling_plain.h").read_text() == lk.tiling_header
-        assert "GET_TILING_DATA" in (out / f"cann/op_kernel/{op}.cpp").read_text()
+        assert (out / f"cann/op_kernel/{op}_custom.cpp").read_text() == lk.cann_kernel_source()
+        assert (out / f"emulator/{op}_custom.cpp").read_text() == lk.emulator_source()
+        assert (out / f"cann/op_host/{op}_custom_tiling_plain.h").read_text() == lk.tiling_header
+        assert "GET_TILING_DATA" in (out / f"cann/op_kernel/{op}_custom.cpp").read_text()
         readme = (out / "README.md").read_text()
         for t in lk.program.tunables:
             assert f"`{t.name}`" in readme
@@ -108,10 +108,10 @@ def test_every_form_is_written(written: dict[str, Path], lowered: dict[str, Lowe
 def test_msopgen_json(written: dict[str, Path], lowered: dict[str, LoweredKernel]) -> None:
     for op, out in written.items():
         p = lowered[op].program
-        ops = json.loads((out / f"cann/{op}.json").read_text())
+        ops = json.loads((out / f"cann/{op}_custom.json").read_text())
         assert len(ops) == 1
         d = ops[0]
-        assert d["op"] == "".join(w.capitalize() for w in op.split("_"))
+        assert d["op"] == "".join(w.capitalize() for w in op.split("_")) + "Custom"
         assert [x["name"] for x in d["input_desc"]] == [t.name for t in p.inputs]
         assert [x["name"] for x in d["output_desc"]] == [t.name for t in p.outputs]
         for x in d["input_desc"] + d["output_desc"]:
@@ -127,16 +127,17 @@ def test_cann_tiling_class_mirrors_plain_struct(written: dict[str, Path], lowere
     """Same fields, types and order as the POD struct, and TilingFunc sets every one."""
     for op, out in written.items():
         lk = lowered[op]
-        header = (out / f"cann/op_host/{op}_tiling.h").read_text()
+        header = (out / f"cann/op_host/{op}_custom_tiling.h").read_text()
         fields = re.findall(r"TILING_DATA_FIELD_DEF\((\w+), (\w+)\);", header)
-        expected = [("int64_t", f) for f in lk.tiling.fields()] + [("float", s) for s in lk.tiling.scalars]
+        expected = ([("int64_t", f) for f in lk.tiling.fields()] + [("float", s) for s in lk.tiling.scalars]
+                    + [("float", n) for n, _ in lk.tiling.host])
         assert fields == expected, op
         plain = re.findall(r"^    (int64_t|float) (\w+);$", lk.tiling_header, re.M)
         assert plain == expected, op
         assert f"BEGIN_TILING_DATA_DEF({lk.tiling.struct_name})" in header
-        host = (out / f"cann/op_host/{op}.cpp").read_text()
+        host = (out / f"cann/op_host/{op}_custom.cpp").read_text()
         assert re.findall(r"tiling\.set_(\w+)\(plain\.(\w+)\);", host) == [(f, f) for _, f in expected]
-        assert f'#include "{op}_tiling_plain.h"' in host
+        assert f'#include "{op}_custom_tiling_plain.h"' in host
         for s in lk.program.scalars:
             assert f'this->Attr("{s.name}")' in host
 
@@ -151,14 +152,14 @@ def test_output_shape_rules(lowered: dict[str, LoweredKernel]) -> None:
     assert rule("sum_lastdim").apply([4, 5, 6]) == [4, 5]
     assert rule("max_middim").apply([2, 3, 4]) == [2, 4]
     assert rule("layer_norm").source == "x"
-    host = render_outputs(lowered["max_middim"])["cann/op_host/max_middim.cpp"]
-    assert "if (i != 1) yShape->SetDim(j++, xShape->GetDim(i));" in host
+    host = render_outputs(lowered["max_middim"])["cann/op_host/max_middim_custom.cpp"]
+    assert "if (i != 1) outShape->SetDim(j++, xShape->GetDim(i));" in host
 
 
 def test_tunables_are_baked_in(lowered: dict[str, LoweredKernel]) -> None:
     src = propose(get_task("softmax"))[0].source
     files = render_outputs(lowered["softmax"], params={"ROWS": 16})
-    for path in ("cann/op_host/softmax.cpp", "direct/main.cpp", "torch/softmax_binding.cpp"):
+    for path in ("cann/op_host/softmax_custom.cpp", "direct/main.cpp", "torch/softmax_custom_binding.cpp"):
         assert re.search(r"constexpr int64_t ROWS\s+= 16;\s+// tuned \(DSL default 4\)", files[path]), path
     assert "| `ROWS` | 16 | 4 |" in files["README.md"]
     with pytest.raises(ValueError, match="unknown tunables"):
@@ -166,7 +167,7 @@ def test_tunables_are_baked_in(lowered: dict[str, LoweredKernel]) -> None:
     with pytest.raises(ValueError, match="depth"):  # the kernel was compiled with DEPTH=2
         render_outputs(lowered["softmax"], params={"DEPTH": 1})
     one = lower(src, {"DEPTH": 1})
-    assert "constexpr int32_t DEPTH = 1;" in render_outputs(one, params={"DEPTH": 1})["direct/softmax_kernel.cpp"]
+    assert "constexpr int32_t DEPTH = 1;" in render_outputs(one, params={"DEPTH": 1})["direct/softmax_custom_kernel.cpp"]
 
 
 def test_rejects_what_cann_cannot_take(lowered: dict[str, LoweredKernel]) -> None:
@@ -187,8 +188,8 @@ def test_rejects_what_cann_cannot_take(lowered: dict[str, LoweredKernel]) -> Non
 def test_emulator_form_compiles(written: dict[str, Path]) -> None:
     def build(op: str) -> Path:
         d = written[op] / "emulator"
-        sources = {f"{op}.cpp": (d / f"{op}.cpp").read_text(), f"{op}_tiling.h": (d / f"{op}_tiling.h").read_text()}
-        return build_kernel(sources, f"{op}.cpp")
+        sources = {f"{op}_custom.cpp": (d / f"{op}_custom.cpp").read_text(), f"{op}_custom_tiling.h": (d / f"{op}_custom_tiling.h").read_text()}
+        return build_kernel(sources, f"{op}_custom.cpp")
 
     for so in _parallel(build, OPS):
         assert so.exists()
@@ -205,7 +206,7 @@ def test_plain_tiling_header_syntax(written: dict[str, Path], lowered: dict[str,
         args = "".join(f", int64_t{{{t.default}}}" for t in p.tunables) + "".join(", 1.5f" for _ in p.scalars)
         driver = tmp_path / f"{op}_driver.cpp"
         driver.write_text(
-            f'#include "{op}_tiling_plain.h"\n'
+            f'#include "{op}_custom_tiling_plain.h"\n'
             "int main() {\n"
             "    const int64_t dims[] = " + "{" + ", ".join(["8", "16", "32"] * len(p.tensors)) + "};\n"
             "    const int32_t ranks[] = " + "{" + ", ".join(["3"] * len(p.tensors)) + "};\n"
@@ -226,7 +227,7 @@ def test_host_cpp_syntax_against_stubs(written: dict[str, Path], lowered: dict[s
     jobs: list[tuple[Path, list[Path]]] = []
     for op in OPS:
         out = written[op]
-        jobs.append((out / f"cann/op_host/{op}.cpp", [STUBS, out / "cann/op_host"]))
+        jobs.append((out / f"cann/op_host/{op}_custom.cpp", [STUBS, out / "cann/op_host"]))
         launch = _launch_stub(lowered[op], tmp_path / f"launch_{op}")
         jobs.append((out / "direct/main.cpp", [STUBS, launch, out / "direct"]))
     errors = [e for e in _parallel(lambda job: _gxx_syntax(*job), jobs) if e]
@@ -245,7 +246,7 @@ def test_torch_binding_syntax(written: dict[str, Path], lowered: dict[str, Lower
     op = "mul_scalar"
     out = written[op]
     launch = _launch_stub(lowered[op], tmp_path / "launch")
-    err = _gxx_syntax(out / f"torch/{op}_binding.cpp",
+    err = _gxx_syntax(out / f"torch/{op}_custom_binding.cpp",
                       [STUBS, launch, out / "direct", *map(Path, include_paths()), python_include],
                       extra=("-w", "-Wno-error", f"-DTORCH_EXTENSION_NAME=acx_{op}"))
     assert not err, err

@@ -106,8 +106,6 @@ def test_full_shape_output_meta_examples() -> None:
     assert get_task("max_middim").output_meta() == [((64, 1023), torch.float32)]
     assert get_task("cross_entropy").output_meta() == [((), torch.float32)]
     assert get_task("avg_pool2d").output_meta() == [((16, 64, 256, 256), torch.float32)]
-    assert get_task("argmax_dim").output_meta()[0][1] == torch.int64
-    assert len(get_task("cummax").output_meta()) == 2
 
 
 def test_references_match_torch_semantics() -> None:

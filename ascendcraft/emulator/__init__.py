@@ -4,14 +4,17 @@ check them like CANN's CPU debug mode, and record a per-call trace for the perfo
 
 from ascendcraft.emulator.build import BuildError, ToolchainError, build_kernel
 from ascendcraft.emulator.runner import (
+    CORE_TYPES,
     DEFAULT_SOC_BUFFERS,
     RunResult,
     TilingRequest,
     compute_tiling,
     run_kernel,
+    soc_buffers_for,
 )
 
 __all__ = [
+    "CORE_TYPES",
     "DEFAULT_SOC_BUFFERS",
     "BuildError",
     "RunResult",
@@ -20,4 +23,5 @@ __all__ = [
     "build_kernel",
     "compute_tiling",
     "run_kernel",
+    "soc_buffers_for",
 ]

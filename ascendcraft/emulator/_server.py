@@ -50,6 +50,7 @@ class AcxRunOptions(ctypes.Structure):
         ("n_block_ids", ctypes.c_int32),
         ("stack_kib", ctypes.c_uint32),
         ("stats", ctypes.POINTER(AcxRunStats)),
+        ("core_type", ctypes.c_int32),
     ]
 
 
@@ -152,6 +153,7 @@ def _child(req: dict, wfd: int) -> None:
             l0b_bytes=int(req["soc"]["l0b"]), l0c_bytes=int(req["soc"]["l0c"]),
             block_ids=(ctypes.c_uint32 * max(1, len(ids)))(*ids), n_block_ids=len(ids),
             stack_kib=int(req.get("stack_kib") or 0), stats=ctypes.pointer(stats),
+            core_type=int(req.get("core_type") or 0),
         )
         rc = lib.acx_run(
             (ctypes.c_void_p * n)(*ptrs), (ctypes.c_uint64 * n)(*sizes), n, ctypes.byref(opt),

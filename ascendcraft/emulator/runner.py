@@ -39,6 +39,20 @@ DEFAULT_SOC_BUFFERS: dict[str, int] = {
 }
 """Per-core buffer capacities in bytes (Ascend910B defaults)."""
 
+CORE_TYPES: dict[str, int] = {"auto": 0, "aiv": 1, "aic": 2}
+"""``run_kernel(core_type=...)``: auto = vector core unless the kernel declares
+``KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY)``; aiv / aic force the core type."""
+
+
+def soc_buffers_for(soc: str) -> dict[str, int]:
+    """Per-core buffer capacities (bytes) of a SoC, from its spec file in ``ascendcraft.model``."""
+    from ascendcraft.model.soc import load_soc  # lazy: the model package imports this one
+
+    spec = load_soc(soc)
+    kib = {"ub": spec.ub_kib, "l1": spec.l1_kib, "l0a": spec.l0a_kib, "l0b": spec.l0b_kib,
+           "l0c": spec.l0c_kib}
+    return {k: int(v) * 1024 for k, v in kib.items()}
+
 _ALIGN = 4096
 
 
@@ -167,9 +181,10 @@ def run_kernel(
     trace: bool = True,
     max_trace_records: int = 0,
     timeout_s: float = 60,
-    soc_buffers: Mapping[str, int] | None = None,
+    soc_buffers: Mapping[str, int] | str | None = None,
     block_ids: Sequence[int] | None = None,
     stack_kib: int = 0,
+    core_type: str = "auto",
 ) -> RunResult:
     """Run the kernel library at ``so_path`` on ``gm_arrays`` (inputs) and ``outputs``.
 
@@ -178,10 +193,17 @@ def run_kernel(
     ``tiling`` is raw tiling bytes or a TilingRequest evaluated in the child by ``acx_tiling``
     (its block dim and workspace size are used unless ``block_dim`` is given).
     In ``trace_only`` mode no GM memory is allocated: arithmetic and data movement are skipped.
+    ``soc_buffers`` overrides capacities (a mapping) or takes them from a SoC spec (its name).
+    ``core_type`` is one of :data:`CORE_TYPES` (cube kernels: ``"aic"`` or a declaration).
     """
     t_start = time.perf_counter()
+    if core_type not in CORE_TYPES:
+        raise ValueError(f"core_type must be one of {sorted(CORE_TYPES)}, not {core_type!r}")
     soc = dict(DEFAULT_SOC_BUFFERS)
-    soc.update(soc_buffers or {})
+    if isinstance(soc_buffers, str):
+        soc.update(soc_buffers_for(soc_buffers))
+    else:
+        soc.update(soc_buffers or {})
     specs = [_spec_nbytes(s) for s in (*gm_arrays, *outputs)]
     n_in = len(gm_arrays)
     layout: list[tuple[int, int]] = []
@@ -230,6 +252,7 @@ def run_kernel(
             "block_ids": list(block_ids or []),
             "stack_kib": int(stack_kib),
             "timeout_s": float(timeout_s),
+            "core_type": CORE_TYPES[core_type],
         }
         server = _get_server()
         with server.lock:

@@ -36,13 +36,16 @@ kind     RecordKind
 op       Op (API call) for INSTR records; 0 otherwise
 dtype    DType of the operands (source dtype for Cast)
 dtype2   DType of the destination for Cast; 0 otherwise
-pipe2    for SET_FLAG: the destination pipe; for WAIT_FLAG: the source pipe
+pipe2    for SET_FLAG: the destination pipe; for WAIT_FLAG: the source pipe; for GM data
+         moves (INSTR): 1 + index of the GM kernel argument (0: unknown)
 flags    bit 0: GM address 512 B aligned; bit 1: GM address 32 B aligned;
          bit 2: atomic accumulation active for this GM write
 repeats  vector repeats (256 B each) the call processes
-blocks   number of bursts (blockCount) of a data move; 1 for contiguous moves
+blocks   number of bursts (blockCount) of a data move; 1 for contiguous moves; LoadData:
+         number of 512 B fractals
 event    synchronisation key for SET_FLAG / WAIT_FLAG: (queue or event id << 8) | slot
-m, n, k  Mmad / LoadData shapes (0 otherwise)
+m, n, k  Mmad: m, n, k; Fixpipe: m = mSize, n = nSize; GM data moves with several
+         bursts: k = GM byte distance between burst starts (0: contiguous); 0 otherwise
 bytes    bytes moved (data moves) or bytes of the destination operand (vector ops)
 elems    elements processed (count)
 addr     GM byte offset of a data move within its GM buffer
@@ -147,6 +150,9 @@ class Op(enum.IntEnum):
     OR = 111
     # emulator extensions
     INIT_GLOBAL_MEMORY = 120
+    # gather / index generation
+    GATHER = 130
+    CREATE_VEC_INDEX = 131
 
 
 def read_trace(path: str) -> np.ndarray:

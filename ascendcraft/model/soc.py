@@ -44,6 +44,7 @@ OP_CLASS: dict[Op, str] = {
     Op.BLOCK_REDUCE_SUM: "block_reduce", Op.BLOCK_REDUCE_MAX: "block_reduce",
     Op.BLOCK_REDUCE_MIN: "block_reduce",
     Op.DATA_COPY_UB2UB: "copy",
+    Op.GATHER: "gather", Op.CREATE_VEC_INDEX: "one_input",
 }
 
 #: Data moves that go through a GM <-> on-chip path (and so through HBM), by path name.
@@ -63,6 +64,16 @@ SCALAR_OPS = (Op.GET_VALUE, Op.SET_VALUE)
 DTYPE_BYTES: dict[int, int] = {
     DType.NONE: 1, DType.F32: 4, DType.F16: 2, DType.BF16: 2, DType.I32: 4, DType.I8: 1,
     DType.U8: 1, DType.I16: 2, DType.U16: 2, DType.I64: 8, DType.BOOL: 1, DType.U32: 4,
+}
+
+
+_MAC_KEY: dict[str | int, str] = {
+    "float16": "f16", "fp16": "f16", "half": "f16", "f16": "f16",
+    "bfloat16": "bf16", "bf16": "bf16",
+    "float32": "f32", "fp32": "f32", "float": "f32", "f32": "f32",
+    "int8": "i8", "i8": "i8", "uint8": "i8",
+    int(DType.F16): "f16", int(DType.BF16): "bf16", int(DType.F32): "f32", int(DType.I8): "i8",
+    int(DType.U8): "i8",
 }
 
 
@@ -127,6 +138,7 @@ class SocSpec:
     host_dispatch_us: float
     eager_efficiency: float
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    mmad_macs_per_cycle: dict[str, float] = field(default_factory=dict, compare=False)
 
     # ---- derived quantities -----------------------------------------------------------
     @property
@@ -159,10 +171,17 @@ class SocSpec:
         best = min(min(row.values()) for row in self.vector_cycles_per_repeat.values())
         return self.vector_cores * self.vector_clock_mhz * 1e6 * (256 / elem) / best
 
+    def macs_per_cycle(self, dtype: str | int = "float16") -> float:
+        """Cube MACs per cycle for an input dtype (name or trace DType): one fractal product
+        per cycle - 4096 fp16/bf16, 2048 fp32, 8192 int8 (the spec's ``macs_per_cycle``)."""
+        key = _MAC_KEY.get(dtype if isinstance(dtype, str) else int(dtype), "f16")
+        if key in self.mmad_macs_per_cycle:
+            return float(self.mmad_macs_per_cycle[key])
+        return self.mmad_macs_per_cycle_f16 * {"i8": 2.0, "f32": 0.5}.get(key, 1.0)
+
     def cube_peak_flops(self, dtype: str = "float16") -> float:
-        """Chip cube peak in flop/s: cores x MACs/cycle x 2 x clock (int8 2x, fp32 0.5x)."""
-        scale = {"int8": 2.0, "float32": 0.5, "fp32": 0.5}.get(dtype, 1.0)
-        return self.cube_cores * self.mmad_macs_per_cycle_f16 * scale * 2 * self.clock_mhz * 1e6
+        """Chip cube peak in flop/s: cube cores x MACs/cycle(dtype) x 2 x clock."""
+        return self.cube_cores * self.macs_per_cycle(dtype) * 2 * self.clock_mhz * 1e6
 
 
 def _val(d: dict[str, Any], key: str, sources: dict[str, str]) -> Any:
@@ -209,6 +228,7 @@ def _build(raw: dict[str, Any]) -> SocSpec:
         aligned32_factor=float(al["aligned32_factor"]), unaligned_factor=float(al["unaligned_factor"]),
         host_dispatch_us=float(g["host_dispatch_us"]), eager_efficiency=float(g["eager_efficiency"]),
         sources=src,
+        mmad_macs_per_cycle={k: float(v) for k, v in mm.get("macs_per_cycle", {}).items()},
     )
 
 

@@ -14,6 +14,8 @@ Per core, records are processed in program order:
   (HBM x sustained fraction / active cores), a per-core channel shared by MTE2, MTE3 and
   FIX; a transfer ends at max(path time, HBM-channel time). A core can therefore never
   move GM data faster than its share, which keeps modeled time >= the HBM roofline;
+  GM reads that the tile-reuse L2 model (:func:`l2_reuse`) finds resident use the core's
+  share of the L2 bandwidth instead;
 * SET_FLAG stores, under (src pipe, dst pipe, event), the time everything issued earlier on
   the source pipe has completed; WAIT_FLAG pops that time (FIFO per key) and holds the
   waiting pipe (or S) until then;
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_right
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -67,6 +69,13 @@ class ModelResult:
     n_programs: int
     label: str = "modeled"
     warnings: list[str] = field(default_factory=list)
+    l2_hit_bytes: int = 0
+    l2_read_bytes: int = 0
+
+    @property
+    def l2_hit_frac(self) -> float:
+        """Fraction of the GM bytes read (of GM-tagged moves) that the L2 model served."""
+        return self.l2_hit_bytes / self.l2_read_bytes if self.l2_read_bytes else 0.0
 
 
 @dataclass
@@ -105,16 +114,20 @@ def _luts(soc: SocSpec) -> dict[str, np.ndarray]:
     for dt, nb in DTYPE_BYTES.items():
         dsize[int(dt)] = nb
         row[int(dt)] = 1 if dtype_row(dt) == "f32" else 0
-    macs = np.full(256, soc.mmad_macs_per_cycle_f16)
-    macs[int(DType.I8)] = macs[int(DType.U8)] = 2 * soc.mmad_macs_per_cycle_f16
-    macs[int(DType.F32)] = 0.5 * soc.mmad_macs_per_cycle_f16
+    macs = np.full(256, soc.macs_per_cycle("f16"))
+    for dt in (DType.F16, DType.BF16, DType.F32, DType.I8, DType.U8):
+        macs[int(dt)] = soc.macs_per_cycle(int(dt))
+    k0 = np.maximum(1.0, 32.0 / dsize)  # fractal K0: 16 fp16/bf16, 8 fp32, 32 int8
     return dict(cpr=cpr, is_vec=is_vec, path_idx=path_idx, lat=lat, peak=peak,
-                local_bpc=local_bpc, dsize=dsize, row=row, macs=macs)
+                local_bpc=local_bpc, dsize=dsize, row=row, macs=macs, k0=k0)
 
 
-def record_costs(rec: np.ndarray, soc: SocSpec, active: int, luts: dict | None = None):
+def record_costs(rec: np.ndarray, soc: SocSpec, active: int, luts: dict | None = None,
+                 l2_hit: np.ndarray | None = None):
     """Cost of each record on its pipe (ns), its HBM-channel occupancy (ns) and the fixed
-    (latency / per-call) part of the pipe cost (ns), for ``active`` concurrently running cores."""
+    (latency / per-call) part of the pipe cost (ns), for ``active`` concurrently running cores.
+    ``l2_hit`` marks GM reads served by L2 (see :func:`l2_reuse`): they occupy the core's
+    channel at its share of the L2 bandwidth instead of the HBM share."""
     lu = luts or _luts(soc)
     kind = rec["kind"]
     op = rec["op"].astype(np.int64)
@@ -150,17 +163,23 @@ def record_costs(rec: np.ndarray, soc: SocSpec, active: int, luts: dict | None =
         dur[gm] = lu["lat"][p] + beff / (lu["peak"][p] * fac)
         ovh[gm] = lu["lat"][p]
         share = soc.hbm_bytes_per_ns * soc.hbm_sustained_frac / max(1, active)
-        hbm[gm] = beff / (share * fac)
+        h = beff / (share * fac)
+        if l2_hit is not None and soc.l2_gbps:
+            f = l2_hit[gm].astype(np.float64) / 255.0
+            h = (1.0 - f) * h + f * beff / (float(soc.l2_gbps) / max(1, active))
+        hbm[gm] = h
 
     # on-chip L1 -> L0 moves
     loc = instr & (lu["local_bpc"][op] > 0)
     if loc.any():
         dur[loc] = rec["bytes"][loc] / lu["local_bpc"][op[loc]] * cyc
 
-    # Mmad: fixed + m*k*n / MACs-per-cycle
+    # Mmad: fixed + m*k*n / MACs-per-cycle, with m, n padded to 16 and k to the fractal K0
     mm = instr & (op == int(Op.MMAD))
     if mm.any():
-        mkn = rec["m"][mm].astype(np.float64) * rec["k"][mm] * rec["n"][mm]
+        k0 = lu["k0"][dt[mm]]
+        mkn = (np.ceil(rec["m"][mm] / 16.0) * 16.0) * (np.ceil(rec["k"][mm] / k0) * k0) \
+            * (np.ceil(rec["n"][mm] / 16.0) * 16.0)
         dur[mm] = (soc.mmad_fixed_cycles + mkn / lu["macs"][dt[mm]]) * cyc
         ovh[mm] = soc.mmad_fixed_cycles * cyc
 
@@ -210,8 +229,9 @@ def _book(hs: list[float], he: list[float], lo: int, t: float, need: float) -> f
         t = he[i - 1]
 
 
-def _run_program(rec: np.ndarray, soc: SocSpec, active: int, luts: dict) -> _ProgramRun:
-    dur_a, hbm_a, ovh_a = record_costs(rec, soc, active, luts)
+def _run_program(rec: np.ndarray, soc: SocSpec, active: int, luts: dict,
+                 l2_hit: np.ndarray | None = None) -> _ProgramRun:
+    dur_a, hbm_a, ovh_a = record_costs(rec, soc, active, luts, l2_hit)
     kind = rec["kind"].tolist()
     pipe = rec["pipe"].tolist()
     pipe2 = rec["pipe2"].tolist()
@@ -331,10 +351,12 @@ def _by_core(trace: np.ndarray) -> np.ndarray:
     return trace
 
 
-def _program_ids(trace: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[int]:
+def _program_ids(trace: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                 l2_hit: np.ndarray | None = None) -> list[int]:
     """Program id per core: cores whose records are byte-identical ignoring seq, core, addr
-    and padding share an id. Cores are grouped by length, hashed (blake2b over a masked
-    byte view), and a hash match is confirmed byte for byte, so ids are exact."""
+    and padding (and whose L2 hits agree) share an id. Cores are grouped by length, hashed
+    (blake2b over a masked byte view), and a hash match is confirmed byte for byte, so ids
+    are exact."""
     raw = trace.view(np.uint8).reshape(len(trace), RECORD_DTYPE.itemsize)
     ids: list[int] = []
     reps: dict[tuple[int, bytes], list[tuple[int, np.ndarray]]] = {}
@@ -342,6 +364,8 @@ def _program_ids(trace: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> lis
     for a, b in zip(starts, ends, strict=True):
         m = raw[a:b].copy()
         m[:, _MASK] = 0
+        if l2_hit is not None:
+            m[:, 14] = l2_hit[a:b]  # a masked padding byte carries the hit flag
         key = (int(b - a), hashlib.blake2b(m, digest_size=16).digest())
         for pid, rep in reps.get(key, []):
             if np.array_equal(rep, m):
@@ -353,6 +377,82 @@ def _program_ids(trace: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> lis
             reps.setdefault(key, []).append((pid, m))
             ids.append(pid)
     return ids
+
+
+_GM_READS = [int(o) for o in (Op.DATA_COPY_GM2UB, Op.DATA_COPY_PAD_GM2UB, Op.DATA_COPY_GM2L1)]
+_GM_WRITES = [int(o) for o in (Op.DATA_COPY_UB2GM, Op.DATA_COPY_PAD_UB2GM, Op.FIXPIPE_L0C2GM,
+                               Op.INIT_GLOBAL_MEMORY)]
+
+
+def l2_reuse(trace: np.ndarray, soc: SocSpec, ncores: int) -> np.ndarray:
+    """Per record the fraction of a GM read served by L2, in 1/255 units (uint8; ``trace``
+    sorted by core).
+
+    Tile-reuse model: a GM move's footprint is its key (GM argument, start offset, bytes,
+    bursts, burst stride) - exactly the tile an AscendC kernel copies. L2 is an LRU over
+    these footprints with the SoC's L2 capacity, cold at launch. Accesses are replayed in an
+    approximate global order: the cores of one wave (``ncores`` consecutive blocks) advance in
+    lock step - step j holds access j of every core - and waves run one after another. A read
+    of a footprint resident before its step hits fully; g reads of the same absent footprint
+    in one step share one HBM fetch (each is a 1 - 1/g hit). Every read and write makes its
+    footprint resident (write-allocate). Partial overlaps never hit (conservative). Moves
+    without a GM argument tag (``pipe2 == 0``, e.g. synthetic traces) never hit."""
+    n = len(trace)
+    hits = np.zeros(n, np.uint8)
+    if n == 0 or not soc.l2_gbps:
+        return hits
+    instr = trace["kind"] == int(RecordKind.INSTR)
+    tagged = instr & (trace["pipe2"] > 0)
+    is_r = tagged & np.isin(trace["op"], _GM_READS)
+    if not is_r.any():
+        return hits
+    is_w = tagged & np.isin(trace["op"], _GM_WRITES)
+    idx = np.flatnonzero(is_r | is_w)
+    # quick exit: no footprint read twice and none read after being written -> no hits
+    with np.errstate(over="ignore"):
+        h = (trace["addr"][idx] * np.uint64(0x9E3779B97F4A7C15)
+             ^ trace["bytes"][idx] * np.uint64(0xC2B2AE3D27D4EB4F)
+             ^ (trace["blocks"][idx].astype(np.uint64) << np.uint64(40))
+             ^ (trace["k"][idx].astype(np.uint64) << np.uint64(20))
+             ^ (trace["pipe2"][idx].astype(np.uint64) << np.uint64(56)))
+    hs = np.sort(h)
+    if not (hs[1:] == hs[:-1]).any():
+        return hits  # every footprint (read or written) occurs once
+    t = trace[idx]
+    r = is_r[idx]
+    core = t["core"].astype(np.int64)
+    j = np.arange(len(idx)) - np.searchsorted(core, core, side="left")
+    step = (core // max(1, ncores)) * (int(j.max()) + 1) + j
+    order = np.lexsort((core, step))
+    st = step[order]
+    bounds = np.flatnonzero(np.diff(st)) + 1
+    keys = list(zip(t["pipe2"].tolist(), t["addr"].tolist(), t["bytes"].tolist(),
+                    t["blocks"].tolist(), t["k"].tolist(), strict=True))
+    size = t["bytes"].tolist()
+    rl = r.tolist()
+    cap = soc.l2_mib * float(1 << 20)
+    lru: OrderedDict[tuple, int] = OrderedDict()
+    used = 0
+    out = hits
+    for seg in np.split(order, bounds):
+        seg = seg.tolist()
+        absent: dict[tuple, int] = {}
+        for p in seg:
+            if rl[p] and keys[p] not in lru:
+                absent[keys[p]] = absent.get(keys[p], 0) + 1
+        for p in seg:
+            key = keys[p]
+            if rl[p]:
+                g = absent.get(key)
+                out[idx[p]] = 255 if g is None else int(round(255 * (1 - 1 / g)))
+            if key in lru:
+                lru.move_to_end(key)
+            else:
+                lru[key] = size[p]
+                used += size[p]
+        while used > cap and lru:
+            used -= lru.popitem(last=False)[1]
+    return hits
 
 
 def physical_cores(trace: np.ndarray, soc: SocSpec) -> int:
@@ -383,8 +483,10 @@ def simulate(trace: np.ndarray, soc: SocSpec | str | None = None,
     core_ids = trace["core"].astype(np.int64)
     starts = np.searchsorted(core_ids, np.arange(bd), side="left")
     ends = np.searchsorted(core_ids, np.arange(bd), side="right")
-    prog_ids = _program_ids(trace, starts, ends)
     ncores = physical_cores(trace, soc)
+    hits = l2_reuse(trace, soc, ncores)
+    hit_any = bool(hits.any())
+    prog_ids = _program_ids(trace, starts, ends, hits if hit_any else None)
     luts = _luts(soc)
 
     runs: dict[tuple[int, int], _ProgramRun] = {}
@@ -402,7 +504,8 @@ def simulate(trace: np.ndarray, soc: SocSpec | str | None = None,
         for c in wave:
             key = (prog_ids[c], active)
             if key not in runs:
-                runs[key] = _run_program(trace[starts[c]:ends[c]], soc, active, luts)
+                runs[key] = _run_program(trace[starts[c]:ends[c]], soc, active, luts,
+                                         hits[starts[c]:ends[c]] if hit_any else None)
             wave_runs.append(runs[key])
         nseg = max(len(r.segments_ns) for r in wave_runs)
         if any(len(r.segments_ns) != nseg for r in wave_runs):
@@ -436,9 +539,13 @@ def simulate(trace: np.ndarray, soc: SocSpec | str | None = None,
     }
     bound = max(res, key=lambda k: res[k])
     gm_mask = (trace["kind"] == int(RecordKind.INSTR)) & np.isin(trace["op"], [int(o) for o in GM_PATH])
+    reads = ((trace["kind"] == int(RecordKind.INSTR)) & (trace["pipe2"] > 0)
+             & np.isin(trace["op"], _GM_READS))
     return ModelResult(
         soc=soc.name, time_us=total, kernel_us=kernel_us, launch_us=launch, block_dim=bd,
         pipe_busy_us=busy, pipe_util=util, hbm_busy_us=crit.hbm_busy_ns / 1e3, bound=bound,
         resources_us=res, core_us=core_ns / 1e3, gm_bytes=int(trace["bytes"][gm_mask].sum()),
         n_records=len(trace), n_programs=len({h for h in prog_ids}), warnings=warnings,
+        l2_hit_bytes=int((trace["bytes"][reads] * (hits[reads] / 255.0)).sum()),
+        l2_read_bytes=int(trace["bytes"][reads].sum()),
     )

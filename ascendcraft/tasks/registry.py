@@ -382,9 +382,6 @@ def logcumsumexp(x: torch.Tensor, *, dim: int) -> torch.Tensor:
     return torch.logcumsumexp(x, dim=dim)
 
 
-def cummax(x: torch.Tensor, *, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
-    values, indices = torch.cummax(x, dim=dim)
-    return values, indices
 
 
 def matrix_scalar_multiplication(a: torch.Tensor, s: float) -> torch.Tensor:
@@ -399,7 +396,6 @@ for _n, _f, _hint in [
     ("cumsum_exclusive", cumsum_exclusive, {}),
     ("cumsum_reverse", cumsum_reverse, {}),
     ("logcumsumexp", logcumsumexp, {}),
-    ("cummax", cummax, {}),
 ]:
     _register(_n, "math", _f, _SCAN, _unary(**_hint), init={"dim": 1}, ranks=(2, 3),
               description=f"{_n} along dim 1", shape_rule=_SCAN_RULE)
@@ -674,12 +670,8 @@ def prod_dim(x: torch.Tensor, *, dim: int) -> torch.Tensor:
     return torch.prod(x, dim=dim)
 
 
-def argmax_dim(x: torch.Tensor, *, dim: int) -> torch.Tensor:
-    return torch.argmax(x, dim=dim)
 
 
-def argmin_dim(x: torch.Tensor, *, dim: int) -> torch.Tensor:
-    return torch.argmin(x, dim=dim)
 
 
 def logsumexp_dim(x: torch.Tensor, *, dim: int) -> torch.Tensor:
@@ -697,8 +689,6 @@ for _n, _f, _dim, _hint in [
     ("max_dim", max_dim, 2, {}),
     ("min_dim", min_dim, 1, {}),
     ("prod_dim", prod_dim, 1, {"dist": "rand", "low": 0.9, "high": 1.1}),
-    ("argmax_dim", argmax_dim, 1, {}),
-    ("argmin_dim", argmin_dim, 2, {}),
     ("logsumexp_dim", logsumexp_dim, 1, {}),
 ]:
     _register(_n, "reduce", _f, RED3, _unary(**_hint), init={"dim": _dim}, ranks=(3,),

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from .. import ir
 from ..checker import TypedProgram
 from ..parser import DslError
+from .tiling import window_params
 
-CTYPE = {"f32": "float", "f16": "half", "bf16": "bfloat16_t", "i32": "int32_t", "i8": "int8_t",
+CTYPE = {"f32": "float", "f16": "half", "bf16": "bfloat16_t", "i32": "int32_t", "i64": "int64_t", "i8": "int8_t",
          "u8": "uint8_t", "bool": "uint8_t"}
 NBYTES = ir.DTYPE_BYTES
 CMP = {"lt": "LT", "gt": "GT", "le": "LE", "ge": "GE", "eq": "EQ", "ne": "NE"}
@@ -60,6 +61,7 @@ class Val:
     cpp: str  # LocalTensor name, or a C++ scalar expression
     buf: Buffer | None = None
     temp: bool = False  # an unnamed intermediate consumed exactly once
+    origin: str = ""  # a queue tensor reinterpreted as another dtype: the original tensor
 
     @property
     def ctype(self) -> str:
@@ -68,9 +70,70 @@ class Val:
 
 @dataclass
 class KernelPlan:
-    body: list[str]
+    body: list[str]  # the whole of Process() after `core` is defined
     buffers: list[Buffer]
-    roles: dict[str, str]  # tensor -> "tile" | "bcast" | "per_row" | "row_out" | "step" | "outer"
+    roles: dict[str, str]  # tensor -> "tile" | "bcast" | "per_row" | "row_out" | "step" | "outer" | "scalar_out" | "index"
+    host_scalars: list[tuple[str, ir.Expr]]  # derived scalars the host tiling computes
+    grid_loops: int = 0  # loops with total_* reductions (each needs a GM workspace slot per core)
+
+
+GRID_INIT = {"sum": "0.0f", "max": "(-ACX_INF)", "min": "ACX_INF"}
+SCALAR_FN = {"exp": "ACX_FN_EXP", "log": "ACX_FN_LN", "sqrt": "ACX_FN_SQRT", "rsqrt": "ACX_FN_RSQRT",
+             "abs": "ACX_FN_ABS", "reciprocal": "ACX_FN_RECIP"}
+
+
+def loop_header(kind: str, chunked: bool, unit: int) -> list[str]:
+    """The per-core split and the tile loop's opening lines (the body follows, then '}')."""
+    if kind == "windows":  # output rows [P*OD*OH, OW]: R rows x one chunk of output columns
+        return [
+            "const int64_t rows = td_.baseRows + (core < td_.bigCores ? 1 : 0);",
+            "const int64_t row0 = core * td_.baseRows + acx_min(core, td_.bigCores);",
+            "const int64_t wp = td_.chunkPad;  // UB row stride of a value tile",
+            "for (int64_t i = 0; i < rows; i += td_.tileRows) {",
+            "    const int64_t r = acx_min(td_.tileRows, rows - i);",
+            "    const int64_t gr = row0 + i;  // first global output row of this tile",
+            "    for (int64_t c0 = 0; c0 < td_.OW; c0 += td_.chunk) {  // output column chunks",
+            "    const int64_t w = acx_min(td_.chunk, td_.OW - c0);",
+            "    const int64_t cnt = r * wp;",
+        ]
+    if kind == "tiles":
+        return [
+            "const int64_t units = td_.baseUnits + (core < td_.bigCores ? 1 : 0);",
+            f"const int64_t start = (core * td_.baseUnits + acx_min(core, td_.bigCores)) * {unit};",
+            f"const int64_t len = acx_min(units * {unit}, td_.n - start);",
+            "for (int64_t off = 0; off < len; off += td_.tileLen) {",
+            "    const int64_t n = acx_min(td_.tileLen, len - off);",
+            "    const int64_t g = start + off;  // element offset in GM",
+            "    const int64_t cnt = n;",
+        ]
+    if kind == "rows":
+        out = [
+            "const int64_t rows = td_.baseRows + (core < td_.bigCores ? 1 : 0);",
+            "const int64_t row0 = core * td_.baseRows + acx_min(core, td_.bigCores);",
+            "const int64_t wp = td_.chunkPad;  // UB row stride (elements, 32 B multiple)",
+            "for (int64_t i = 0; i < rows; i += td_.tileRows) {",
+            "    const int64_t r = acx_min(td_.tileRows, rows - i);",
+            "    const int64_t gr = row0 + i;  // first global row of this tile",
+        ]
+        if not chunked:
+            out += ["    const int64_t w = td_.W;", "    const int64_t c0 = 0;", "    const int64_t cnt = r * wp;"]
+        return out
+    return [
+        "const int64_t items = td_.baseItems + (core < td_.bigCores ? 1 : 0);",
+        "const int64_t item0 = core * td_.baseItems + acx_min(core, td_.bigCores);",
+        "for (int64_t j = 0; j < items; ++j) {",
+        "    const int64_t a = (item0 + j) / td_.blocksPerOuter;",
+        "    const int64_t b0 = ((item0 + j) % td_.blocksPerOuter) * td_.tileLen;",
+        "    const int64_t cnt = acx_min(td_.tileLen, td_.B - b0);",
+    ]
+
+
+def _same_storage(a: Val, b: Val) -> bool:
+    """Whether two values occupy the same UB storage: the same pool buffer, or the same
+    tensor of a queue (two loads of one input are two tensors of the same queue)."""
+    if a.buf is not b.buf:
+        return False
+    return a.buf is None or a.buf.kind != "inq" or (a.origin or a.cpp) == (b.origin or b.cpp)
 
 
 class _Pool:
@@ -94,16 +157,25 @@ class _Pool:
 
 def plan_kernel(tp: TypedProgram) -> KernelPlan:
     """Lower the loop body of a checked program to AscendC statements plus its UB plan."""
-    return _Compute(tp).run()
+    return _Compute(tp, unit_elems(tp.program)).run()
+
+
+def unit_elems(program: ir.Program) -> int:
+    """Row/tile alignment in elements: 32 B of the narrowest type in use, so every buffer's
+    rows start 32 B aligned whatever its dtype (a wider type just gets a longer row)."""
+    nbytes = [NBYTES[p.dtype] for p in program.tensors if p.dtype != "i64"]
+    nbytes += [NBYTES[e.dtype] for e in ir.program_exprs(program) if isinstance(e, ir.Cast)]
+    return 32 // min(nbytes)
 
 
 class _Compute:
-    def __init__(self, tp: TypedProgram):
+    def __init__(self, tp: TypedProgram, unit: int = 8):
         self.tp = tp
         self.p = tp.program
         self.loop = self.p.loop
+        self.unit = unit
         self.lines: list[str] = []
-        self.indent = 2
+        self.indent = 0
         self.pools = {
             "tmp": _Pool("tmp", "align_up(tileElems, 128) * 4", "tmpBuf"),
             "row": _Pool("row", "rowElems * 4", "rowBuf"),
@@ -114,15 +186,25 @@ class _Compute:
         self.roles: dict[str, str] = {}
         self.red = Buffer("redBuf", "red", "64")
         self.work = Buffer("workBuf", "work", "workElems * 4 + 256")
+        self.scl = Buffer("sclBuf", "scl", "256")
+        self.grid = Buffer("gridBuf", "grid", "align_up(blockDim * 8, 64) * 4")
         self.uses_red = False
+        self.uses_scl = False
+        self.grid_loops = 0
+        self.host_scalars: list[tuple[str, ir.Expr]] = []
+        self.host_names: dict[int, str] = {}
         self.counter = 0
+        self.depth = self.loop.depth
+
+    def _reset_loop_state(self, loop: ir.Loop) -> None:
+        self.loop = loop
         self.live_defs: dict[int, Val] = {}
         self.buf_users: dict[str, int] = {}
         self.last_use: dict[int, int] = {}
         self.def_of: dict[int, int] = {}  # id(Var node) -> def id
         self.pos_of_stmt: dict[int, int] = {}
         self.loop_end: dict[int, int] = {}
-        self.depth = self.loop.depth
+        self.grid_parts: list[tuple[str, str]] = []  # (name, op) of this loop's total_* values
 
     # ------------------------------------------------------------ liveness
     def _liveness(self) -> None:
@@ -153,6 +235,8 @@ class _Compute:
                     for sub in ir.walk_exprs(e):
                         if isinstance(sub, ir.Var):
                             d = scope[sub.name]
+                            if d < 0:  # a top-level scalar: nothing to keep alive
+                                continue
                             self.def_of[id(sub)] = d
                             use = p
                             for lp, lstart, _ in loop_stack:
@@ -174,7 +258,7 @@ class _Compute:
         self.def_id: dict[int, int] = {}
         self.carried: dict[int, int] = {}
         self.pending: list[tuple[int, ir.InnerLoop]] = []
-        visit(self.loop.body, {}, [])
+        visit(self.loop.body, {n: -1 - i for i, n in enumerate(self.top_names)}, [])
         for d, lp in self.pending:
             self.last_use[d] = max(self.last_use[d], self.loop_end[id(lp)])
         # an accumulator's outer def lives as long as any of its updates
@@ -189,14 +273,143 @@ class _Compute:
 
     # ------------------------------------------------------------ driver
     def run(self) -> KernelPlan:
-        self._liveness()
-        self._block(self.loop.body, self.loop.var)
+        self.top_names: list[str] = []
+        for item in self.p.top or (self.p.loop,):
+            if isinstance(item, ir.Loop):
+                self._reset_loop_state(item)
+                self._liveness()
+                self._loop(item)
+                self.top_names += [s.target for s in ir.walk_stmts(item.body)
+                                   if isinstance(s, ir.Assign) and isinstance(s.value, ir.GridReduce)]
+            elif isinstance(item, ir.Assign):
+                self.top_names.append(item.target)
+                if self.tp.type_of(item.value).space == "H":
+                    self.host_scalars.append((f"h_{item.target}", item.value))
+                else:
+                    self.emit(f"// DSL line {item.loc.line}: {self._src(item)}")
+                    self.emit(f"const float s_{item.target} = {self._scalar_cpp(item.value)};")
+            elif isinstance(item, ir.Store):
+                self._scalar_store(item)
         buffers = list(self.queues.values())
         for pool in self.pools.values():
             buffers += pool.buffers
         if self.uses_red:
             buffers += [self.red, self.work]
-        return KernelPlan(self.lines, buffers, self.roles)
+        if self.uses_scl:
+            buffers.append(self.scl)
+        if self.grid_loops:
+            buffers.append(self.grid)
+        return KernelPlan(self.lines, buffers, self.roles, self.host_scalars, self.grid_loops)
+
+    def _src(self, s) -> str:
+        return self.p.source.splitlines()[s.loc.line - 1].strip() if s.loc.line else ""
+
+    def _loop(self, loop: ir.Loop) -> None:
+        grids = [s for s in ir.walk_stmts(loop.body)
+                 if isinstance(s, ir.Assign) and isinstance(s.value, ir.GridReduce)]
+        for g in grids:
+            self.emit(f"float p_{g.target} = {GRID_INIT[g.value.op]};  // this core's part of total_{g.value.op}")
+        self.emit("{")
+        self.indent += 1
+        granule = 16 * self.unit if loop.kind == "tiles" else self.unit  # see tiling.formulas
+        for line in loop_header(loop.kind, self.tp.chunked, granule):
+            self.emit(line)
+        self.indent += 1
+        self._block(loop.body, loop.var)
+        self.indent -= 1
+        if loop.kind == "windows":
+            self.emit("    }  // output column chunks")
+        self.emit("}")
+        self.indent -= 1
+        self.emit("}")
+        if grids:
+            self._grid_combine(grids)
+
+    def _grid_combine(self, grids) -> None:
+        """Every core writes its partials to its 32 B slot of the GM workspace; after SyncAll
+        every core reads all slots and combines them in the same order (deterministic)."""
+        k = self.grid_loops
+        self.grid_loops += 1
+        for g in grids:
+            self.emit(f"float s_{g.target} = {GRID_INIT[g.value.op]};")
+        self.emit("{  // combine the per-core partials of total_* across all cores")
+        self.indent += 1
+        self.emit("LocalTensor<float> gl = gridBuf.Get<float>();")
+        for i, g in enumerate(grids):
+            self.emit(f"gl.SetValue({i}, p_{g.target});")
+        self.emit("SetFlag<HardEvent::S_MTE3>(0);")
+        self.emit("WaitFlag<HardEvent::S_MTE3>(0);")
+        self.emit(f"DataCopy(gridGm[({k} * td_.blockDim + core) * 8], gl, 8);")
+        self.emit("PipeBarrier<PIPE_ALL>();")
+        self.emit("SyncAll();")
+        self.emit(f"DataCopy(gl, gridGm[{k} * td_.blockDim * 8], static_cast<uint32_t>(td_.blockDim * 8));")
+        self.emit("SetFlag<HardEvent::MTE2_S>(0);")
+        self.emit("WaitFlag<HardEvent::MTE2_S>(0);")
+        self.emit("for (int64_t b = 0; b < td_.blockDim; ++b) {")
+        for i, g in enumerate(grids):
+            v = f"gl.GetValue(b * 8 + {i})"
+            cur = f"s_{g.target}"
+            expr = {"sum": f"{cur} + {v}", "max": f"({v} > {cur} ? {v} : {cur})",
+                    "min": f"({v} < {cur} ? {v} : {cur})"}[g.value.op]
+            self.emit(f"    {cur} = {expr};")
+        self.emit("}")
+        self.emit("SetFlag<HardEvent::S_MTE2>(0);")
+        self.emit("WaitFlag<HardEvent::S_MTE2>(0);")
+        self.indent -= 1
+        self.emit("}")
+
+    def _scalar_store(self, s: ir.Store) -> None:
+        out = self.p.param(s.tensor)
+        self.roles[s.tensor] = "scalar_out"
+        self.uses_scl = True
+        t = CTYPE[out.dtype]
+        self.emit(f"// DSL line {s.loc.line}: {self._src(s)}")
+        self.emit("if (core == 0) {")
+        self.emit(f"    LocalTensor<{t}> so = sclBuf.Get<{t}>();")
+        self.emit(f"    Duplicate(so, static_cast<{t}>({self._scalar_cpp(s.value)}), {32 // NBYTES[out.dtype]});")
+        self.emit("    SetFlag<HardEvent::V_MTE3>(0);")
+        self.emit("    WaitFlag<HardEvent::V_MTE3>(0);")
+        self.emit(f"    CopyRowsOut({s.tensor}Gm[0], so, 1, 1, 1, {32 // NBYTES[out.dtype]});")
+        self.emit("}")
+
+    # ------------------------------------------------------------ scalars
+    def _host_name(self, e: ir.Expr) -> str:
+        """A host-computable scalar expression becomes a field of the tiling struct."""
+        if isinstance(e, ir.Var):
+            return f"td_.h_{e.name}"
+        if isinstance(e, ir.ScalarRef):
+            return f"td_.{e.name}"
+        key = id(e)
+        if key not in self.host_names:
+            name = f"hs{len(self.host_names)}"
+            self.host_names[key] = name
+            self.host_scalars.append((name, e))
+        return f"td_.{self.host_names[key]}"
+
+    def _scalar_cpp(self, e: ir.Expr) -> str:
+        """A C++ float expression for a scalar: constants inline, host scalars from the tiling,
+        kernel scalars (total_* results) as locals, unary functions via an 8-lane vector op."""
+        t = self.tp.type_of(e)
+        if isinstance(e, ir.Const):
+            return cconst(e.value)
+        if (t.space or "H") == "H":
+            return self._host_name(e)
+        if isinstance(e, ir.Var):
+            return f"s_{e.name}"
+        if isinstance(e, ir.Extent):
+            return "static_cast<float>(td_.A * td_.W)" if self.loop.kind == "rows" else "static_cast<float>(td_.K)"
+        if isinstance(e, ir.Binary):
+            a, b = self._scalar_cpp(e.lhs), self._scalar_cpp(e.rhs)
+            if e.op in ("max", "min"):
+                return f"acx_f{e.op}({a}, {b})"
+            return f"({a} {dict(add='+', sub='-', mul='*', div='/')[e.op]} {b})"
+        if isinstance(e, ir.Unary):
+            a = self._scalar_cpp(e.arg)
+            if e.op == "neg":
+                return f"(-{a})"
+            self.uses_scl = True
+            return f"AcxScalarFn(sclBuf.Get<float>(), {a}, {SCALAR_FN[e.op]})"
+        raise DslError(f"cannot compute {type(e).__name__} as a kernel scalar", e.loc)
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.indent + line)
@@ -210,7 +423,9 @@ class _Compute:
                 self._free_after(self.loop_end[id(s)])
                 continue
             self.emit(f"// DSL line {s.loc.line}: {src}")
-            if isinstance(s, ir.Assign):
+            if isinstance(s, ir.Assign) and isinstance(s.value, ir.GridReduce):
+                self._grid_part(s)
+            elif isinstance(s, ir.Assign):
                 d = self.def_id[id(s)]
                 hint = None
                 if d in self.carried:
@@ -222,16 +437,36 @@ class _Compute:
                     v = hint
                 if v.form == "scalar":
                     raise DslError("a plain scalar cannot be assigned", s.loc)
-                v = Val(v.form, v.dtype, v.cpp, v.buf, temp=False)
+                v = Val(v.form, v.dtype, v.cpp, v.buf, temp=False, origin=v.origin)
                 self._bind(d, v)
             elif isinstance(s, ir.Store):
                 self._store(s, loop_var)
             self._free_after(self.pos_of_stmt[id(s)])
 
+    def _grid_part(self, s: ir.Assign) -> None:
+        """Fold this tile's contribution into the core's partial of a total_* value."""
+        g = s.value
+        v = self._expr(g.arg, self.loop.var)
+        self.uses_red = True
+        self.counter += 1
+        red, work = f"red{self.counter}", f"work{self.counter}"
+        n = "r" if v.form == "row" else "cnt"
+        self.emit(f"LocalTensor<float> {red} = redBuf.Get<float>();")
+        self.emit(f"LocalTensor<float> {work} = workBuf.Get<float>();")
+        extra = ", false" if g.op != "sum" else ""
+        self.emit(f"{REDUCE[g.op]}<float>({red}, {v.cpp}, {work}, static_cast<int32_t>({n}){extra});")
+        self.emit("SyncVS();")
+        cur, x = f"p_{s.target}", f"{red}.GetValue(0)"
+        expr = {"sum": f"{cur} + {x}", "max": f"acx_fmax({cur}, {x})", "min": f"acx_fmin({cur}, {x})"}[g.op]
+        self.emit(f"{cur} = {expr};")
+        self.emit("SyncSV();")
+        if v.temp:
+            self._release(v)
+
     @staticmethod
     def _key(v: Val) -> str:
         """Queue tensors are tracked one by one; pool buffers by the buffer."""
-        return f"{v.buf.name}:{v.cpp}" if v.buf.kind == "inq" else v.buf.name
+        return f"{v.buf.name}:{v.origin or v.cpp}" if v.buf.kind == "inq" else v.buf.name
 
     def _bind(self, d: int, v: Val) -> None:
         self.live_defs[d] = v
@@ -245,36 +480,130 @@ class _Compute:
                 continue
             self.buf_users[self._key(v)] -= 1
             if self.buf_users[self._key(v)] == 0:
-                self._release(Val(v.form, v.dtype, v.cpp, v.buf, temp=True))
+                self._release(Val(v.form, v.dtype, v.cpp, v.buf, temp=True, origin=v.origin))
 
     def _release(self, v: Val) -> None:
         """Give a dead value's buffer back (FreeTensor for queue buffers)."""
         if v.buf is None or self.buf_users.get(self._key(v), 0) > 0:
             return
         if v.buf.kind == "inq":
-            self.emit(f"{v.buf.name}.FreeTensor({v.cpp});")
+            self.emit(f"{v.buf.name}.FreeTensor({v.origin or v.cpp});")
         elif v.buf.kind in self.pools:
             self.pools[v.buf.kind].put(v.buf)
 
     # ------------------------------------------------------------ loops / memory
     def _inner_loop(self, s: ir.InnerLoop) -> None:
         if s.kind == "chunks":
+            if self.loop.axis >= 0:  # strided rows: A segments of W elements each
+                self.emit("for (int64_t a = 0; a < td_.A; ++a) {")
+                self.indent += 1
             self.emit("for (int64_t c0 = 0; c0 < td_.W; c0 += td_.chunk) {")
             self.indent += 1
             self.emit("const int64_t w = acx_min(td_.chunk, td_.W - c0);")
             self.emit("const int64_t cnt = r * wp;")
+        elif s.kind == "taps":
+            self._taps_loop(s)
+            return
         else:
             self.emit("for (int64_t k = 0; k < td_.K; ++k) {")
             self.indent += 1
         self._block(s.body, s.var)
         self.indent -= 1
         self.emit("}")
+        if s.kind == "chunks" and self.loop.axis >= 0:
+            self.indent -= 1
+            self.emit("}")
+
+    def _taps_loop(self, s: ir.InnerLoop) -> None:
+        """Window offsets (kd, kh, kw). For each (kd, kh) the input rows the tile's output rows
+        need are staged once in UB (one segment per row, 'fill' outside the input, plus a
+        fill slot at the end); for each kw a vector of byte offsets (ow * stride - pad + kw,
+        or the fill slot) turns a staged row into the tap's values with one Gather."""
+        wpar = window_params(self.loop)
+        (kd, sd, pd), (kh, sh, ph), (kw, sw, pw) = wpar["D"], wpar["H"], wpar["W"]
+        x = self.loop.tensor
+        dtype = self.p.param(x).dtype
+        t = CTYPE[dtype]
+        U = self.unit
+        loads = [e for e in ir.body_exprs(s.body) if isinstance(e, ir.Load)]
+        fill = f"static_cast<{t}>({cconst(self.loop.fill)})"
+        self.emit(f"for (int64_t kd = 0; kd < {kd}; ++kd) {{")
+        self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
+        self.indent += 1
+        st = None
+        if loads:
+            q = self._queue(x, "inq", "stage")
+            self.roles[x] = "window_in"
+            self.counter += 1
+            st = f"st{self.counter}"
+            self.emit(f"LocalTensor<{t}> {st} = {q.name}.AllocTensor<{t}>();")
+            self.emit(f"const int64_t cs = c0 * {sw} - {pw};  // first input column of the segment")
+            self.emit("const int64_t g0 = cs > 0 ? cs : 0;")
+            self.emit("const int64_t g1 = acx_min(cs + td_.segLen, td_.IW);")
+            self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+            self.emit("    const int64_t row = gr + ri;")
+            self.emit(f"    const int64_t ih = (row % td_.OH) * {sh} - {ph} + kh;")
+            self.emit(f"    const int64_t id = ((row / td_.OH) % td_.OD) * {sd} - {pd} + kd;")
+            self.emit("    const int64_t pl = row / (td_.OH * td_.OD);")
+            self.emit("    if (ih < 0 || ih >= td_.IH || id < 0 || id >= td_.ID || g1 <= g0) {")
+            self.emit(f"        Duplicate({st}[ri * td_.stW], {fill}, static_cast<int32_t>(td_.stW));")
+            self.emit("    } else {")
+            self.emit(f"        CopyRowsIn({st}[ri * td_.stW], {x}Gm[((pl * td_.ID + id) * td_.IH + ih) * td_.IW + g0], "
+                      "1, g1 - g0, g1 - g0, td_.stW);")
+            self.emit(f"        Duplicate({st}[ri * td_.stW + td_.stW - {U}], {fill}, {U});")
+            self.emit("    }")
+            self.emit("}")
+            self.emit(f"{q.name}.EnQue({st});")
+            self.emit(f"{st} = {q.name}.DeQue<{t}>();")
+        fo = self._new("col", "f32")
+        oi = self._new("col", "i32")
+        mask = self.pools["mask"].get()
+        self.counter += 1
+        m = f"m{self.counter}"
+        self.emit(f"LocalTensor<uint8_t> {m} = {mask.name}.Get<uint8_t>();")
+        self.emit(f"for (int64_t kw = 0; kw < {kw}; ++kw) {{")
+        self.indent += 1
+        if loads:
+            a64 = "acx_align_up(wp, 64)"
+            sel = "SELMODE::VSEL_TENSOR_SCALAR_MODE"
+            self.emit(f"CreateVecIndex({fo.cpp}, 0.0f, static_cast<uint32_t>(wp));")
+            self.emit(f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(c0), static_cast<int32_t>(wp));")
+            self.emit(f"Muls({fo.cpp}, {fo.cpp}, {float(sw)}f, static_cast<int32_t>(wp));")
+            self.emit(f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(kw - {pw}), static_cast<int32_t>(wp));")
+            self.emit(f"CompareScalar({m}, {fo.cpp}, 0.0f, CMPMODE::GE, {a64});")
+            self.emit(f"Select({fo.cpp}, {m}, {fo.cpp}, -1.0f, {sel}, {a64});")
+            self.emit(f"CompareScalar({m}, {fo.cpp}, static_cast<float>(td_.IW), CMPMODE::LT, {a64});")
+            self.emit(f"Select({fo.cpp}, {m}, {fo.cpp}, -1.0f, {sel}, {a64});")
+            self.emit(f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(-g0), static_cast<int32_t>(wp));")
+            self.emit(f"CompareScalar({m}, {fo.cpp}, 0.0f, CMPMODE::GE, {a64});")
+            self.emit(f"Select({fo.cpp}, {m}, {fo.cpp}, static_cast<float>(td_.stW - {U}), {sel}, {a64});")
+            self.emit(f"Muls({fo.cpp}, {fo.cpp}, {float(NBYTES[dtype])}f, static_cast<int32_t>(wp));")
+            self.emit(f"Cast({oi.cpp}, {fo.cpp}, RoundMode::CAST_RINT, static_cast<int32_t>(wp));")
+        self.tap = (st, oi.cpp, t)
+        self._block(s.body, s.var)
+        self.indent -= 1
+        self.emit("}")
+        if st is not None:
+            self.emit(f"{self.queues[x].name}.FreeTensor({st});")
+        self.indent -= 1
+        self.emit("}")
+        self.emit("}")
+        self.pools["mask"].put(mask)
+        self._release(fo)
+        self._release(oi)
+
+    def _row_off(self) -> str:
+        """GM element offset of the current rows tile (or column chunk)."""
+        if self.loop.axis >= 0:
+            return "(a * td_.N + gr) * td_.W + c0"
+        return "gr * td_.W + c0"
 
     def _queue(self, tensor: str, kind: str, form: str) -> Buffer:
         q = self.queues.get(tensor)
         if q is None:
             dtype = self.p.param(tensor).dtype
             elems = {"tile": "align_up(tileElems, 128)", "col": "align_up(colElems, 128)",
+                     "stage": "align_up(stageElems, 128)",
                      "row": "rowElems"}[form]
             prefix = "inQue" if kind == "inq" else "outQue"
             q = Buffer(f"{prefix}{tensor[:1].upper()}{tensor[1:]}", kind, f"{elems} * {NBYTES[dtype]}",
@@ -297,7 +626,7 @@ class _Compute:
                 self.roles[tensor] = "per_row"
                 return "gr"
             self.roles[tensor] = "tile"
-            return "gr * td_.W + c0"
+            return self._row_off()
         if at == loop.var:
             self.roles[tensor] = "outer"
             return "a * td_.B + b0"
@@ -306,6 +635,14 @@ class _Compute:
 
     def _load(self, e: ir.Load) -> Val:
         dtype = self.p.param(e.tensor).dtype
+        if self.loop.kind == "windows":  # one tap: gather from the staged rows
+            st, offs, t = self.tap
+            d = self._new("tile", dtype)
+            self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+            self.emit(f"    Gather({d.cpp}[ri * wp], {st}[ri * td_.stW], {offs}.ReinterpretCast<uint32_t>(), 0u, "
+                      "static_cast<uint32_t>(w));")
+            self.emit("}")
+            return d
         form = {"tile": "tile", "bcast": "col", "per_row": "row"}[e.mode]
         q = self._queue(e.tensor, "inq", form)
         self.counter += 1
@@ -352,7 +689,10 @@ class _Compute:
             self.emit(f"CopyRowsOut({s.tensor}Gm[gr], {name}, 1, r, r, td_.rowElems);")
         elif self.loop.kind == "rows":
             self.roles[s.tensor] = "tile"
-            self.emit(f"CopyRowsOut({s.tensor}Gm[gr * td_.W + c0], {name}, r, w, td_.W, wp);")
+            self.emit(f"CopyRowsOut({s.tensor}Gm[{self._row_off()}], {name}, r, w, td_.W, wp);")
+        elif self.loop.kind == "windows":
+            self.roles[s.tensor] = "window_out"
+            self.emit(f"CopyRowsOut({s.tensor}Gm[gr * td_.OW + c0], {name}, r, w, td_.OW, wp);")
         else:
             off = self._gm_offset(s.tensor, s.at, "tile")
             self.emit(f"CopyRowsOut({s.tensor}Gm[{off}], {name}, 1, cnt, cnt, cnt);")
@@ -384,13 +724,13 @@ class _Compute:
                     self.counter += 1
                     name = f"v{self.counter}"
                     self.emit(f"LocalTensor<{CTYPE[dtype]}> {name} = {v.cpp}.ReinterpretCast<{CTYPE[dtype]}>();")
-                    return Val(form, dtype, name, v.buf, temp=True)
+                    return Val(form, dtype, name, v.buf, temp=True, origin=v.origin or v.cpp)
                 return Val(form, dtype, v.cpp, v.buf, temp=True)
         return self._new(form, dtype)
 
     def _done(self, operands: list[Val], dst: Val) -> None:
         for v in operands:
-            if v.temp and v.buf is not None and v.buf is not dst.buf:
+            if v.temp and v.buf is not None and not _same_storage(v, dst):
                 self._release(v)
 
     def _scalar(self, v: Val, ctype: str) -> str:
@@ -398,19 +738,30 @@ class _Compute:
 
     def _expr(self, e: ir.Expr, loop_var: str, hint: Val | None = None, pre=None) -> Val:
         t = self.tp.type_of(e)
-        if isinstance(e, ir.Const):
-            return Val("scalar", "f32", cconst(e.value))
-        if isinstance(e, ir.ScalarRef):
-            return Val("scalar", t.dtype, f"td_.{e.name}")
-        if isinstance(e, ir.Extent):
-            return Val("scalar", "f32", "static_cast<float>(td_.W)" if self.loop.kind == "rows"
-                       else "static_cast<float>(td_.K)")
+        if t.form == "scalar":
+            return Val("scalar", "f32", self._scalar_cpp(e))
         if isinstance(e, ir.Var):
             v = self.live_defs[self.def_of[id(e)]]
-            return Val(v.form, v.dtype, v.cpp, v.buf, temp=False)
+            return Val(v.form, v.dtype, v.cpp, v.buf, temp=False, origin=v.origin)
         if isinstance(e, ir.Load):
             v = self._load(e)
             return self._finish(v, hint, pre)
+        if isinstance(e, ir.Pick):
+            return self._pick(e, hint, pre)
+        if isinstance(e, ir.Scan):
+            a = self._expr(e.arg, loop_var)
+            carry = self._expr(e.carry, loop_var)
+            return self._scan(e.op, a, carry, hint, pre)
+        if isinstance(e, ir.RowLast):
+            a = self._expr(e.arg, loop_var)
+            d = self._dest("row", a.dtype, hint, [], pre)
+            self.emit("SyncVS();")
+            self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+            self.emit(f"    {d.cpp}.SetValue(ri, {a.cpp}.GetValue(ri * wp + w - 1));")
+            self.emit("}")
+            self.emit("SyncSV();")
+            self._done([a], d)
+            return d
         if isinstance(e, ir.Fill):
             form = "row" if e.kind == "row" else "tile"
             d = self._dest(form, e.dtype, hint, [], pre)
@@ -441,6 +792,67 @@ class _Compute:
         if isinstance(e, ir.Select):
             return self._select(e, loop_var, hint, pre)
         raise DslError(f"cannot lower {type(e).__name__}", e.loc)
+
+    def _scan(self, op: str, a: Val, carry: Val, hint: Val | None, pre) -> Val:
+        """Inclusive scan along each row, vectorised (Hillis-Steele): for s = 1, 2, 4, ... < w
+        every element combines with the one s to its left, fetched with Gather (byte offsets
+        max(j - s, 0) * 4); lanes j < s take the identity via CompareScalar + Select. Then
+        each row combines with its carry. log2(w) steps of three vector ops per row."""
+        if a.dtype != "f32":
+            raise DslError("scan_*() runs on f32 tiles: cast first")
+        ident = {"sum": "0.0f", "prod": "1.0f", "max": "(-ACX_INF)"}[op]
+        vop = {"sum": "Add", "prod": "Mul", "max": "Max"}[op]
+        d = self._dest("tile", "f32", hint, [a], pre)
+        if d.buf is not a.buf or d.cpp != a.cpp:
+            self._copy(d, a)
+        idx = self._new("col", "i32")
+        col = self._new("col", "f32")
+        off = self._new("col", "i32")
+        g = self._new("col", "f32")
+        mask = self.pools["mask"].get()
+        self.counter += 1
+        m = f"m{self.counter}"
+        self.emit(f"LocalTensor<uint8_t> {m} = {mask.name}.Get<uint8_t>();")
+        self.emit(f"CreateVecIndex({idx.cpp}, static_cast<int32_t>(0), static_cast<uint32_t>(wp));")
+        self.emit(f"Muls({idx.cpp}, {idx.cpp}, static_cast<int32_t>(4), static_cast<int32_t>(wp));")
+        self.emit(f"CreateVecIndex({col.cpp}, 0.0f, static_cast<uint32_t>(wp));")
+        self.emit("for (int64_t s = 1; s < w; s *= 2) {")
+        self.emit(f"    Adds({off.cpp}, {idx.cpp}, static_cast<int32_t>(-4 * s), static_cast<int32_t>(wp));")
+        self.emit(f"    Maxs({off.cpp}, {off.cpp}, static_cast<int32_t>(0), static_cast<int32_t>(wp));")
+        self.emit(f"    CompareScalar({m}, {col.cpp}, static_cast<float>(s), CMPMODE::GE, acx_align_up(wp, 64));")
+        self.emit("    for (int64_t ri = 0; ri < r; ++ri) {")
+        self.emit(f"        Gather({g.cpp}, {d.cpp}[ri * wp], {off.cpp}.ReinterpretCast<uint32_t>(), 0u, "
+                  "static_cast<uint32_t>(w));")
+        self.emit(f"        Select({g.cpp}, {m}, {g.cpp}, {ident}, SELMODE::VSEL_TENSOR_SCALAR_MODE, acx_align_up(w, 64));")
+        self.emit(f"        {vop}({d.cpp}[ri * wp], {d.cpp}[ri * wp], {g.cpp}, static_cast<int32_t>(w));")
+        self.emit("    }")
+        self.emit("}")
+        self.pools["mask"].put(mask)
+        for v in (idx, col, off, g):
+            self._release(v)
+        # combine each row with its carry
+        self.emit("SyncVS();")
+        self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+        self.emit(f"    const float cv = static_cast<float>({carry.cpp}.GetValue(ri));")
+        self._scalar_op({"sum": "add", "prod": "mul", "max": "max"}[op], f"{d.cpp}[ri * wp]",
+                        f"{d.cpp}[ri * wp]", "cv", "float", False, "w", "    ")
+        self.emit("}")
+        self._done([a, carry], d)
+        return d
+
+    def _pick(self, e: ir.Pick, hint: Val | None, pre) -> Val:
+        """x[row, idx[row]] per row: two scalar GM reads per row (an index gather)."""
+        dtype = self.p.param(e.tensor).dtype
+        self.roles[e.index] = "index"
+        self.roles.setdefault(e.tensor, "tile")
+        d = self._dest("row", dtype, hint, [], pre)
+        self.emit("SyncVS();")
+        self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+        self.emit(f"    const int64_t ix = static_cast<int64_t>({e.index}Gm.GetValue(gr + ri));")
+        self.emit(f"    {d.cpp}.SetValue(ri, {e.tensor}Gm.GetValue((gr + ri) * td_.W + ix));")
+        self.emit("}")
+        self.emit("SyncSV();")
+        return d
 
     def _finish(self, v: Val, hint: Val | None, pre) -> Val:
         if hint is None:
@@ -539,7 +951,7 @@ class _Compute:
         self.emit(f"Select({d.cpp}, {m}, {t.cpp}, {q.cpp}, SELMODE::VSEL_TENSOR_TENSOR_MODE, {full});")
         self.pools["mask"].put(mask)
         for v in (u, t, q):
-            if v.buf is not d.buf:
+            if not _same_storage(v, d):
                 self._release(v)
         return d
 
@@ -659,7 +1071,7 @@ class _Compute:
         self.pools["mask"].put(mask)
         seen = set()
         for v in operands:
-            if v.form != "scalar" and v.temp and v.buf is not d.buf and v.cpp not in seen:
+            if v.form != "scalar" and v.temp and not _same_storage(v, d) and v.cpp not in seen:
                 seen.add(v.cpp)
                 self._release(v)
         return d

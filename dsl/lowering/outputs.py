@@ -49,18 +49,31 @@ class OutputShape:
     source: str
     rule: str
     n: int = 0
+    window: tuple[int, int, int] = (0, 0, 0)  # rule "window": kernel, stride, padding
 
     def describe(self) -> str:
         if self.rule == "same":
             return f"shape of {self.source}"
         if self.rule == "drop_trailing":
             return f"shape of {self.source} without its last {self.n} dim(s)"
+        if self.rule == "scalar":
+            return "a 0-d tensor (one value)"
+        if self.rule == "window":
+            k, st, pd = self.window
+            return (f"shape of {self.source} with each of its last {self.n} dims d pooled to "
+                    f"(d + {2 * pd} - {k}) / {st} + 1")
         return f"shape of {self.source} without axis {self.n}"
 
     def apply(self, shape: list[int]) -> list[int]:
         """Python mirror of the C++ rules (used by tests and documentation)."""
         if self.rule == "same":
             return list(shape)
+        if self.rule == "scalar":
+            return []
+        if self.rule == "window":
+            k, st, pd = self.window
+            return list(shape[: len(shape) - self.n]) + [(d + 2 * pd - k) // st + 1
+                                                         for d in shape[len(shape) - self.n:]]
         if self.rule == "drop_trailing":
             if len(shape) < self.n:
                 raise ValueError(f"{self.source} needs rank >= {self.n}")
@@ -84,6 +97,10 @@ def output_shapes(lk: LoweredKernel) -> list[OutputShape]:
             rules.append(OutputShape(o.name, source, "drop_trailing", loop.dim))
         elif role == "outer" and loop.kind == "slabs":
             rules.append(OutputShape(o.name, source, "drop_axis", loop.dim))
+        elif role == "scalar_out":
+            rules.append(OutputShape(o.name, source, "scalar"))
+        elif role == "window_out":
+            rules.append(OutputShape(o.name, source, "window", loop.dim, loop.window))
         else:
             raise ValueError(f"output {o.name!r} has role {role!r} in a {loop.kind} loop: no shape rule")
     return rules
@@ -237,7 +254,8 @@ class _Gen:
     def _fields(self) -> list[tuple[str, str]]:
         """(C++ type, name) of every tiling field, in the plain struct's order."""
         return ([("int64_t", f) for f in self.lk.tiling.fields()]
-                + [("float", s) for s in self.lk.tiling.scalars])
+                + [("float", s) for s in self.lk.tiling.scalars]
+                + [("float", n) for n, _ in self.lk.tiling.host])
 
     def _vector_shape_fn(self, o: OutputShape) -> list[str]:
         """C++ over std::vector<int64_t>: the output shape, same rules as InferShape."""
@@ -246,6 +264,15 @@ class _Gen:
              f"static std::vector<int64_t> {fn}(const std::vector<int64_t>& {o.source}) {{"]
         if o.rule == "same":
             L.append(f"    return {o.source};")
+        elif o.rule == "scalar":
+            L.append(f"    (void){o.source};")
+            L.append("    return {};")
+        elif o.rule == "window":
+            k, st, pd = o.window
+            L.append(f"    std::vector<int64_t> shape = {o.source};")
+            L.append(f"    for (size_t i = shape.size() - {o.n}; i < shape.size(); ++i) "
+                     f"shape[i] = (shape[i] + {2 * pd - k}) / {st} + 1;")
+            L.append("    return shape;")
         elif o.rule == "drop_trailing":
             L.append(f"    if ({o.source}.size() < {o.n}) return {{}};")
             L.append(f"    return std::vector<int64_t>({o.source}.begin(), {o.source}.end() - {o.n});")
@@ -383,9 +410,11 @@ class _Gen:
               "    tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());",
               "    context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());",
               "",
-              "    // Workspace: only the system workspace AscendC reserves; the kernel uses none of its own.",
+              "    // Workspace: the system workspace AscendC reserves plus the kernel's own (the",
+              "    // per-core partials of total_* reductions; 0 for kernels without them).",
               "    size_t* workspaceSizes = context->GetWorkspaceSizes(1);",
-              "    workspaceSizes[0] = static_cast<size_t>(platform.GetLibApiWorkSpaceSize());",
+              "    workspaceSizes[0] = static_cast<size_t>(platform.GetLibApiWorkSpaceSize()) +",
+              "                        static_cast<size_t>(plain.workspaceBytes);",
               "    return ge::GRAPH_SUCCESS;",
               "}",
               "}  // namespace optiling",
@@ -413,6 +442,14 @@ class _Gen:
                   f"    if ({dst} == nullptr) return ge::GRAPH_FAILED;"]
             if o.rule == "same":
                 L.append(f"    *{dst} = *{src};")
+            elif o.rule == "scalar":
+                L.append(f"    {dst}->SetDimNum(0);")
+            elif o.rule == "window":
+                k, st, pd = o.window
+                L += [f"    *{dst} = *{src};",
+                      f"    for (size_t i = {dst}->GetDimNum() - {o.n}; i < {dst}->GetDimNum(); ++i) {{",
+                      f"        {dst}->SetDim(i, ({dst}->GetDim(i) + {2 * pd - k}) / {st} + 1);",
+                      "    }"]
             elif o.rule == "drop_trailing":
                 L += [f"    if ({src}->GetDimNum() < {o.n}) return ge::GRAPH_FAILED;",
                       f"    {dst}->SetDimNum({src}->GetDimNum() - {o.n});",
@@ -650,7 +687,10 @@ class _Gen:
         L += ["    void* tilingDevice = nullptr;",
               "    CHECK_ACL(aclrtMalloc(&tilingDevice, sizeof(tiling), ACL_MEM_MALLOC_HUGE_FIRST));",
               "    CHECK_ACL(aclrtMemcpy(tilingDevice, sizeof(tiling), &tiling, sizeof(tiling), ACL_MEMCPY_HOST_TO_DEVICE));",
-              "    void* workspace = nullptr;  // the kernel uses no workspace",
+              "    void* workspace = nullptr;  // the kernel's own workspace (total_* partials), if any",
+              "    if (tiling.workspaceBytes > 0) {",
+              "        CHECK_ACL(aclrtMalloc(&workspace, static_cast<size_t>(tiling.workspaceBytes), ACL_MEM_MALLOC_HUGE_FIRST));",
+              "    }",
               "",
               "    const uint32_t blockDim = static_cast<uint32_t>(tiling.blockDim);",
               f"    ACLRT_LAUNCH_KERNEL({op})(blockDim, stream, "
@@ -667,6 +707,7 @@ class _Gen:
         L += ["",
               "    for (Tensor* t : tensors) CHECK_ACL(aclrtFree(t->device));",
               "    CHECK_ACL(aclrtFree(tilingDevice));",
+              "    if (workspace != nullptr) CHECK_ACL(aclrtFree(workspace));",
               "    CHECK_ACL(aclrtDestroyStream(stream));",
               "    CHECK_ACL(aclrtResetDevice(deviceId));",
               "    CHECK_ACL(aclFinalize());",
@@ -789,7 +830,9 @@ target_link_libraries({op}_main PRIVATE kernels ascendcl)
               f"    at::Tensor tilingDevice = tilingHost.to({src0}Contig.device());",
               "",
               "    aclrtStream stream = c10_npu::getCurrentNPUStream().stream();",
-              "    void* workspace = nullptr;  // the kernel uses no workspace",
+              "    at::Tensor workspaceTensor = at::empty({std::max<int64_t>(tiling.workspaceBytes, 1)},",
+              f"                                           at::TensorOptions().dtype(at::kByte).device({src0}Contig.device()));",
+              "    void* workspace = workspaceTensor.data_ptr();  // total_* partials (unused when 0 bytes)",
               f"    ACLRT_LAUNCH_KERNEL({op})(static_cast<uint32_t>(tiling.blockDim), stream, "
               f"{', '.join(r + '.data_ptr()' for r in refs)}, workspace, tilingDevice.data_ptr());"]
         if len(p.outputs) == 1:

@@ -17,32 +17,71 @@ from .. import ir
 # Quantities derived from the shapes before the formulas run (computed by a fixed prologue).
 SHAPE_VARS = {
     "tiles": ("n",),
-    "rows": ("N", "W"),
+    "rows": ("A", "N", "W"),
     "slabs": ("A", "K", "B"),
+    "windows": ("P", "ID", "IH", "IW"),
 }
 
 
-def formulas(loop: ir.Loop, chunked: bool) -> list[tuple[str, str]]:
+def window_params(loop: ir.Loop) -> dict[str, tuple[int, int, int]]:
+    """(kernel, stride, padding) per spatial dim D, H, W; dims not pooled get (1, 1, 0)."""
+    k, s, p = loop.window
+    out = {}
+    for i, name in enumerate(("D", "H", "W")):
+        out[name] = (k, s, p) if 3 - i <= loop.dim else (1, 1, 0)
+    return out
+
+
+def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -> list[tuple[str, str]]:
     """(field, expression) pairs, evaluated in order; every field lands in the tiling struct."""
     tile = str(loop.tile)
     cores = "coreNum" if loop.cores is None else f"min({loop.cores}, coreNum)"
     if loop.kind == "tiles":
+        # cores split the tensor in granules of 16 units (512 B of the narrowest dtype), so
+        # every core's part starts 512 B aligned in GM (full bandwidth; 32 B-aligned ~70%)
         return [
-            ("units", "ceil_div(n, U)"),
+            ("units", "ceil_div(n, 16 * U)"),
             ("blockDim", f"max(1, min({cores}, units))"),
             ("baseUnits", "floor_div(units, blockDim)"),
             ("bigCores", "units - baseUnits * blockDim"),
-            ("tileLen", f"max(U, min(align_down({tile}, U), (baseUnits + sel(bigCores > 0, 1, 0)) * U))"),
+            ("tileLen", f"max(U, min(align_down({tile}, U), (baseUnits + sel(bigCores > 0, 1, 0)) * 16 * U))"),
             ("tileElems", "tileLen"),
             ("rowElems", "0"),
             ("colElems", "0"),
-            ("workElems", "0"),
+            ("workElems", "align_up(ceil_div(tileElems, 8), 64)"),
         ]
+    if loop.kind == "windows":
+        wp = window_params(loop)
+        out = []
+        for n in ("D", "H", "W"):
+            k, st, pd = wp[n]
+            out.append((f"O{n}", f"floor_div(I{n} + {2 * pd - k}, {st}) + 1"))
+        out += [
+            ("NR", "P * OD * OH"),
+            ("blockDim", f"max(1, min({cores}, NR))"),
+            ("baseRows", "floor_div(NR, blockDim)"),
+            ("bigCores", "NR - baseRows * blockDim"),
+            ("tileRows", f"max(1, min({tile}, baseRows + sel(bigCores > 0, 1, 0)))"),
+            ("chunk", f"max(U, min(align_down({loop.chunk}, U), align_up(OW, U)))"),
+            ("chunkPad", "chunk"),
+            ("segLen", f"(chunk - 1) * {wp['W'][1]} + {wp['W'][0]}"),
+            ("stW", "align_up(segLen, U) + U"),
+            ("stageElems", "tileRows * stW"),
+            ("tileElems", "tileRows * chunkPad"),
+            ("rowElems", "align_up(tileRows, 64)"),
+            ("colElems", "chunkPad"),
+            ("workElems", "align_up(ceil_div(chunkPad, 8), 64)"),
+        ]
+        return out
     if loop.kind == "rows":
         chunk = None
         for s in loop.body:
             if isinstance(s, ir.InnerLoop) and s.kind == "chunks":
                 chunk = str(s.size)
+        for other in loops or ():
+            for s in other.body:
+                if isinstance(s, ir.InnerLoop) and s.kind == "chunks":
+                    chunk = chunk or str(s.size)
         out = [
             ("blockDim", f"max(1, min({cores}, N))"),
             ("baseRows", "floor_div(N, blockDim)"),
@@ -59,7 +98,7 @@ def formulas(loop: ir.Loop, chunked: bool) -> list[tuple[str, str]]:
             ("tileElems", "tileRows * chunkPad"),
             ("rowElems", "align_up(tileRows, 64)"),
             ("colElems", "chunkPad"),
-            ("workElems", "align_up(ceil_div(chunkPad, 8), 64)"),
+            ("workElems", "align_up(ceil_div(max(chunkPad, rowElems), 8), 64)"),
         ]
         return out
     return [
@@ -72,7 +111,7 @@ def formulas(loop: ir.Loop, chunked: bool) -> list[tuple[str, str]]:
         ("tileElems", "tileLen"),
         ("rowElems", "0"),
         ("colElems", "0"),
-        ("workElems", "0"),
+        ("workElems", "align_up(ceil_div(tileElems, 8), 64)"),
     ]
 
 
@@ -101,6 +140,11 @@ class TilingSpec:
     buffers: tuple[tuple[str, int, str], ...]  # (bytes field, slots, bytes expression)
     tunables: tuple[str, ...]
     scalars: tuple[str, ...]
+    host: tuple[tuple[str, str], ...] = ()  # derived float fields: (name, C++ expression)
+    tensors: tuple[str, ...] = ()  # tensor names in argument order (numel(x) in host expressions)
+    grid_loops: int = 0  # loops combining total_* values: GM workspace of 32 B per core each
+    groups: int = 1  # rows: each trailing-dims row split into this many rows
+    axis: int = -1  # rows(axis=a): strided rows (A segments of W elements each)
 
     @property
     def struct_name(self) -> str:
@@ -108,11 +152,14 @@ class TilingSpec:
 
     def fields(self) -> list[str]:
         return (list(SHAPE_VARS[self.kind]) + ["coreNum"] + [f for f, _ in self.all_formulas()]
-                + ["ubBytes"])
+                + ["ubBytes", "workspaceBytes"])
 
     def all_formulas(self) -> tuple[tuple[str, str], ...]:
         """The split formulas followed by one byte size per UB buffer."""
         return self.formulas + tuple((f, e) for f, _, e in self.buffers)
+
+    def workspace_expr(self) -> str:
+        return f"{self.grid_loops} * blockDim * 32"
 
     def ub_expr(self) -> str:
         terms = [f"{slots} * {f}" for f, slots, _ in self.buffers]
@@ -123,17 +170,18 @@ class TilingSpec:
         env: dict[str, int] = dict(_PY_HELPERS)
         env.update({"U": self.unit, "coreNum": core_num})
         env.update(tunables)
-        env.update(shape_vars(self.kind, dims[self.ref_index], self.dim))
+        env.update(shape_vars(self.kind, dims[self.ref_index], self.dim, self.groups, self.axis))
         out = {k: env[k] for k in SHAPE_VARS[self.kind]}
         out["coreNum"] = core_num
-        for name, expr in self.all_formulas() + (("ubBytes", self.ub_expr()),):
+        for name, expr in self.all_formulas() + (("ubBytes", self.ub_expr()),
+                                                  ("workspaceBytes", self.workspace_expr())):
             assert _SAFE_EXPR.match(expr), expr
             env[name] = int(eval(expr, {"__builtins__": {}}, env))  # noqa: S307 - our own formulas
             out[name] = env[name]
         return out
 
 
-def shape_vars(kind: str, dims: list[int], dim: int) -> dict[str, int]:
+def shape_vars(kind: str, dims: list[int], dim: int, groups: int = 1, axis: int = -1) -> dict[str, int]:
     """Python mirror of the header's prologue (kept trivially small on purpose)."""
     numel = 1
     for d in dims:
@@ -142,6 +190,25 @@ def shape_vars(kind: str, dims: list[int], dim: int) -> dict[str, int]:
         if numel == 0:
             raise ValueError("empty tensor")
         return {"n": numel}
+    if kind == "windows":
+        if len(dims) < dim + 1:
+            raise ValueError(f"windows(dims={dim}) needs a tensor of rank >= {dim + 1}, got rank {len(dims)}")
+        sp = [1] * (3 - dim) + list(dims[len(dims) - dim:])
+        if numel == 0:
+            raise ValueError("empty tensor")
+        return {"P": numel // (sp[0] * sp[1] * sp[2]), "ID": sp[0], "IH": sp[1], "IW": sp[2]}
+    if kind == "rows" and axis >= 0:
+        if axis >= len(dims):
+            raise ValueError(f"rows(axis={axis}) needs a tensor of rank > {axis}, got rank {len(dims)}")
+        a = 1
+        for d in dims[:axis]:
+            a *= d
+        w = 1
+        for d in dims[axis + 1:]:
+            w *= d
+        if numel == 0:
+            raise ValueError("empty tensor")
+        return {"A": a, "N": dims[axis], "W": w}
     if kind == "rows":
         if dim > len(dims):
             raise ValueError(f"rows(dims={dim}) needs a tensor of rank >= {dim}, got rank {len(dims)}")
@@ -150,7 +217,9 @@ def shape_vars(kind: str, dims: list[int], dim: int) -> dict[str, int]:
             w *= d
         if w == 0 or numel == 0:
             raise ValueError("empty tensor")
-        return {"W": w, "N": numel // w}
+        if w % groups:
+            raise ValueError(f"rows(groups={groups}): a row of {w} elements does not split evenly")
+        return {"A": 1, "W": w // groups, "N": numel // w * groups}
     if dim >= len(dims):
         raise ValueError(f"slabs(dim={dim}) needs a tensor of rank > {dim}, got rank {len(dims)}")
     a = 1
@@ -186,6 +255,13 @@ def render_header(spec: TilingSpec) -> str:
         "inline int64_t min(int64_t a, int64_t b) { return a < b ? a : b; }",
         "inline int64_t max(int64_t a, int64_t b) { return a > b ? a : b; }",
         "inline int64_t sel(bool c, int64_t a, int64_t b) { return c ? a : b; }",
+        "// extent of dim i (negative: from the end) of tensor ti; 0 if out of range",
+        "inline double dim_of(const int64_t* dims, const int32_t* ranks, int32_t ti, int32_t i) {",
+        "    int64_t o = 0;",
+        "    for (int32_t k = 0; k < ti; ++k) o += ranks[k];",
+        "    const int32_t j = i < 0 ? ranks[ti] + i : i;",
+        "    return (j < 0 || j >= ranks[ti]) ? 0.0 : static_cast<double>(dims[o + j]);",
+        "}",
         "}  // namespace acx_tiling_util",
         "",
         f"struct {s} {{",
@@ -194,6 +270,8 @@ def render_header(spec: TilingSpec) -> str:
         lines.append(f"    int64_t {f};")
     for sc in spec.scalars:
         lines.append(f"    float {sc};")
+    for name, _ in spec.host:
+        lines.append(f"    float {name};  // derived on the host")
     lines.append("};")
     lines.append("")
     tun_params = "".join(f", int64_t {t}" for t in spec.tunables)
@@ -216,11 +294,30 @@ def render_header(spec: TilingSpec) -> str:
     ]
     if spec.kind == "tiles":
         lines.append("    const int64_t n = numel;")
+    elif spec.kind == "windows":
+        lines += [
+            f"    if (rank < {spec.dim} + 1) return \"windows(): tensor rank is below dims + 1\";",
+            f"    const int64_t ID = {spec.dim} >= 3 ? d[rank - 3] : 1;",
+            f"    const int64_t IH = {spec.dim} >= 2 ? d[rank - 2] : 1;",
+            "    const int64_t IW = d[rank - 1];",
+            "    const int64_t P = numel / (ID * IH * IW);",
+        ]
+    elif spec.kind == "rows" and spec.axis >= 0:
+        lines += [
+            f"    if (rank <= {spec.axis}) return \"rows(axis=...): tensor rank is not above axis\";",
+            "    int64_t A = 1, W = 1;",
+            f"    for (int32_t i = 0; i < {spec.axis}; ++i) A *= d[i];",
+            f"    for (int32_t i = {spec.axis} + 1; i < rank; ++i) W *= d[i];",
+            f"    const int64_t N = d[{spec.axis}];",
+        ]
     elif spec.kind == "rows":
         lines += [
+            "    const int64_t A = 1;",
             f"    if (rank < {spec.dim}) return \"rows(): tensor rank is smaller than dims\";",
             "    int64_t W = 1;",
             f"    for (int32_t i = rank - {spec.dim}; i < rank; ++i) W *= d[i];",
+            f"    if (W % {spec.groups} != 0) return \"rows(groups=...): a row does not split evenly\";",
+            f"    W /= {spec.groups};",
             "    const int64_t N = numel / W;",
         ]
     else:
@@ -238,7 +335,53 @@ def render_header(spec: TilingSpec) -> str:
         lines.append(f"    const int64_t {name} = {expr};")
         lines.append(f"    t->{name} = {name};")
     lines.append(f"    t->ubBytes = {spec.ub_expr()};")
+    lines.append(f"    t->workspaceBytes = {spec.workspace_expr()};")
     for sc in spec.scalars:
         lines.append(f"    t->{sc} = {sc};")
+    if spec.host:
+        lines.append("    // scalars derived once on the host from Scalar parameters, constants and numel")
+        for i, name in enumerate(spec.tensors):
+            lines += [f"    const int32_t ti_{name} = {i};", f"    (void)ti_{name};",
+                      f"    double nel_{name} = 1.0;",
+                      f"    {{ int64_t o = 0; for (int32_t k = 0; k < {i}; ++k) o += ranks[k];",
+                      f"      for (int32_t k = 0; k < ranks[{i}]; ++k) nel_{name} *= static_cast<double>(dims[o + k]); }}"]
+        for name, expr in spec.host:
+            lines.append(f"    const double {name} = {expr};")
+            lines.append(f"    t->{name} = static_cast<float>({name});")
     lines += ["    return nullptr;", "}", ""]
     return "\n".join(lines)
+
+
+_HOST_FN = {"exp": "__builtin_exp", "log": "__builtin_log", "sqrt": "__builtin_sqrt",
+            "abs": "__builtin_fabs", "tanh": "__builtin_tanh", "erf": "__builtin_erf"}
+
+
+def host_expr(e: ir.Expr) -> str:
+    """A host scalar expression as C++ (double precision, compiler builtins only, so the
+    header needs no includes and stays valid in the kernel's translation unit)."""
+    if isinstance(e, ir.Const):
+        if e.value == float("inf") or e.value == float("-inf"):
+            return "__builtin_inf()" if e.value > 0 else "(-__builtin_inf())"
+        return repr(float(e.value))
+    if isinstance(e, ir.ScalarRef):
+        return f"static_cast<double>({e.name})"
+    if isinstance(e, ir.Var):
+        return f"h_{e.name}"
+    if isinstance(e, ir.Numel) and e.dim is not None:
+        return f"dim_of(dims, ranks, ti_{e.tensor}, {e.dim})"
+    if isinstance(e, ir.Numel):
+        return f"nel_{e.tensor}"
+    if isinstance(e, ir.Binary):
+        a, b = host_expr(e.lhs), host_expr(e.rhs)
+        if e.op == "pow":
+            return f"__builtin_pow({a}, {b})"
+        if e.op in ("max", "min"):
+            return f"__builtin_f{e.op}({a}, {b})"
+        return f"({a} {dict(add='+', sub='-', mul='*', div='/')[e.op]} {b})"
+    if isinstance(e, ir.Unary):
+        a = host_expr(e.arg)
+        if e.op in _HOST_FN:
+            return f"{_HOST_FN[e.op]}({a})"
+        return {"neg": f"(-{a})", "rsqrt": f"(1.0 / __builtin_sqrt({a}))", "reciprocal": f"(1.0 / {a})",
+                "relu": f"__builtin_fmax({a}, 0.0)", "sigmoid": f"(1.0 / (1.0 + __builtin_exp(-{a})))"}[e.op]
+    raise ValueError(f"{type(e).__name__} is not a host scalar expression")

@@ -83,8 +83,9 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     uint64_t sext = ((uint64_t)(p.blockCount - 1) * (p.blockLen + p.srcStride)) * 32 + burst;
     acx::Operand(api, "dst", dst, dext, 32, false);
     uint64_t off = acx::CheckGm(src.gm_, src.Addr(), sext, api);
-    acx::EmitInstr(acx::P_MTE2, l1 ? acx::OP_DATA_COPY_GM2L1 : acx::OP_DATA_COPY_GM2UB, acx::DT<T>::id, 0, 0, p.blockCount,
-                   burst * p.blockCount, burst * p.blockCount / sizeof(T), off, acx::GmAlignFlags(off));
+    acx::EmitGmMove(acx::P_MTE2, l1 ? acx::OP_DATA_COPY_GM2L1 : acx::OP_DATA_COPY_GM2UB, acx::DT<T>::id, p.blockCount,
+                    burst * p.blockCount, burst * p.blockCount / sizeof(T), src.gm_, off,
+                    (uint64_t)(p.blockLen + p.srcStride) * 32, acx::GmAlignFlags(off));
     if (acx::TraceOnly()) return;
     for (uint32_t i = 0; i < p.blockCount; i++)
         std::memcpy((uint8_t*)dst.ptr() + (uint64_t)i * (p.blockLen + p.dstStride) * 32,
@@ -101,7 +102,8 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint
     if (bytes / 32 > 65535) acx::Fail("%s: length %llu B exceeds 65535 blocks of 32 B", api, (unsigned long long)bytes);
     acx::Operand(api, "dst", dst, bytes, 32, false);
     uint64_t off = acx::CheckGm(src.gm_, src.Addr(), bytes, api);
-    acx::EmitInstr(acx::P_MTE2, l1 ? acx::OP_DATA_COPY_GM2L1 : acx::OP_DATA_COPY_GM2UB, acx::DT<T>::id, 0, 0, 1, bytes, count, off, acx::GmAlignFlags(off));
+    acx::EmitGmMove(acx::P_MTE2, l1 ? acx::OP_DATA_COPY_GM2L1 : acx::OP_DATA_COPY_GM2UB, acx::DT<T>::id, 1, bytes, count, src.gm_, off, 0,
+                    acx::GmAlignFlags(off));
     if (!acx::TraceOnly()) std::memcpy((void*)dst.ptr(), (const void*)src.ptr_, bytes);
 }
 template <class T>
@@ -115,8 +117,9 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     acx::Operand(api, "src", src, sext);
     uint64_t off = acx::CheckGm(dst.gm_, dst.Addr(), dext, api);
     uint8_t at = acx::Cur().atomic;
-    acx::EmitInstr(acx::P_MTE3, acx::OP_DATA_COPY_UB2GM, acx::DT<T>::id, 0, 0, p.blockCount, burst * p.blockCount,
-                   burst * p.blockCount / sizeof(T), off, acx::GmAlignFlags(off) | (at ? acx::TF_ATOMIC : 0));
+    acx::EmitGmMove(acx::P_MTE3, acx::OP_DATA_COPY_UB2GM, acx::DT<T>::id, p.blockCount, burst * p.blockCount,
+                    burst * p.blockCount / sizeof(T), dst.gm_, off, (uint64_t)(p.blockLen + p.dstStride) * 32,
+                    acx::GmAlignFlags(off) | (at ? acx::TF_ATOMIC : 0));
     if (acx::TraceOnly()) return;
     for (uint32_t i = 0; i < p.blockCount; i++)
         acx::GmStore((T*)((uint8_t*)dst.ptr_ + (uint64_t)i * (p.blockLen + p.dstStride) * 32),
@@ -132,8 +135,8 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint
     acx::Operand(api, "src", src, bytes);
     uint64_t off = acx::CheckGm(dst.gm_, dst.Addr(), bytes, api);
     uint8_t at = acx::Cur().atomic;
-    acx::EmitInstr(acx::P_MTE3, acx::OP_DATA_COPY_UB2GM, acx::DT<T>::id, 0, 0, 1, bytes, count, off,
-                   acx::GmAlignFlags(off) | (at ? acx::TF_ATOMIC : 0));
+    acx::EmitGmMove(acx::P_MTE3, acx::OP_DATA_COPY_UB2GM, acx::DT<T>::id, 1, bytes, count, dst.gm_, off, 0,
+                    acx::GmAlignFlags(off) | (at ? acx::TF_ATOMIC : 0));
     if (!acx::TraceOnly()) acx::GmStore(dst.ptr_, src.ptr(), count, at);
 }
 template <class T>
@@ -185,7 +188,8 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
     acx::Operand(api, "dst", dst, dext, 32, false);
     uint64_t off = acx::CheckGm(src.gm_, src.Addr(), sext, api);
     uint64_t payload = (uint64_t)p.blockCount * p.blockLen;
-    acx::EmitInstr(acx::P_MTE2, acx::OP_DATA_COPY_PAD_GM2UB, acx::DT<T>::id, 0, 0, p.blockCount, payload, payload / sz, off, acx::GmAlignFlags(off));
+    acx::EmitGmMove(acx::P_MTE2, acx::OP_DATA_COPY_PAD_GM2UB, acx::DT<T>::id, p.blockCount, payload, payload / sz, src.gm_, off, sstep,
+                    acx::GmAlignFlags(off));
     if (acx::TraceOnly()) return;
     for (uint32_t i = 0; i < p.blockCount; i++) {
         uint8_t* d = (uint8_t*)dst.ptr() + i * dstep;
@@ -209,8 +213,8 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
     uint64_t off = acx::CheckGm(dst.gm_, dst.Addr(), dext, api);
     uint8_t at = acx::Cur().atomic;
     uint64_t payload = (uint64_t)p.blockCount * p.blockLen;
-    acx::EmitInstr(acx::P_MTE3, acx::OP_DATA_COPY_PAD_UB2GM, acx::DT<T>::id, 0, 0, p.blockCount, payload, payload / sz, off,
-                   acx::GmAlignFlags(off) | (at ? acx::TF_ATOMIC : 0));
+    acx::EmitGmMove(acx::P_MTE3, acx::OP_DATA_COPY_PAD_UB2GM, acx::DT<T>::id, p.blockCount, payload, payload / sz, dst.gm_, off, dstep,
+                    acx::GmAlignFlags(off) | (at ? acx::TF_ATOMIC : 0));
     if (acx::TraceOnly()) return;
     for (uint32_t i = 0; i < p.blockCount; i++)
         acx::GmStore((T*)((uint8_t*)dst.ptr_ + i * dstep), (const T*)((const uint8_t*)src.ptr() + i * sstep), p.blockLen / sz, at);
@@ -230,7 +234,7 @@ inline void InitGlobalMemory(const GlobalTensor<T>& gm, uint64_t size, const S& 
     const char* api = "InitGlobalMemory";
     uint64_t bytes = size * sizeof(T);
     uint64_t off = acx::CheckGm(gm.gm_, gm.Addr(), bytes, api);
-    acx::EmitInstr(acx::P_MTE3, acx::OP_INIT_GLOBAL_MEMORY, acx::DT<T>::id, 0, 0, 1, bytes, size, off, acx::GmAlignFlags(off));
+    acx::EmitGmMove(acx::P_MTE3, acx::OP_INIT_GLOBAL_MEMORY, acx::DT<T>::id, 1, bytes, size, gm.gm_, off, 0, acx::GmAlignFlags(off));
     if (acx::TraceOnly()) return;
     T v = (T)value;
     for (uint64_t i = 0; i < size; i++) gm.ptr_[i] = v;
@@ -427,18 +431,35 @@ inline D ConvertOne(S v, AscendC::RoundMode m) {
         return (D)x;
     }
 }
-inline bool CastSupported(uint8_t s, uint8_t d) {
-    static const uint8_t pairs[][2] = {
-        {DT_F16, DT_F32}, {DT_F16, DT_I32}, {DT_F16, DT_I16}, {DT_F16, DT_I8}, {DT_F16, DT_U8},
-        {DT_F32, DT_F16}, {DT_F32, DT_I32}, {DT_F32, DT_I16}, {DT_F32, DT_I64}, {DT_F32, DT_BF16}, {DT_F32, DT_F32},
-        {DT_BF16, DT_F32}, {DT_BF16, DT_I32},
-        {DT_I32, DT_F32}, {DT_I32, DT_F16}, {DT_I32, DT_I16}, {DT_I32, DT_I64},
-        {DT_I16, DT_F16}, {DT_I16, DT_F32},
-        {DT_I8, DT_F16}, {DT_U8, DT_F16}, {DT_I8, DT_F32}, {DT_U8, DT_F32},
-        {DT_I64, DT_I32}, {DT_I64, DT_F32}};
-    for (auto& p : pairs)
-        if (p[0] == s && p[1] == d) return true;
-    return false;
+// Cast pairs and their round modes on Atlas A2 (910B), from the API reference's table.
+// Bit i of the mask allows RoundMode value i (CAST_NONE=0 .. CAST_ODD=6); 0xff: mode ignored.
+enum : uint8_t { RM_NONE = 1, RM_RFCRT = 0x3e, RM_ODD = 0x40, RM_ANY = 0xff };
+inline uint8_t CastModes(uint8_t s, uint8_t d) {
+    static const uint8_t t[][3] = {
+        {DT_I8, DT_F16, RM_NONE}, {DT_U8, DT_F16, RM_NONE},
+        {DT_I16, DT_F16, RM_RFCRT | RM_NONE}, {DT_I16, DT_F32, RM_NONE},
+        {DT_F16, DT_I8, RM_RFCRT | RM_NONE}, {DT_F16, DT_U8, RM_RFCRT | RM_NONE},
+        {DT_F16, DT_I16, RM_RFCRT}, {DT_F16, DT_I32, RM_RFCRT}, {DT_F16, DT_F32, RM_NONE},
+        {DT_BF16, DT_I32, RM_RFCRT}, {DT_BF16, DT_F32, RM_NONE},
+        {DT_I32, DT_I16, RM_NONE}, {DT_I32, DT_F16, RM_ANY}, {DT_I32, DT_F32, RM_RFCRT | RM_NONE},
+        {DT_I32, DT_I64, RM_NONE},
+        {DT_F32, DT_I16, RM_RFCRT}, {DT_F32, DT_F16, RM_RFCRT | RM_ODD | RM_NONE}, {DT_F32, DT_BF16, RM_RFCRT},
+        {DT_F32, DT_I32, RM_RFCRT}, {DT_F32, DT_F32, RM_RFCRT}, {DT_F32, DT_I64, RM_RFCRT},
+        {DT_I64, DT_I32, RM_NONE}, {DT_I64, DT_F32, RM_RFCRT}};
+    for (auto& p : t)
+        if (p[0] == s && p[1] == d) return p[2];
+    return 0;
+}
+inline bool CastSupported(uint8_t s, uint8_t d) { return CastModes(s, d) != 0; }
+inline const char* RoundModeName(int m) {
+    static const char* n[] = {"CAST_NONE", "CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND", "CAST_TRUNC", "CAST_ODD"};
+    return m >= 0 && m < 7 ? n[m] : "?";
+}
+inline std::string RoundModeList(uint8_t mask) {
+    std::string r;
+    for (int i = 0; i < 7; i++)
+        if (mask & (1u << i)) r += (r.empty() ? "" : "/") + std::string(RoundModeName(i));
+    return r;
 }
 }  // namespace acx
 
@@ -448,8 +469,12 @@ inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const Rou
     const char* api = "Cast";
     if (!acx::CastSupported(acx::DT<S>::id, acx::DT<D>::id))
         acx::Fail("Cast: %s -> %s is not supported on the target SoC", acx::DT<S>::name, acx::DT<D>::name);
+    uint8_t modes = acx::CastModes(acx::DT<S>::id, acx::DT<D>::id);
     if (mode == RoundMode::CAST_ODD && !(acx::DT<S>::id == acx::DT_F32 && acx::DT<D>::id == acx::DT_F16))
         acx::Fail("Cast: CAST_ODD is only supported for fp32 -> fp16 (got %s -> %s)", acx::DT<S>::name, acx::DT<D>::name);
+    if (!(modes & (1u << (unsigned)mode)))
+        acx::Fail("Cast: RoundMode::%s is not supported for %s -> %s on the target SoC (supported: %s)",
+                  acx::RoundModeName((int)mode), acx::DT<S>::name, acx::DT<D>::name, acx::RoundModeList(modes).c_str());
     acx::Operand(api, "dst", dst, (uint64_t)count * sizeof(D));
     acx::Operand(api, "src", src, (uint64_t)count * sizeof(S));
     uint64_t wide = sizeof(D) > sizeof(S) ? sizeof(D) : sizeof(S);
@@ -750,4 +775,89 @@ ACX_BR(BlockReduceMax, OP_BLOCK_REDUCE_MAX, 1)
 ACX_BR(BlockReduceMin, OP_BLOCK_REDUCE_MIN, 2)
 #undef ACX_BR
 
+}  // namespace AscendC
+
+// ---------------------------------------------------------------- gather / index generation
+namespace AscendC {
+// Gather (count form): dst[i] = element of src at byte address srcBaseAddr + srcOffset[i]
+// (relative to the start of src).
+template <class T>
+inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint32_t>& srcOffset,
+                   const uint32_t srcBaseAddr, const uint32_t count) {
+    const char* api = "Gather";
+    acx::CheckDtype<T>(api, acx::M_FP | acx::M_BF16 | acx::M_I16 | acx::M_U16 | acx::M_I32 | acx::M_U32);
+    if (count == 0) return;  // documented NOP on 910B
+    const uint64_t sz = sizeof(T), bytes = (uint64_t)count * sz;
+    acx::Operand(api, "dst", dst, bytes);
+    acx::Operand(api, "src", src, 0);
+    acx::Operand(api, "srcOffset", srcOffset, (uint64_t)count * 4);
+    if (dst.base_ == src.base_ && MemOf(dst.pos_) == MemOf(src.pos_) && dst.off_ < src.off_ + src.len_ &&
+        src.off_ < dst.off_ + bytes)
+        acx::Fail("Gather: dst (UB [%u, %llu)) and src (UB [%u, %u)) overlap; the API forbids the same memory", dst.off_,
+                  (unsigned long long)(dst.off_ + bytes), src.off_, src.off_ + src.len_);
+    acx::EmitInstr(acx::P_V, acx::OP_GATHER, acx::DT<T>::id, 0, acx::Repeats(bytes), 0, bytes, count);
+    if (acx::TraceOnly()) return;
+    const uint32_t* o = srcOffset.ptr();
+    const uint8_t* sb = (const uint8_t*)src.ptr();
+    T* d = dst.ptr();
+    for (uint32_t i = 0; i < count; i++) {
+        uint64_t a = (uint64_t)srcBaseAddr + o[i];
+        if (a % sz)
+            acx::Fail("Gather: srcBaseAddr + srcOffset[%u] = %llu B is not a multiple of sizeof(%s) = %u", i,
+                      (unsigned long long)a, acx::DT<T>::name, (unsigned)sz);
+        if (a + sz > src.len_)
+            acx::Fail("Gather: srcBaseAddr + srcOffset[%u] = %llu B is outside src (%u B); offsets are in bytes", i,
+                      (unsigned long long)a, src.len_);
+        std::memcpy((void*)(d + i), sb + a, sz);
+    }
+}
+
+// ArithProgression: dst[i] = firstValue + i * diffValue, produced the documented way (up to 8
+// scalar SetValue, then Adds by 8 up to 64 elements, then Adds by 64), in the element type.
+template <class T>
+inline void ArithProgression(const LocalTensor<T>& dst, const T firstValue, const T diffValue, const int32_t count) {
+    const char* api = "ArithProgression";
+    acx::CheckDtype<T>(api, acx::M_FP | acx::M_I16 | acx::M_I32);
+    if (count <= 0) acx::Fail("%s: count=%d must be > 0", api, count);
+    if (acx::Ld(diffValue) < 0) acx::Fail("%s: diffValue=%g must be >= 0", api, (double)acx::Ld(diffValue));
+    acx::Operand(api, "dst", dst, (uint64_t)count * sizeof(T));
+    const uint8_t dt = acx::DT<T>::id;
+    int32_t first = count < 8 ? count : 8;
+    for (int32_t i = 0; i < first; i++) acx::EmitInstr(acx::P_S, acx::OP_SET_VALUE, dt, 0, 0, 0, sizeof(T), 1);
+    for (int32_t b = 8; b < count && b < 64; b += 8) {
+        int32_t n = count - b < 8 ? count - b : 8;
+        acx::EmitInstr(acx::P_V, acx::OP_ADDS, dt, 0, 1, 0, (uint64_t)n * sizeof(T), n);
+    }
+    for (int32_t b = 64; b < count; b += 64) {
+        int32_t n = count - b < 64 ? count - b : 64;
+        acx::EmitInstr(acx::P_V, acx::OP_ADDS, dt, 0, acx::Repeats((uint64_t)n * sizeof(T)), 0, (uint64_t)n * sizeof(T), n);
+    }
+    if (acx::TraceOnly()) return;
+    T* d = dst.ptr();
+    auto f = acx::Ld(firstValue), df = acx::Ld(diffValue);
+    for (int32_t i = 0; i < first; i++) d[i] = acx::St<T>(f + (decltype(f))i * df);
+    if (count > 8) {
+        T s8 = acx::St<T>(df * (decltype(df))8);
+        for (int32_t i = 8; i < count && i < 64; i++) d[i] = acx::St<T>(acx::Ld(d[i - 8]) + acx::Ld(s8));
+    }
+    if (count > 64) {
+        T s64 = acx::St<T>(df * (decltype(df))64);
+        for (int32_t i = 64; i < count; i++) d[i] = acx::St<T>(acx::Ld(d[i - 64]) + acx::Ld(s64));
+    }
+}
+
+// CreateVecIndex (count form): dst[i] = firstValue + i.
+template <class T>
+inline void CreateVecIndex(LocalTensor<T> dst, const T& firstValue, uint32_t count) {
+    const char* api = "CreateVecIndex";
+    acx::CheckDtype<T>(api, acx::M_FP | acx::M_I16 | acx::M_I32);
+    if (count == 0) return;  // documented NOP on 910B
+    uint64_t bytes = (uint64_t)count * sizeof(T);
+    acx::Operand(api, "dst", dst, bytes);
+    acx::EmitInstr(acx::P_V, acx::OP_CREATE_VEC_INDEX, acx::DT<T>::id, 0, acx::Repeats(bytes), 0, bytes, count);
+    if (acx::TraceOnly()) return;
+    T* d = dst.ptr();
+    auto f = acx::Ld(firstValue);
+    for (uint32_t i = 0; i < count; i++) d[i] = acx::St<T>(f + (decltype(f))i);
+}
 }  // namespace AscendC

@@ -37,6 +37,7 @@ struct AcxRunOptions {
     int32_t n_block_ids;         // 0: all
     uint32_t stack_kib;          // fiber stack per core (0: 1024 KiB)
     AcxRunStats* stats;          // optional, filled on return
+    int32_t core_type;           // 0 auto (vector unless the kernel declares AIC), 1 AIV, 2 AIC
 };
 }
 
@@ -93,7 +94,11 @@ struct CoreState {
     uint16_t next_queue_id = 1;
     TPipeBase* pipe = nullptr;
     uint64_t mem_used[MEM_N] = {};
+    uint8_t kind = 0;  // CoreKind: 0 unknown (coupled, vector semantics), 1 AIV, 2 AIC
 };
+
+enum CoreKind : uint8_t { CORE_UNKNOWN = 0, CORE_AIV = 1, CORE_AIC = 2 };
+inline const char* CoreKindName(uint8_t k) { return k == CORE_AIC ? "cube core (AIC)" : k == CORE_AIV ? "vector core (AIV)" : "core"; }
 
 struct Runtime {
     AcxRunOptions opt{};
@@ -162,6 +167,30 @@ inline void EmitInstr(uint8_t pipe, uint16_t op, uint8_t dtype, uint8_t dtype2, 
     r.bytes = bytes;
     r.elems = elems;
     r.addr = addr;
+    Emit(r);
+}
+
+// A GM <-> on-chip data move: also records the GM argument (pipe2 = 1 + argument index) and
+// the GM distance between burst starts in bytes (k; 0 = contiguous), used by the L2 model.
+inline void EmitGmMove(uint8_t pipe, uint16_t op, uint8_t dtype, uint64_t blocks, uint64_t bytes,
+                       uint64_t elems, int gi, uint64_t off, uint64_t stride, uint8_t flags,
+                       uint32_t m = 0, uint32_t n = 0) {
+    TraceRecord r;
+    std::memset(&r, 0, sizeof r);
+    r.pipe = pipe;
+    r.kind = RK_INSTR;
+    r.op = op;
+    r.dtype = dtype;
+    r.flags = flags;
+    r.blocks = (uint32_t)blocks;
+    r.bytes = bytes;
+    r.elems = elems;
+    r.addr = off;
+    r.m = m;
+    r.n = n;
+    r.k = blocks > 1 ? (uint32_t)(stride > 0xffffffffull ? 0xffffffffull : stride) : 0;
+    int arg = (g_rt && gi >= 0 && gi < (int)g_rt->gm.size()) ? g_rt->gm[gi].index : -1;
+    r.pipe2 = (arg >= 0 && arg < 255) ? (uint8_t)(arg + 1) : 0;
     Emit(r);
 }
 
@@ -365,6 +394,7 @@ int Run(void** gm, const uint64_t* gm_bytes, int n_gm, const AcxRunOptions* opt,
             c.cap[MEM_L0A] = opt->l0a_bytes;
             c.cap[MEM_L0B] = opt->l0b_bytes;
             c.cap[MEM_L0C] = opt->l0c_bytes;
+            c.kind = opt->core_type == 2 ? CORE_AIC : opt->core_type == 1 ? CORE_AIV : CORE_UNKNOWN;
             c.map_bytes = stack_bytes + 4096;
             void* m = mmap(nullptr, c.map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
             if (m == MAP_FAILED) Fail("acx_run: cannot map a fiber stack");

@@ -34,6 +34,7 @@ enum TraceOp : uint16_t {
     OP_GET_VALUE = 100, OP_SET_VALUE = 101,
     OP_AND = 110, OP_OR = 111,
     OP_INIT_GLOBAL_MEMORY = 120,  // appended: InitGlobalMemory (vector core fills GM via MTE3)
+    OP_GATHER = 130, OP_CREATE_VEC_INDEX = 131,  // appended: vector gather / index generation
 };
 
 // trace record flags

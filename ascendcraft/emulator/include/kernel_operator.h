@@ -28,9 +28,25 @@
 #ifndef GM_ADDR
 #define GM_ADDR __gm__ uint8_t*
 #endif
+
+// Kernel (core) types, as in AscendC's KernelMetaType.
+enum KernelMetaType {
+    KERNEL_TYPE_AIV_ONLY, KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_MIX_AIV_1_0, KERNEL_TYPE_MIX_AIC_1_0,
+    KERNEL_TYPE_MIX_AIC_1_1, KERNEL_TYPE_MIX_AIC_1_2, KERNEL_TYPE_AICORE, KERNEL_TYPE_VECTORCORE,
+    KERNEL_TYPE_MIX_AICORE, KERNEL_TYPE_MIX_VECTOR_CORE, KERNEL_TYPE_MAX
+};
+namespace acx {
+void DeclareKernelType(int t);  // defined below
+inline bool IsAic() { return g_cur && g_cur->kind == CORE_AIC; }
+}  // namespace acx
 #ifndef KERNEL_TASK_TYPE_DEFAULT
-#define KERNEL_TASK_TYPE_DEFAULT(x)
+#define KERNEL_TASK_TYPE_DEFAULT(x) acx::DeclareKernelType(x)
 #endif
+#ifndef KERNEL_TASK_TYPE
+#define KERNEL_TASK_TYPE(key, x) acx::DeclareKernelType(x)
+#endif
+#define ASCEND_IS_AIC (acx::IsAic())
+#define ASCEND_IS_AIV (!acx::IsAic())
 
 // Pipes and events live in the global namespace in AscendC.
 enum pipe_t : uint8_t { PIPE_S = 0, PIPE_V = 1, PIPE_M = 2, PIPE_MTE1 = 3, PIPE_MTE2 = 4, PIPE_MTE3 = 5, PIPE_ALL = 6, PIPE_FIX = 7 };
@@ -152,7 +168,8 @@ inline void QueuePipes(TPosition p, uint8_t& prod, uint8_t& cons) {
 
 enum class HardEvent : uint8_t {
     MTE2_V, V_MTE2, V_MTE3, MTE3_V, V_S, S_V, MTE2_S, S_MTE2, MTE3_S, S_MTE3, MTE2_MTE3, MTE3_MTE2,
-    MTE1_M, M_MTE1, M_FIX, FIX_M, MTE2_MTE1, MTE1_MTE2, M_V, V_M, FIX_S, S_FIX, MTE1_V, V_MTE1, MAX
+    MTE1_M, M_MTE1, M_FIX, FIX_M, MTE2_MTE1, MTE1_MTE2, M_V, V_M, FIX_S, S_FIX, MTE1_V, V_MTE1,
+    FIX_MTE2, MTE2_FIX, MTE2_M, M_MTE2, M_S, S_M, MTE1_S, S_MTE1, MAX
 };
 inline void EventPipes(HardEvent e, uint8_t& src, uint8_t& dst, const char*& name) {
     using namespace acx;
@@ -162,7 +179,9 @@ inline void EventPipes(HardEvent e, uint8_t& src, uint8_t& dst, const char*& nam
         {P_MTE3, P_S, "MTE3_S"}, {P_S, P_MTE3, "S_MTE3"}, {P_MTE2, P_MTE3, "MTE2_MTE3"}, {P_MTE3, P_MTE2, "MTE3_MTE2"},
         {P_MTE1, P_M, "MTE1_M"}, {P_M, P_MTE1, "M_MTE1"}, {P_M, P_FIX, "M_FIX"}, {P_FIX, P_M, "FIX_M"},
         {P_MTE2, P_MTE1, "MTE2_MTE1"}, {P_MTE1, P_MTE2, "MTE1_MTE2"}, {P_M, P_V, "M_V"}, {P_V, P_M, "V_M"},
-        {P_FIX, P_S, "FIX_S"}, {P_S, P_FIX, "S_FIX"}, {P_MTE1, P_V, "MTE1_V"}, {P_V, P_MTE1, "V_MTE1"}};
+        {P_FIX, P_S, "FIX_S"}, {P_S, P_FIX, "S_FIX"}, {P_MTE1, P_V, "MTE1_V"}, {P_V, P_MTE1, "V_MTE1"},
+        {P_FIX, P_MTE2, "FIX_MTE2"}, {P_MTE2, P_FIX, "MTE2_FIX"}, {P_MTE2, P_M, "MTE2_M"}, {P_M, P_MTE2, "M_MTE2"},
+        {P_M, P_S, "M_S"}, {P_S, P_M, "S_M"}, {P_MTE1, P_S, "MTE1_S"}, {P_S, P_MTE1, "S_MTE1"}};
     size_t i = (size_t)e;
     if (i >= sizeof(t) / sizeof(t[0])) acx::Fail("SetFlag/WaitFlag: invalid HardEvent %d", (int)e);
     src = t[i].s; dst = t[i].d; name = t[i].n;
@@ -477,6 +496,10 @@ public:
     uint32_t Reserve(const std::string& what, int mem, uint32_t num, uint32_t len) {
         CoreState& c = Cur();
         if (len == 0) Fail("TPipe::InitBuffer(%s): buffer length is 0", what.c_str());
+        if ((c.kind == CORE_AIC && mem == MEM_UB) || (c.kind == CORE_AIV && mem != MEM_UB))
+            Fail("TPipe::InitBuffer(%s): %s is not available on a %s (on the split 910B the cube core has "
+                 "L1/L0A/L0B/L0C, the vector core UB; exchange data through GM)",
+                 what.c_str(), MemName(mem), CoreKindName(c.kind));
         uint64_t bytes = (uint64_t)num * Align32(len);
         uint64_t need = cursor_[mem] + bytes;
         allocs_.push_back({what, mem, bytes});
@@ -591,6 +614,32 @@ inline void SetAtomicNone() { acx::Cur().atomic = acx::ATOMIC_NONE; }
 }  // namespace AscendC
 
 #include "acx_ops.h"
+#include "acx_cube.h"
+
+namespace acx {
+inline void DeclareKernelType(int t) {
+    CoreState& c = Cur();
+    uint8_t want;
+    switch (t) {
+        case KERNEL_TYPE_AIV_ONLY: case KERNEL_TYPE_MIX_AIV_1_0: want = CORE_AIV; break;
+        case KERNEL_TYPE_AIC_ONLY: case KERNEL_TYPE_MIX_AIC_1_0: want = CORE_AIC; break;
+        case KERNEL_TYPE_MIX_AIC_1_1: case KERNEL_TYPE_MIX_AIC_1_2:
+            Fail("KERNEL_TASK_TYPE_DEFAULT: mixed AIC+AIV kernels (KERNEL_TYPE_MIX_AIC_1_1/1_2) are not emulated; "
+                 "launch an AIC-only kernel and an AIV-only kernel that share GM");
+        default:
+            return;  // coupled-core types (310P): nothing to enforce
+    }
+    int32_t forced = g_rt ? g_rt->opt.core_type : 0;
+    if (forced && forced != (want == CORE_AIC ? 2 : 1))
+        Fail("KERNEL_TASK_TYPE_DEFAULT: the kernel declares a %s kernel but was launched with core_type=%s",
+             want == CORE_AIC ? "cube (AIC)" : "vector (AIV)", forced == 2 ? "aic" : "aiv");
+    for (int m = 0; m < MEM_N; m++)
+        if (c.mem_used[m] && ((want == CORE_AIC) == (m == MEM_UB)))
+            Fail("KERNEL_TASK_TYPE_DEFAULT: %s buffers were allocated before declaring a %s kernel", MemName(m),
+                 want == CORE_AIC ? "cube (AIC)" : "vector (AIV)");
+    c.kind = want;
+}
+}  // namespace acx
 
 // Default tiling loader: GET_TILING_DATA(var, tiling) for a struct named TilingData.
 namespace acx {

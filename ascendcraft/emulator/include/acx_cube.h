@@ -1,0 +1,325 @@
+// acx_cube.h - the cube unit of the emulator (included by kernel_operator.h): GM->L1 copies with
+// ND->Nz conversion, LoadData L1->L0A/L0B, Mmad, Fixpipe L0C->GM. Layouts and rules follow the
+// documented Atlas A2 (910B) behaviour; see ascendcraft/emulator/CUBE_API.md for the contract.
+#pragma once
+
+namespace acx {
+inline void EmitCube(uint8_t pipe, uint16_t op, uint8_t dtype, uint8_t dtype2, uint64_t blocks, uint64_t bytes,
+                     uint64_t elems, uint32_t m, uint32_t n, uint32_t k) {
+    TraceRecord r;
+    std::memset(&r, 0, sizeof r);
+    r.pipe = pipe;
+    r.kind = RK_INSTR;
+    r.op = op;
+    r.dtype = dtype;
+    r.dtype2 = dtype2;
+    r.blocks = (uint32_t)blocks;
+    r.bytes = bytes;
+    r.elems = elems;
+    r.m = m;
+    r.n = n;
+    r.k = k;
+    Emit(r);
+}
+// Alignment flags of a multi-burst GM access: every burst start shares the alignment of
+// both the start offset and the stride.
+inline uint8_t GmAlignFlags2(uint64_t off, uint64_t stride, uint64_t bursts) {
+    return bursts > 1 ? (uint8_t)(GmAlignFlags(off) & GmAlignFlags(stride)) : GmAlignFlags(off);
+}
+constexpr uint32_t M_CUBE_IO = M_F16 | M_BF16 | M_F32 | M_I8 | M_U8 | M_I16 | M_U16 | M_I32 | M_U32;
+template <class T>
+inline void CubeOperand(const char* api, const char* role, const LocalTensor<T>& t, int mem, uint32_t align,
+                        uint64_t bytes) {
+    if (!t.valid_) Fail("%s: %s LocalTensor is not initialised (use AllocTensor/DeQue/TBuf::Get first)", api, role);
+    if (AscendC::MemOf(t.pos_) != mem)
+        Fail("%s: %s is at position %s (%s); this operand must be in %s", api, role, AscendC::PosName(t.pos_),
+             MemName(AscendC::MemOf(t.pos_)), MemName(mem));
+    if (t.off_ % align)
+        Fail("%s: %s %s address %u is not %u B aligned", api, role, MemName(mem), t.off_, align);
+    if (bytes > t.len_)
+        Fail("%s: out-of-bounds local access: %s needs %llu B but the tensor has %u B (%u %s elements)", api, role,
+             (unsigned long long)bytes, t.len_, t.len_ / (uint32_t)sizeof(T), DT<T>::name);
+}
+inline uint64_t CeilTo(uint64_t a, uint64_t b) { return (a + b - 1) / b * b; }
+}  // namespace acx
+
+namespace AscendC {
+
+// ------------------------------------------------------------------------------ parameter structs
+struct Nd2NzParams {
+    uint16_t ndNum = 1;
+    uint16_t nValue = 0;
+    uint16_t dValue = 0;
+    uint16_t srcNdMatrixStride = 0;
+    uint16_t srcDValue = 0;
+    uint16_t dstNzC0Stride = 0;
+    uint16_t dstNzNStride = 0;
+    uint16_t dstNzMatrixStride = 0;
+    Nd2NzParams() = default;
+    Nd2NzParams(uint16_t nd, uint16_t n, uint16_t d, uint16_t srcMat, uint16_t srcD, uint16_t c0Stride,
+                uint16_t nStride, uint16_t dstMat)
+        : ndNum(nd), nValue(n), dValue(d), srcNdMatrixStride(srcMat), srcDValue(srcD), dstNzC0Stride(c0Stride),
+          dstNzNStride(nStride), dstNzMatrixStride(dstMat) {}
+};
+
+struct LoadData2DParams {
+    uint16_t startIndex = 0;
+    uint8_t repeatTimes = 0;
+    uint16_t srcStride = 0;
+    uint8_t sid = 0;
+    uint16_t dstGap = 0;
+    bool ifTranspose = false;
+    uint8_t addrMode = 0;
+    LoadData2DParams() = default;
+    LoadData2DParams(uint16_t start, uint8_t repeat, uint16_t sStride, uint8_t sidv, uint16_t gap, bool trans,
+                     uint8_t mode)
+        : startIndex(start), repeatTimes(repeat), srcStride(sStride), sid(sidv), dstGap(gap), ifTranspose(trans),
+          addrMode(mode) {}
+};
+
+struct MmadParams {
+    uint16_t m = 0;
+    uint16_t n = 0;
+    uint16_t k = 0;
+    bool isBias = false;
+    int32_t fmOffset = 0;
+    bool enSsparse = false;
+    bool enWinogradA = false;
+    bool enWinogradB = false;
+    uint8_t unitFlag = 0;
+    bool kDirectionAlign = false;
+    bool cmatrixSource = false;
+    bool cmatrixInitVal = true;
+    MmadParams() = default;
+    MmadParams(uint16_t mIn, uint16_t nIn, uint16_t kIn, bool isBiasIn, int32_t fmOffsetIn, bool enSsparseIn,
+               bool enWinogradAIn, bool enWinogradBIn)
+        : m(mIn), n(nIn), k(kIn), isBias(isBiasIn), fmOffset(fmOffsetIn), enSsparse(enSsparseIn),
+          enWinogradA(enWinogradAIn), enWinogradB(enWinogradBIn) {}
+    MmadParams(uint16_t mIn, uint16_t nIn, uint16_t kIn, uint8_t unitFlagIn, bool cmatrixSourceIn, bool cmatrixInitValIn)
+        : m(mIn), n(nIn), k(kIn), unitFlag(unitFlagIn), cmatrixSource(cmatrixSourceIn), cmatrixInitVal(cmatrixInitValIn) {}
+};
+
+enum QuantMode_t { NoQuant, F322F16, F322BF16, DEQF16, VDEQF16, QF322B8_PRE, VQF322B8_PRE, REQ8, VREQ8 };
+
+struct FixpipeParamsV220 {
+    uint16_t nSize = 0;
+    uint16_t mSize = 0;
+    uint16_t srcStride = 0;
+    uint32_t dstStride = 0;
+    QuantMode_t quantPre = QuantMode_t::NoQuant;
+    uint64_t deqScalar = 0;
+    uint16_t ndNum = 1;
+    uint16_t srcNdStride = 0;
+    uint16_t dstNdStride = 0;
+    bool reluEn = false;
+    uint8_t unitFlag = 0;
+    bool isChannelSplit = false;
+    FixpipeParamsV220() = default;
+};
+
+enum class CO2Layout : uint8_t { NZ = 0, ROW_MAJOR };
+struct FixpipeConfig {
+    CO2Layout format;
+    bool isToUB;
+};
+inline constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ, false};
+inline constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR, false};
+
+// ------------------------------------------------------------------------------ GM -> L1 (ND -> Nz)
+template <class T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2NzParams& p) {
+    const char* api = "DataCopy(GM->L1, Nd2NzParams)";
+    acx::CheckDtype<T>(api, acx::M_CUBE_IO);
+    const uint64_t sz = sizeof(T), c0 = 32 / sizeof(T);
+    struct { const char* n; uint32_t v, lo, hi; } rng[] = {
+        {"ndNum", p.ndNum, 0, 4095}, {"nValue", p.nValue, 0, 16384}, {"dValue", p.dValue, 0, 65535},
+        {"srcNdMatrixStride", p.srcNdMatrixStride, 0, 65535}, {"srcDValue", p.srcDValue, 1, 65535},
+        {"dstNzC0Stride", p.dstNzC0Stride, 1, 16384}, {"dstNzNStride", p.dstNzNStride, 1, 16384},
+        {"dstNzMatrixStride", p.dstNzMatrixStride, 0, 16384}};
+    if (p.ndNum == 0 || p.nValue == 0 || p.dValue == 0) return;  // documented NOP
+    for (auto& r : rng)
+        if (r.v < r.lo || r.v > r.hi) acx::Fail("%s: %s=%u not in [%u, %u]", api, r.n, r.v, r.lo, r.hi);
+    if (p.dValue > p.srcDValue)
+        acx::Fail("%s: dValue=%u exceeds srcDValue=%u (the source row length in elements)", api, p.dValue, p.srcDValue);
+    const uint64_t cblocks = (p.dValue + c0 - 1) / c0;
+    const uint64_t dext = ((uint64_t)(p.ndNum - 1) * p.dstNzMatrixStride + (cblocks - 1) * p.dstNzC0Stride * c0 +
+                           (uint64_t)(p.nValue - 1) * p.dstNzNStride * c0 + c0) * sz;
+    acx::CubeOperand(api, "dst", dst, acx::MEM_L1, 32, dext);
+    const uint64_t sext = ((uint64_t)(p.ndNum - 1) * p.srcNdMatrixStride + (uint64_t)(p.nValue - 1) * p.srcDValue + p.dValue) * sz;
+    uint64_t off = acx::CheckGm(src.gm_, src.Addr(), sext, api);
+    const uint64_t rows = (uint64_t)p.ndNum * p.nValue, stride = (uint64_t)p.srcDValue * sz;
+    acx::EmitGmMove(acx::P_MTE2, acx::OP_DATA_COPY_GM2L1, acx::DT<T>::id, rows, rows * p.dValue * sz, rows * p.dValue,
+                    src.gm_, off, stride, acx::GmAlignFlags2(off, stride, rows));
+    if (acx::TraceOnly()) return;
+    const T* s = src.ptr_;
+    T* d = dst.ptr();
+    const T zero = T(0);
+    for (uint64_t t = 0; t < p.ndNum; t++)
+        for (uint64_t r = 0; r < p.nValue; r++) {
+            const T* srow = s + t * p.srcNdMatrixStride + r * p.srcDValue;
+            for (uint64_t cb = 0; cb < cblocks; cb++) {
+                T* drow = d + t * p.dstNzMatrixStride + cb * p.dstNzC0Stride * c0 + r * p.dstNzNStride * c0;
+                for (uint64_t c = 0; c < c0; c++) {
+                    uint64_t col = cb * c0 + c;
+                    drow[c] = col < p.dValue ? srow[col] : zero;  // column tail zero-filled to 32 B
+                }
+            }
+        }
+}
+
+// ------------------------------------------------------------------------------ L1 -> L0A / L0B
+template <class T>
+inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& p) {
+    int dmem = MemOf(dst.pos_);
+    const char* api = dmem == acx::MEM_L0B ? "LoadData(L1->L0B)" : "LoadData(L1->L0A)";
+    acx::CheckDtype<T>(api, acx::M_CUBE_IO);
+    if (!dst.valid_) acx::Fail("%s: dst LocalTensor is not initialised", api);
+    if (dmem != acx::MEM_L0A && dmem != acx::MEM_L0B)
+        acx::Fail("%s: dst is at position %s (%s); LoadData2D writes L0A (A2) or L0B (B2)", api, PosName(dst.pos_),
+                  acx::MemName(dmem));
+    if (p.addrMode != 0) acx::Fail("%s: addrMode=%u; only 0 (increasing) is supported on the L1->L0 path", api, p.addrMode);
+    if (p.ifTranspose && sizeof(T) != 2)
+        acx::Fail("%s: ifTranspose needs a 16-bit type (half/bfloat16_t/int16_t/uint16_t); got %s", api, acx::DT<T>::name);
+    if (p.repeatTimes == 0) return;  // documented NOP
+    const uint64_t rep = p.repeatTimes;
+    acx::CubeOperand(api, "dst", dst, dmem, 512, ((rep - 1) * (1 + (uint64_t)p.dstGap) + 1) * 512);
+    acx::CubeOperand(api, "src", src, acx::MEM_L1, 32, ((uint64_t)p.startIndex + (rep - 1) * p.srcStride + 1) * 512);
+    acx::EmitCube(acx::P_MTE1, dmem == acx::MEM_L0B ? acx::OP_LOAD_DATA_L1_L0B : acx::OP_LOAD_DATA_L1_L0A,
+                  acx::DT<T>::id, 0, rep, rep * 512, rep * 512 / sizeof(T), 0, 0, 0);
+    if (acx::TraceOnly()) return;
+    const uint8_t* s = (const uint8_t*)src.ptr();
+    uint8_t* d = (uint8_t*)dst.ptr();
+    for (uint64_t r = 0; r < rep; r++) {
+        const uint8_t* sf = s + ((uint64_t)p.startIndex + r * p.srcStride) * 512;
+        uint8_t* df = d + r * (1 + (uint64_t)p.dstGap) * 512;
+        if (!p.ifTranspose) {
+            std::memmove(df, sf, 512);
+            continue;
+        }
+        uint16_t tmp[256];
+        std::memcpy(tmp, sf, 512);
+        uint16_t* o = (uint16_t*)df;
+        for (int i = 0; i < 16; i++)
+            for (int j = 0; j < 16; j++) o[i * 16 + j] = tmp[j * 16 + i];
+    }
+}
+
+// ------------------------------------------------------------------------------ Mmad
+template <class T, class U, class S>
+inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter, const MmadParams& p) {
+    const char* api = "Mmad";
+    constexpr uint8_t dt = acx::DT<T>::id, du = acx::DT<U>::id, ds = acx::DT<S>::id;
+    bool ok = du == ds && ((dt == acx::DT_F32 && (du == acx::DT_F16 || du == acx::DT_BF16 || du == acx::DT_F32)) ||
+                           (dt == acx::DT_I32 && du == acx::DT_I8));
+    if (!ok)
+        acx::Fail("%s: type combination fm=%s filter=%s dst=%s is not supported on the target SoC (half/bfloat16_t/float "
+                  "inputs with float dst, int8_t with int32_t dst)", api, acx::DT<U>::name, acx::DT<S>::name, acx::DT<T>::name);
+    if (p.m > 4095 || p.n > 4095 || p.k > 4095)
+        acx::Fail("%s: m=%u n=%u k=%u: each must be in [0, 4095]", api, p.m, p.n, p.k);
+    if (p.cmatrixSource) acx::Fail("%s: cmatrixSource=true (C initialised from the bias table C2) is not emulated", api);
+    if (p.kDirectionAlign && du == acx::DT_F32) acx::Fail("%s: kDirectionAlign=true is not emulated", api);
+    if (!dst.valid_ || !fm.valid_ || !filter.valid_) acx::Fail("%s: an operand LocalTensor is not initialised", api);
+    if (p.m == 0 || p.n == 0 || p.k == 0) return;  // documented NOP
+    const uint64_t m = p.m, n = p.n, k = p.k, k0 = 32 / sizeof(U);
+    const uint64_t m16 = acx::CeilTo(m, 16), n1 = (n + 15) / 16, k1 = (k + k0 - 1) / k0;
+    const bool gemv = m == 1;
+    acx::CubeOperand(api, "dst", dst, acx::MEM_L0C, 1024, m16 * n1 * 16 * sizeof(T));
+    acx::CubeOperand(api, "fm", fm, acx::MEM_L0A, 512, gemv ? k * sizeof(U) : m16 * k1 * k0 * sizeof(U));
+    acx::CubeOperand(api, "filter", filter, acx::MEM_L0B, 512, k1 * k0 * n1 * 16 * sizeof(S));
+    acx::EmitCube(acx::P_M, acx::OP_MMAD, du, dt, 0, m16 * n1 * 16 * sizeof(T), m * n, p.m, p.n, p.k);
+    if (acx::TraceOnly()) return;
+    const bool acc = p.isBias || !p.cmatrixInitVal;
+    const U* a = fm.ptr();
+    const S* b = filter.ptr();
+    T* c = dst.ptr();
+    std::vector<double> av(m * k), bv(k * n);
+    for (uint64_t i = 0; i < m; i++)
+        for (uint64_t l = 0; l < k; l++)
+            av[i * k + l] = (double)acx::Ld(gemv ? a[l] : a[((i / 16) * k1 + l / k0) * 16 * k0 + (i % 16) * k0 + l % k0]);
+    for (uint64_t l = 0; l < k; l++)
+        for (uint64_t j = 0; j < n; j++)
+            bv[l * n + j] = (double)acx::Ld(b[((l / k0) * n1 + j / 16) * 16 * k0 + (j % 16) * k0 + l % k0]);
+    std::vector<double> row(n);
+    for (uint64_t i = 0; i < m16; i++) {
+        if (i < m) {
+            std::fill(row.begin(), row.end(), 0.0);
+            const double* ai = &av[i * k];
+            for (uint64_t l = 0; l < k; l++) {
+                const double x = ai[l];
+                const double* bl = &bv[l * n];
+                for (uint64_t j = 0; j < n; j++) row[j] += x * bl[j];
+            }
+        }
+        for (uint64_t j = 0; j < n1 * 16; j++) {
+            T& out = c[((j / 16) * m16 + i) * 16 + j % 16];
+            if (i >= m || j >= n) {
+                if (!acc) out = T(0);
+                continue;
+            }
+            if constexpr (std::is_same<T, int32_t>::value)
+                out = (int32_t)((acc ? (int64_t)out : 0) + (int64_t)row[j]);
+            else
+                out = (float)((acc ? (double)out : 0.0) + row[j]);
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------ Fixpipe L0C -> GM
+template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
+inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p) {
+    const bool nz = config.format == CO2Layout::NZ;
+    const char* api = nz ? "Fixpipe(L0C->GM, CFG_NZ)" : "Fixpipe(L0C->GM, CFG_ROW_MAJOR)";
+    constexpr uint8_t dt = acx::DT<T>::id, du = acx::DT<U>::id;
+    if (config.isToUB) acx::Fail("%s: isToUB is not supported on the split 910B (no L0C->UB path)", api);
+    if (du != acx::DT_F32 && du != acx::DT_I32)
+        acx::Fail("%s: src (L0C) dtype %s; must be float or int32_t", api, acx::DT<U>::name);
+    int q = (int)p.quantPre;
+    bool ok = (du == acx::DT_F32 && ((dt == acx::DT_F32 && q == NoQuant) || (dt == acx::DT_F16 && q == F322F16) ||
+                                     (dt == acx::DT_BF16 && q == F322BF16))) ||
+              (du == acx::DT_I32 && dt == acx::DT_I32 && q == NoQuant);
+    if (!ok)
+        acx::Fail("%s: %s -> %s with quantPre=%d is not supported (emulated: float->float NoQuant, float->half F322F16, "
+                  "float->bfloat16_t F322BF16, int32_t->int32_t NoQuant)", api, acx::DT<U>::name, acx::DT<T>::name, q);
+    if (p.isChannelSplit) acx::Fail("%s: isChannelSplit is not emulated", api);
+    if (p.ndNum == 0 || p.mSize == 0 || p.nSize == 0) return;  // documented NOP
+    if (p.nSize > 4095) acx::Fail("%s: nSize=%u not in [0, 4095]", api, p.nSize);
+    if (!nz && p.mSize > 8192) acx::Fail("%s: mSize=%u not in [0, 8192] with NZ2ND", api, p.mSize);
+    if (nz && p.nSize % 16) acx::Fail("%s: nSize=%u must be a multiple of 16", api, p.nSize);
+    if (nz && p.ndNum != 1) acx::Fail("%s: ndNum=%u; only 1 is supported with CFG_NZ", api, p.ndNum);
+    if (p.srcNdStride > 512) acx::Fail("%s: srcNdStride=%u not in [0, 512]", api, p.srcNdStride);
+    const uint64_t m = p.mSize, n = p.nSize, n1 = (n + 15) / 16, nd = p.ndNum;
+    if (p.srcStride < acx::CeilTo(m, 16))
+        acx::Fail("%s: srcStride=%u is below ceil(mSize, 16)=%llu (unit: 16-element rows of the L0C Nz matrix)", api,
+                  p.srcStride, (unsigned long long)acx::CeilTo(m, 16));
+    const uint64_t c0o = 32 / sizeof(T);
+    if (p.dstStride == 0) acx::Fail("%s: dstStride=0", api);
+    if (!nz && p.dstStride < n)
+        acx::Fail("%s: dstStride=%u is below nSize=%u (ND rows would overlap; unit: elements)", api, p.dstStride, p.nSize);
+    if (nz && (uint64_t)p.dstStride * c0o < m * 16)
+        acx::Fail("%s: dstStride=%u (32 B units) is below mSize*16 elements=%llu (Nz column blocks would overlap)", api,
+                  p.dstStride, (unsigned long long)(m * 16));
+    if (nd > 1 && !nz && p.dstNdStride < (m - 1) * p.dstStride + n)
+        acx::Fail("%s: dstNdStride=%u elements makes the %u ND matrices overlap", api, p.dstNdStride, p.ndNum);
+    const uint64_t sext = ((nd - 1) * p.srcNdStride * 256 + ((n1 - 1) * p.srcStride + m - 1) * 16 + 16) * sizeof(U);
+    acx::CubeOperand(api, "src", src, acx::MEM_L0C, 64, sext);
+    const uint64_t dext = nz ? (n1 - 1) * p.dstStride * c0o + m * 16 : (nd - 1) * p.dstNdStride + (m - 1) * p.dstStride + n;
+    uint64_t off = acx::CheckGm(dst.gm_, dst.Addr(), dext * sizeof(T), api);
+    uint8_t at = acx::Cur().atomic;
+    const uint64_t bursts = nz ? n1 : nd * m;
+    const uint64_t stride = nz ? (uint64_t)p.dstStride * 32 : (uint64_t)p.dstStride * sizeof(T);
+    acx::EmitGmMove(acx::P_FIX, acx::OP_FIXPIPE_L0C2GM, dt, bursts, nd * m * n * sizeof(T), nd * m * n, dst.gm_, off, stride,
+                    acx::GmAlignFlags2(off, stride, bursts) | (at ? acx::TF_ATOMIC : 0), p.mSize, p.nSize);
+    if (acx::TraceOnly()) return;
+    const U* s = src.ptr();
+    for (uint64_t t = 0; t < nd; t++)
+        for (uint64_t i = 0; i < m; i++)
+            for (uint64_t j = 0; j < n; j++) {
+                U v = s[t * p.srcNdStride * 256 + ((j / 16) * p.srcStride + i) * 16 + j % 16];
+                if (p.reluEn && v < U(0)) v = U(0);
+                T o = (T)v;  // float->half / bfloat16 conversions round to nearest even
+                uint64_t e = nz ? (j / 16) * p.dstStride * c0o + i * 16 + j % 16 : t * p.dstNdStride + i * p.dstStride + j;
+                acx::GmStore(dst.ptr_ + e, &o, 1, at);
+            }
+}
+
+}  // namespace AscendC

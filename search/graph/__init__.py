@@ -1,0 +1,87 @@
+"""The graph frontend of the builtin proposer: reference -> ATen graph -> DSL candidates.
+
+1. :mod:`.trace` runs the task's reference on meta tensors under a dispatch mode and holds
+   the ATen ops in a ``networkx`` graph (no allocation, any task size);
+2. :mod:`.decompose` rewrites each ATen op into DSL-level primitives (:mod:`.prims`),
+   folding constants and sharing common subexpressions;
+3. :mod:`.patterns` recognises the loop the graph needs (elementwise tiles, last-dim
+   rows, middle-axis slabs) and the broadcast form of every value, at the task's shapes
+   and at the evaluator's reduced shapes;
+4. :mod:`.emit` composes one DSL program per sensible structure.
+
+:func:`propose_from_graph` is the entry point; anything it cannot do ends as a
+``ProposerError`` naming the ATen op (or the broadcast / reduction) and why.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .decompose import decompose
+from .emit import emit_program, structures
+from .patterns import Plan, analyse
+from .trace import Unsupported, trace_task
+
+if TYPE_CHECKING:
+    from ...tasks.task import Shape, Task
+    from ..builtin import Candidate
+
+
+def _shape_sets(task: Task) -> list[list[Shape]]:
+    from ...tasks.shapes import reduced_shapes
+    from ...tasks.task import TaskError
+
+    sets = [list(task.shapes)]
+    try:
+        for ss in reduced_shapes(task):
+            if [tuple(s) for s in ss] not in [[tuple(s) for s in x] for x in sets]:
+                sets.append([tuple(s) for s in ss])
+    except TaskError:
+        pass
+    return sets
+
+
+def build_plan(task: Task) -> Plan:
+    """Trace, decompose and analyse ``task`` (raises :class:`Unsupported`)."""
+    if not task.meta_ok:
+        raise Unsupported("the reference does not run on meta tensors (e.g. .item() or "
+                          "data-dependent shapes), so its ATen graph cannot be traced")
+    shape_sets = _shape_sets(task)
+    pgs = []
+    out_dtypes = None
+    aten_ops: list[str] = []
+    for shapes in shape_sets:
+        ag = trace_task(task, shapes)
+        pgs.append(decompose(ag, task.inputs))
+        if out_dtypes is None:
+            out_dtypes = [ag.meta(r)[1] for r in ag.outputs]
+            for n in ag.op_nodes():
+                target = ag.node(n)["target"]
+                name = str(target).removeprefix("aten.")
+                if not target.is_view and name not in aten_ops:
+                    aten_ops.append(name)
+    assert out_dtypes is not None
+    plan = analyse(task, pgs, shape_sets, out_dtypes)
+    plan.aten_ops = tuple(aten_ops)
+    return plan
+
+
+def propose_from_graph(task: Task) -> list[Candidate]:
+    """DSL candidates for ``task`` composed from its traced ATen graph, best guess first."""
+    from ..builtin import Candidate, ProposerError
+
+    try:
+        plan = build_plan(task)
+        return [Candidate(f"{task.name}/graph-{s}", emit_program(plan, task, s), origin="graph")
+                for s in structures(plan)]
+    except Unsupported as e:
+        text = " ".join(str(e).split()).rstrip(".")
+        raise ProposerError(f"task {task.name!r}: the graph frontend cannot build a kernel: "
+                            f"{text}.") from None
+    except Exception as e:  # noqa: BLE001 - a frontend bug must not crash `check`
+        text = " ".join(f"{type(e).__name__}: {e}".split())[:300]
+        raise ProposerError(f"task {task.name!r}: the graph frontend failed internally "
+                            f"({text}); please report it with the task file.") from None
+
+
+__all__ = ["Unsupported", "build_plan", "propose_from_graph", "trace_task"]

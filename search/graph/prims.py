@@ -1,0 +1,373 @@
+"""The primitive graph: what the DSL can compute, one node per operation.
+
+ATen ops are decomposed (:mod:`.decompose`) into a handful of primitives held in a
+``networkx`` DiGraph (edges: operand -> user, attribute ``pos``):
+
+- leaves: ``input`` (a task tensor), ``scalar`` (a runtime ``Scalar`` parameter),
+  ``const`` (a number), ``extent`` (the reduced extent, ``width(t)`` in the DSL);
+- elementwise: the unary ops of the DSL (``exp log abs sqrt rsqrt reciprocal relu neg
+  sigmoid tanh erf``), ``leaky_relu`` (attribute ``slope``), binary ``add sub mul div max
+  min``, ``cmp`` (attribute ``cmp``: ``lt gt le ge eq ne``; a bool mask), ``where``
+  (mask, a, b) and ``ind`` (a mask as 1.0/0.0);
+- ``reduce`` (attribute ``red``: ``sum max min prod``, ``dims`` of the operand, ``keepdim``);
+- ``view``/``expand``: the same data seen with another shape (no code).
+
+Every node keeps the torch ``shape`` of its value, the ``real`` shape of the data that
+actually varies (an expanded dim is 1 there) and the torch ``dtype``. Constants are folded
+as the graph is built; identical nodes are shared (constants are not, so that a constant
+that came from a shape can be told apart from a literal, see :mod:`.patterns`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+import torch
+
+from ...tasks.task import Shape
+from .trace import Unsupported
+
+UNARY = ("exp", "log", "abs", "sqrt", "rsqrt", "reciprocal", "relu", "neg", "sigmoid", "tanh",
+         "erf")
+BINARY = ("add", "sub", "mul", "div", "max", "min")
+CMPS = ("lt", "gt", "le", "ge", "eq", "ne")
+CMP_INVERSE = {"lt": "ge", "ge": "lt", "gt": "le", "le": "gt", "eq": "ne", "ne": "eq"}
+LEAVES = ("input", "scalar", "const", "extent")
+TRANSPARENT = ("view", "expand")
+
+
+@dataclass(frozen=True)
+class Value:
+    """A prim-graph value: node id plus the facts every decomposition needs."""
+
+    node: int
+    shape: Shape
+    real: Shape
+    dtype: torch.dtype
+
+    @property
+    def is_mask(self) -> bool:
+        return self.dtype == torch.bool
+
+
+def _numel(shape: Sequence[int]) -> int:
+    return math.prod(shape)
+
+
+def _py_unary(op: str, x: float) -> float:
+    try:
+        if op == "exp":
+            return math.exp(x)
+        if op == "log":
+            return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
+        if op == "abs":
+            return abs(x)
+        if op == "sqrt":
+            return math.sqrt(x) if x >= 0 else math.nan
+        if op == "rsqrt":
+            return 1 / math.sqrt(x) if x > 0 else (math.inf if x == 0 else math.nan)
+        if op == "reciprocal":
+            return 1 / x if x != 0 else math.copysign(math.inf, x)
+        if op == "relu":
+            return max(x, 0.0)
+        if op == "neg":
+            return -x
+        if op == "sigmoid":
+            return 1 / (1 + math.exp(-x)) if x > -700 else 0.0
+        if op == "tanh":
+            return math.tanh(x)
+        if op == "erf":
+            return math.erf(x)
+    except OverflowError:
+        return math.inf
+    raise AssertionError(op)
+
+
+def _py_binary(op: str, a: float, b: float) -> float:
+    if op == "add":
+        return a + b
+    if op == "sub":
+        return a - b
+    if op == "mul":
+        return a * b
+    if op == "div":
+        if b == 0:
+            return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1, b)
+        return a / b
+    if op == "max":
+        return max(a, b)
+    if op == "min":
+        return min(a, b)
+    raise AssertionError(op)
+
+
+def _py_cmp(op: str, a: float, b: float) -> bool:
+    return {"lt": a < b, "gt": a > b, "le": a <= b, "ge": a >= b, "eq": a == b, "ne": a != b}[op]
+
+
+class PrimGraph:
+    """Builder and container of the primitive graph (constant folding + sharing)."""
+
+    def __init__(self) -> None:
+        self.g = nx.DiGraph()
+        self._cse: dict[tuple, int] = {}
+        self.outputs: list[Value] = []
+
+    # ------------------------------------------------------------ raw nodes
+    def _add(self, op: str, args: Sequence[Value], shape: Shape, real: Shape,
+             dtype: torch.dtype, share: bool = True, **attrs: Any) -> Value:
+        key = (op, tuple(a.node for a in args), tuple(sorted(attrs.items())), shape, real, dtype)
+        if share and key in self._cse:
+            return Value(self._cse[key], shape, real, dtype)
+        n = len(self.g)
+        self.g.add_node(n, op=op, args=tuple(a.node for a in args), shape=tuple(shape),
+                        real=tuple(real), dtype=dtype, **attrs)
+        for i, a in enumerate(args):
+            if self.g.has_edge(a.node, n):
+                self.g.edges[a.node, n]["pos"] += (i,)
+            else:
+                self.g.add_edge(a.node, n, pos=(i,))
+        if share:
+            self._cse[key] = n
+        return Value(n, tuple(shape), tuple(real), dtype)
+
+    def attr(self, v: Value | int, name: str, default: Any = None) -> Any:
+        n = v.node if isinstance(v, Value) else v
+        return self.g.nodes[n].get(name, default)
+
+    def op(self, v: Value | int) -> str:
+        n = v.node if isinstance(v, Value) else v
+        return self.g.nodes[n]["op"]
+
+    def const_value(self, v: Value) -> float | None:
+        """The number a value folds to (constants; runtime scalars are folded by value)."""
+        op = self.op(v)
+        if op in ("const", "scalar"):
+            return float(self.attr(v, "value"))
+        return None
+
+    # ------------------------------------------------------------ leaves
+    def input(self, index: int, name: str, shape: Shape, dtype: torch.dtype) -> Value:
+        return self._add("input", (), shape, shape, dtype, index=index, name=name)
+
+    def scalar(self, index: int, name: str, value: float) -> Value:
+        return self._add("scalar", (), (), (), torch.float32, index=index, name=name,
+                         value=float(value))
+
+    def const(self, value: float, shape: Shape = (), dtype: torch.dtype = torch.float32) -> Value:
+        value = float(value)
+        if dtype == torch.bool:
+            value = float(bool(value))
+        return self._add("const", (), tuple(shape), (), dtype, share=False, value=value)
+
+    def extent(self) -> Value:
+        return self._add("extent", (), (), (), torch.float32)
+
+    # ------------------------------------------------------------ elementwise
+    def as_float(self, v: Value, dtype: torch.dtype = torch.float32) -> Value:
+        """A mask used as a number: 1.0 where true, 0.0 elsewhere."""
+        if not v.is_mask:
+            return v
+        c = self.const_value(v)
+        if c is not None:
+            return self.const(c, v.shape, dtype)
+        return self._add("ind", (v,), v.shape, v.real, dtype)
+
+    def unary(self, op: str, a: Value) -> Value:
+        assert op in UNARY, op
+        a = self.as_float(a)
+        c = self.const_value(a)
+        if c is not None:
+            return self.const(_py_unary(op, c), a.shape, a.dtype)
+        if op == "neg" and self.op(a) == "neg":
+            return self._arg(a, 0)
+        return self._add(op, (a,), a.shape, a.real, a.dtype)
+
+    def leaky_relu(self, a: Value, slope: float) -> Value:
+        a = self.as_float(a)
+        c = self.const_value(a)
+        if c is not None:
+            return self.const(c if c >= 0 else c * slope, a.shape, a.dtype)
+        return self._add("leaky_relu", (a,), a.shape, a.real, a.dtype, slope=float(slope))
+
+    def binary(self, op: str, a: Value | float, b: Value | float,
+               dtype: torch.dtype | None = None) -> Value:
+        assert op in BINARY, op
+        a, b = self._operands(a, b)
+        a, b = self.as_float(a), self.as_float(b)
+        dtype = dtype or _promote(a, b)
+        shape = _bcast(a.shape, b.shape)
+        ca, cb = self.const_value(a), self.const_value(b)
+        if ca is not None and cb is not None:
+            return self.const(_py_binary(op, ca, cb), shape, dtype)
+        # identities that are exact for every float (literal constants only)
+        ka = ca if self.op(a) == "const" else None
+        kb = cb if self.op(b) == "const" else None
+        if (op == "add" and ka == 0.0 and _covers(b, shape)) or \
+                (op == "mul" and ka == 1.0 and _covers(b, shape)):
+            return self._retype(b, dtype)
+        if (op in ("add", "sub") and kb == 0.0 and _covers(a, shape)) or \
+                (op in ("mul", "div") and kb == 1.0 and _covers(a, shape)):
+            return self._retype(a, dtype)
+        if op == "sub" and ka == 0.0 and _covers(b, shape):
+            return self.unary("neg", b)
+        return self._add(op, (a, b), shape, _bcast(a.real, b.real), dtype)
+
+    def cmp(self, op: str, a: Value | float, b: Value | float) -> Value:
+        assert op in CMPS, op
+        a, b = self._operands(a, b)
+        a, b = self.as_float(a), self.as_float(b)
+        shape = _bcast(a.shape, b.shape)
+        ca, cb = self.const_value(a), self.const_value(b)
+        if ca is not None and cb is not None:
+            return self.const(float(_py_cmp(op, ca, cb)), shape, torch.bool)
+        return self._add("cmp", (a, b), shape, _bcast(a.real, b.real), torch.bool, cmp=op)
+
+    def logical_not(self, m: Value) -> Value:
+        if not m.is_mask:
+            m = self.cmp("ne", m, 0.0)
+        c = self.const_value(m)
+        if c is not None:
+            return self.const(float(not c), m.shape, torch.bool)
+        if self.op(m) == "cmp":
+            a, b = self._arg(m, 0), self._arg(m, 1)
+            return self.cmp(CMP_INVERSE[self.attr(m, "cmp")], a, b)
+        return self.cmp("lt", self.as_float(m), 0.5)
+
+    def where(self, cond: Value, a: Value | float, b: Value | float,
+              dtype: torch.dtype | None = None) -> Value:
+        if not isinstance(cond, Value):
+            raise Unsupported("where() with a Python condition")
+        if not cond.is_mask:
+            cond = self.cmp("ne", cond, 0.0)
+        a, b = self._operands(a, b)
+        c = self.const_value(cond)
+        dtype = dtype or _promote(a, b)
+        shape = _bcast(cond.shape, _bcast(a.shape, b.shape))
+        if c is not None:
+            pick = a if c else b
+            return self._reshape_const(pick, shape, dtype)
+        if a.is_mask or b.is_mask:
+            if dtype == torch.bool:
+                raise Unsupported("where() choosing between masks (a bool result)")
+            a, b = self.as_float(a), self.as_float(b)
+        real = _bcast(cond.real, _bcast(a.real, b.real))
+        return self._add("where", (cond, a, b), shape, real, dtype)
+
+    def _reshape_const(self, v: Value, shape: Shape, dtype: torch.dtype) -> Value:
+        c = self.const_value(v)
+        if c is not None:
+            return self.const(c, shape, dtype)
+        if v.shape == shape:
+            return self._retype(v, dtype)
+        return self.expand(v, shape)
+
+    def _retype(self, v: Value, dtype: torch.dtype) -> Value:
+        return Value(v.node, v.shape, v.real, dtype) if v.dtype != dtype and \
+            v.dtype.is_floating_point and dtype.is_floating_point else v
+
+    # ------------------------------------------------------------ shapes
+    def view(self, a: Value, shape: Sequence[int]) -> Value:
+        shape = tuple(int(s) for s in shape)
+        if shape == a.shape:
+            return a
+        if _numel(shape) != _numel(a.shape):
+            raise Unsupported(f"a view from {list(a.shape)} to {list(shape)} changes the number "
+                              "of elements")
+        c = self.const_value(a)
+        if c is not None:
+            return self.const(c, shape, a.dtype)
+        if a.real != a.shape:
+            real = _view_real(a.shape, a.real, shape)
+            if real is None:
+                raise Unsupported(f"a view of a broadcast value (from {list(a.shape)} to "
+                                  f"{list(shape)}) that moves its broadcast dims")
+        else:
+            real = shape
+        base = self._arg(a, 0) if self.op(a) == "view" else a
+        return self._add("view", (base,), shape, real, a.dtype)
+
+    def expand(self, a: Value, shape: Sequence[int]) -> Value:
+        shape = tuple(int(s) for s in shape)
+        shape = tuple(a.shape[i - (len(shape) - len(a.shape))] if s == -1 else s
+                      for i, s in enumerate(shape))
+        if shape == a.shape:
+            return a
+        c = self.const_value(a)
+        if c is not None:
+            return self.const(c, shape, a.dtype)
+        real = (1,) * (len(shape) - len(a.real)) + tuple(a.real)
+        return self._add("expand", (a,), shape, real, a.dtype)
+
+    def reduce(self, red: str, a: Value, dims: Sequence[int] | None, keepdim: bool) -> Value:
+        a = self.as_float(a)
+        rank = len(a.shape)
+        if dims is None or len(dims) == 0:
+            dims = tuple(range(rank))
+        norm = tuple(sorted({d % rank if rank else 0 for d in dims})) if rank else ()
+        shape = tuple(1 if i in norm else s for i, s in enumerate(a.shape)) if keepdim else \
+            tuple(s for i, s in enumerate(a.shape) if i not in norm)
+        if a.real != a.shape:
+            raise Unsupported(f"a reduction over dims {list(norm)} of a broadcast value "
+                              f"(shape {list(a.shape)})")
+        if self.const_value(a) is not None:
+            raise Unsupported("a reduction of a constant")
+        return self._add("reduce", (a,), shape, shape, a.dtype, red=red, dims=norm,
+                         keepdim=bool(keepdim))
+
+    # ------------------------------------------------------------ helpers
+    def _arg(self, v: Value, i: int) -> Value:
+        n = self.g.nodes[v.node]["args"][i]
+        d = self.g.nodes[n]
+        return Value(n, d["shape"], d["real"], d["dtype"])
+
+    def value(self, n: int) -> Value:
+        d = self.g.nodes[n]
+        return Value(n, d["shape"], d["real"], d["dtype"])
+
+    def _operands(self, a: Value | float, b: Value | float) -> tuple[Value, Value]:
+        if not isinstance(a, Value) and not isinstance(b, Value):
+            return self.const(float(a)), self.const(float(b))
+        if not isinstance(a, Value):
+            a = self.const(float(a), (), torch.bool if isinstance(a, bool) else torch.float32)
+        if not isinstance(b, Value):
+            b = self.const(float(b), (), torch.bool if isinstance(b, bool) else torch.float32)
+        return a, b
+
+
+def _promote(a: Value, b: Value) -> torch.dtype:
+    """torch's rule for our purposes: a dimensioned float operand's dtype wins over a 0-d one."""
+    for v in (a, b):
+        if v.dtype.is_floating_point and v.shape != ():
+            return v.dtype
+    for v in (a, b):
+        if v.dtype.is_floating_point:
+            return v.dtype
+    return torch.float32
+
+
+def _covers(v: Value, shape: Shape) -> bool:
+    """The value already has the result's shape (dropping the other operand is exact)."""
+    return tuple(v.shape) == tuple(shape)
+
+
+def _bcast(a: Sequence[int], b: Sequence[int]) -> Shape:
+    try:
+        return tuple(torch.broadcast_shapes(tuple(a), tuple(b)))
+    except RuntimeError:
+        raise Unsupported(f"shapes {list(a)} and {list(b)} do not broadcast") from None
+
+
+def _view_real(shape: Shape, real: Shape, new: Shape) -> Shape | None:
+    """The real shape after a view that only adds or removes size-1 dims, else None."""
+    def strip(s: Shape, r: Shape) -> list[tuple[int, int]]:
+        return [(x, y) for x, y in zip(s, r, strict=True) if x != 1]
+    kept = strip(shape, real)
+    if [x for x, _ in kept] != [x for x in new if x != 1]:
+        return None
+    it = iter(kept)
+    return tuple(1 if x == 1 else next(it)[1] for x in new)
