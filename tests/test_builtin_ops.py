@@ -9,6 +9,7 @@ signed inputs, NaN-filled outputs, each run twice). Timing is left to the benchm
 from __future__ import annotations
 
 import pytest
+
 from ascendcraft.cli import check_task
 from ascendcraft.tasks.registry import task_names
 

@@ -5,8 +5,9 @@ simulated on the Ascend910B2 model. Figures are modeled, never measured."""
 from __future__ import annotations
 
 import pytest
-from ascendcraft.evaluate import Evaluator, prepare
 from ascendcraft.search.builtin import propose
+
+from ascendcraft.evaluate import Evaluator, prepare
 from ascendcraft.tasks.registry import get_task
 
 CORES = 48

@@ -84,14 +84,15 @@ SCALAR_FN = {"exp": "ACX_FN_EXP", "log": "ACX_FN_LN", "sqrt": "ACX_FN_SQRT", "rs
 
 def loop_header(kind: str, chunked: bool, unit: int) -> list[str]:
     """The per-core split and the tile loop's opening lines (the body follows, then '}')."""
-    if kind == "windows":  # output rows [P*OD*OH, OW]: R rows x one chunk of output columns
+    if kind == "windows":  # output rows [P*OD*OH, OW]: R rows of one (plane, od) unit x a column chunk
         return [
-            "const int64_t rows = td_.baseRows + (core < td_.bigCores ? 1 : 0);",
-            "const int64_t row0 = core * td_.baseRows + acx_min(core, td_.bigCores);",
+            "const int64_t myUnits = td_.baseUnits + (core < td_.bigCores ? 1 : 0);",
+            "const int64_t u0 = core * td_.baseUnits + acx_min(core, td_.bigCores);",
             "const int64_t wp = td_.chunkPad;  // UB row stride of a value tile",
-            "for (int64_t i = 0; i < rows; i += td_.tileRows) {",
-            "    const int64_t r = acx_min(td_.tileRows, rows - i);",
-            "    const int64_t gr = row0 + i;  // first global output row of this tile",
+            "for (int64_t u = u0; u < u0 + myUnits; ++u) {",
+            "for (int64_t oh0 = 0; oh0 < td_.OH; oh0 += td_.tileRows) {",
+            "    const int64_t r = acx_min(td_.tileRows, td_.OH - oh0);",
+            "    const int64_t gr = u * td_.OH + oh0;  // first global output row of this tile",
             "    for (int64_t c0 = 0; c0 < td_.OW; c0 += td_.chunk) {  // output column chunks",
             "    const int64_t w = acx_min(td_.chunk, td_.OW - c0);",
             "    const int64_t cnt = r * wp;",
@@ -319,6 +320,7 @@ class _Compute:
         self.indent -= 1
         if loop.kind == "windows":
             self.emit("    }  // output column chunks")
+            self.emit("}  // units")
         self.emit("}")
         self.indent -= 1
         self.emit("}")
@@ -540,18 +542,25 @@ class _Compute:
             self.emit(f"const int64_t cs = c0 * {sw} - {pw};  // first input column of the segment")
             self.emit("const int64_t g0 = cs > 0 ? cs : 0;")
             self.emit("const int64_t g1 = acx_min(cs + td_.segLen, td_.IW);")
+            self.emit("const int64_t pl = u / td_.OD;")
+            self.emit(f"const int64_t id = (u % td_.OD) * {sd} - {pd} + kd;")
+            self.emit("// tile rows whose input row ih = oh * SH - PH + kh exists: [lo, hi)")
+            self.emit(f"const int64_t ohMin = acx_max(0, ({ph} - kh + {sh - 1}) / {sh});")
+            self.emit(f"const int64_t ohMax = (td_.IH - 1 + {ph} - kh) / {sh};  // inclusive")
+            self.emit("const bool planeOk = id >= 0 && id < td_.ID && g1 > g0;")
+            self.emit("const int64_t lo = planeOk ? acx_min(r, acx_max(0, ohMin - oh0)) : r;")
+            self.emit("const int64_t hi = planeOk ? acx_max(lo, acx_min(r, ohMax - oh0 + 1)) : r;")
             self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
-            self.emit("    const int64_t row = gr + ri;")
-            self.emit(f"    const int64_t ih = (row % td_.OH) * {sh} - {ph} + kh;")
-            self.emit(f"    const int64_t id = ((row / td_.OH) % td_.OD) * {sd} - {pd} + kd;")
-            self.emit("    const int64_t pl = row / (td_.OH * td_.OD);")
-            self.emit("    if (ih < 0 || ih >= td_.IH || id < 0 || id >= td_.ID || g1 <= g0) {")
+            self.emit("    if (ri < lo || ri >= hi) {")
             self.emit(f"        Duplicate({st}[ri * td_.stW], {fill}, static_cast<int32_t>(td_.stW));")
             self.emit("    } else {")
-            self.emit(f"        CopyRowsIn({st}[ri * td_.stW], {x}Gm[((pl * td_.ID + id) * td_.IH + ih) * td_.IW + g0], "
-                      "1, g1 - g0, g1 - g0, td_.stW);")
             self.emit(f"        Duplicate({st}[ri * td_.stW + td_.stW - {U}], {fill}, {U});")
             self.emit("    }")
+            self.emit("}")
+            self.emit("if (hi > lo) {  // one strided copy: input rows SH * IW apart")
+            self.emit(f"    const int64_t ih = (oh0 + lo) * {sh} - {ph} + kh;")
+            self.emit(f"    CopyRowsIn({st}[lo * td_.stW], {x}Gm[((pl * td_.ID + id) * td_.IH + ih) * td_.IW + g0], "
+                      f"hi - lo, g1 - g0, {sh} * td_.IW, td_.stW);")
             self.emit("}")
             self.emit(f"{q.name}.EnQue({st});")
             self.emit(f"{st} = {q.name}.DeQue<{t}>();")

@@ -46,6 +46,22 @@ _PY = {
 _SAFE = re.compile(r"^[A-Za-z0-9_ ,()+\-*>=<]*$")
 
 
+def _terms(expr: str) -> list[str]:
+    """The arguments of a nest of max(...) (or the expression itself)."""
+    if expr.startswith("max(") and expr.endswith(")"):
+        depth, start, out = 0, 4, []
+        for i, ch in enumerate(expr[4:-1], start=4):
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+            elif ch == "," and depth == 0:
+                out += _terms(expr[start:i].strip())
+                start = i + 1
+        return out + _terms(expr[start:-1].strip())
+    return [expr]
+
+
 def _eval(expr: str, env: dict) -> int:
     assert _SAFE.match(expr), expr
     return int(eval(expr, {"__builtins__": {}}, env))  # noqa: S307 - our own formulas
@@ -233,8 +249,11 @@ def _vec_formulas(p: C.CubeProgram, chunks: list[C.VChunks]) -> list[tuple[str, 
         out += [
             (f"pw{i}", f"floor_div(vW, {ch.parts})"),
             (f"ch{i}", f"max({U}, min(align_down({ch.size}, {U}), align_up(pw{i}, {U})))"),
-            (f"wk{i}", f"align_up(ceil_div(ch{i}, 64), 8) * 4"),
         ]
+    chmax = str(U)
+    for i in range(len(chunks)):
+        chmax = f"max({chmax}, ch{i})"
+    out += [("chmax", chmax), ("wkmax", "align_up(ceil_div(chmax, 64), 8) * 4")]
     return out
 
 
@@ -657,6 +676,7 @@ class _VecGen:
         self.k = -1  # current chunk loop index
         self.outer_names: set[str] = set()
         self.hoisted: dict[str, str] = {}
+        self.dying: set[str] = set()
         rows = self.v.rows
         self.rows_max = max(p.tunable(rows).domain.values()) if isinstance(rows, str) else int(rows)
 
@@ -667,9 +687,9 @@ class _VecGen:
     def _class_bytes(self, cls: tuple) -> str:
         kind = cls[0]
         if kind == "tile":
-            return f"tileRows * ch{cls[1]} * 4"
+            return "tileRows * chmax * 4"
         if kind == "col":
-            return f"ch{cls[1]} * 4"
+            return "chmax * 4"
         if kind == "group":
             return f"{cls[1]} * rpad * 4"
         if kind == "rawgroup":
@@ -703,7 +723,12 @@ class _VecGen:
             b = Buf(f"q{len(self.queue_of)}", pos, bytes_expr, str(self.v.depth), dtype)
             self.queue_of[key] = b
             self.bufs.append(b)
-        return self.queue_of[key]
+        b = self.queue_of[key]
+        if bytes_expr not in _terms(b.bytes_expr):  # shared by several loops: the largest use
+            nb = Buf(b.name, b.pos, f"max({b.bytes_expr}, {bytes_expr})", b.depth, b.dtype)
+            self.bufs[self.bufs.index(b)] = nb
+            self.queue_of[key] = b = nb
+        return b
 
     def tbuf(self, name: str, bytes_expr: str) -> str:
         if not any(b.name == name for b in self.bufs):
@@ -724,9 +749,9 @@ class _VecGen:
 
     def cls_of(self, v: _V) -> tuple:
         if v.form == "tile":
-            return ("tile", v.k)
+            return ("tile",)
         if v.form == "col":
-            return ("col", v.k)
+            return ("col",)
         return ("group", v.size)
 
     def new_like(self, form: str, size: int, k: int) -> _V:
@@ -762,28 +787,47 @@ class _VecGen:
     def _assigned(self, body) -> set[str]:
         return {s.target for s in body if isinstance(s, C.VAssign)}
 
-    def _last_uses(self, body) -> dict[int, set[str]]:
-        """Statement index -> names whose current binding is dead after it."""
-        last: dict[str, int] = {}
-        dead: dict[int, set[str]] = {}
+    def _liveness(self, body) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
+        """(free_after, dying): names whose binding is released after statement i, and names
+        read exactly once at statement i that are never read again (their buffer may take the
+        result in place)."""
+        cur: dict[str, int] = {}
+        born: dict[int, tuple[str, int]] = {}
+        last: dict[int, int] = {}
+        once: dict[tuple[int, int], int] = {}
         for i, s in enumerate(body):
-            reads = self._names_read([s]) if isinstance(s, C.VChunks) else \
-                {e.name for e in C.walk_vexpr(s.value) if isinstance(e, C.VVar)}
-            for n in reads:
-                last[n] = i
+            if isinstance(s, C.VChunks):
+                reads = {n: 2 for n in self._names_read([s])}
+            else:
+                reads = {}
+                for e in {id(x): x for x in C.walk_vexpr(s.value)}.values():
+                    if isinstance(e, C.VVar):
+                        reads[e.name] = reads.get(e.name, 0) + 1
+            for n, cnt in reads.items():
+                if n in cur:
+                    last[cur[n]] = i
+                    once[(cur[n], i)] = cnt
             if isinstance(s, C.VAssign):
-                if s.target in last and s.target not in reads:
-                    dead.setdefault(last[s.target], set()).add(s.target)
-                last[s.target] = i
-        for n, i in last.items():
-            dead.setdefault(i, set()).add(n)
-        return dead
+                b = len(born) + 1
+                born[b] = (s.target, i)
+                cur[s.target] = b
+        free_after: dict[int, set[str]] = {}
+        dying: dict[int, set[str]] = {}
+        for b, (n, i0) in born.items():
+            nxt = [i1 for b1, (n1, i1) in born.items() if n1 == n and b1 > b]
+            j = last.get(b, i0)
+            if b in last and once.get((b, j)) == 1 and not isinstance(body[j], C.VChunks):
+                dying.setdefault(j, set()).add(n)
+            if not nxt or min(nxt) != j:
+                free_after.setdefault(j, set()).add(n)
+        return free_after, dying
 
     def _block(self, body) -> None:
-        dead = self._last_uses(body)
+        dead, dying = self._liveness(body)
         local: set[str] = set()
         for i, s in enumerate(body):
             self.emit(f"// DSL line {s.loc.line}")
+            self.dying = {n for n in dying.get(i, ()) if n in local and n in self.named_buf}
             if isinstance(s, C.VAssign):
                 if not self._assign(s):
                     local.add(s.target)
@@ -793,22 +837,14 @@ class _VecGen:
                 saved = self.outer_names
                 self._chunks(s)
                 self.outer_names = saved
+            self.dying = set()
             for n in sorted(dead.get(i, ())):
-                if n in local and n in self.env and not (isinstance(s, C.VAssign) and s.target == n
-                                                         and self._used_later(body, i, n)):
+                if n in local and n in self.env:
                     b = self.named_buf.pop(n, None)
                     if b is not None:
                         self.release(b)
                     self.env.pop(n, None)
                     local.discard(n)
-
-    @staticmethod
-    def _used_later(body, i: int, n: str) -> bool:
-        for s in body[i + 1:]:
-            reads = {e.name for e in C.stage_exprs([s]) if isinstance(e, C.VVar)}
-            if n in reads:
-                return True
-        return False
 
     def _bind(self, name: str, val: _V) -> None:
         if val.form == "scalar":
@@ -896,11 +932,13 @@ class _VecGen:
                 if key not in keys:
                     keys.append(key)
         self.loads = {}
-        for key in keys:
-            self._issue_chunk_load(key, k)
+        self.load_q: dict[tuple, str] = {}
+        self.store_n = 0
+        for i, key in enumerate(keys):
+            self._issue_chunk_load(key, k, i)
         for key in keys:
             v = self.loads[key]
-            self.emit(f"{v.ref} = {self.queue_of[key + (k,)].name}.DeQue<{CTYPE[v.dtype]}>();")
+            self.emit(f"{v.ref} = {self.load_q[key]}.DeQue<{CTYPE[v.dtype]}>();")
         for key in keys:
             if self.p.is_workspace(key[0]):
                 self._sum_splits(self.loads[key], key, k)
@@ -911,7 +949,7 @@ class _VecGen:
                 self.release(self.named_buf.pop(n))
                 self.env.pop(n, None)
         for key in keys:
-            self.emit(f"{self.queue_of[key + (k,)].name}.FreeTensor({self.loads[key].ref});")
+            self.emit(f"{self.load_q[key]}.FreeTensor({self.loads[key].ref});")
         self.loads = {}
         self.ind -= 1
         self.emit("}")
@@ -923,13 +961,14 @@ class _VecGen:
             off += f" + {part} * td_.pw{k}"
         return off
 
-    def _issue_chunk_load(self, key: tuple, k: int) -> None:
+    def _issue_chunk_load(self, key: tuple, k: int, ordinal: int) -> None:
         tensor, mode, part = key
         dt = self.p.dtype_of(tensor)
         eb = DTYPE_BYTES[dt]
         T = CTYPE[dt]
         nbytes = f"tileRows * ch{k} * {eb}" if mode == "tile" else f"ch{k} * {eb}"
-        q = self.queue(key + (k,), "VECIN", dt, nbytes)
+        q = self.queue(("in", mode, dt, ordinal), "VECIN", dt, nbytes)
+        self.load_q[key] = q.name
         name = self.fresh("ld")
         self.emit(f"LocalTensor<{T}> {name} = {q.name}.AllocTensor<{T}>();")
         if mode == "tile":
@@ -941,7 +980,7 @@ class _VecGen:
 
     def _sum_splits(self, v: _V, key: tuple, k: int) -> None:
         tensor, _, part = key
-        x = self.tbuf(f"tb_wsx{k}", f"tileRows * ch{k} * 4")
+        x = self.tbuf("tb_wsx", "tileRows * chmax * 4")
         self.emit("for (int64_t s = 1; s < td_.splits; ++s) {  // split-K partial results")
         self.emit(f"    LocalTensor<float> wsx = {x}.Get<float>();")
         self.emit(f"    RowsIn(wsx, {tensor}Gm[s * td_.Bt * td_.M * td_.N + {self._gm_off(tensor, part, k)}], r, cw, "
@@ -960,7 +999,8 @@ class _VecGen:
         value = s.value
         if t.form == "tile":
             k = self.k
-            q = self.queue((s.tensor, "out", s.part, k), "VECOUT", dt, f"tileRows * ch{k} * {eb}")
+            q = self.queue(("out", dt, self.store_n), "VECOUT", dt, f"tileRows * ch{k} * {eb}")
+            self.store_n += 1
             o = self.fresh("st")
             self.emit(f"LocalTensor<{T}> {o} = {q.name}.AllocTensor<{T}>();")
             self._into(o, dt, value, "tile")
@@ -1068,7 +1108,8 @@ class _VecGen:
             v = self.env.get(e.name)
             if v is None:
                 raise DslError(f"'{e.name}' is not defined here", e.loc)
-            return _V(v.form, v.size, v.ref, v.dtype, None, v.k)
+            own = self.named_buf.get(e.name) if e.name in self.dying else None
+            return _V(v.form, v.size, v.ref, v.dtype, own if own == v.ref else None, v.k)
         if isinstance(e, C.VLoad):
             return self._load(e)
         if isinstance(e, C.VCast):
@@ -1095,7 +1136,7 @@ class _VecGen:
         if isinstance(e, C.VReduce):
             a = self.ev(e.arg)
             out = self._dst(_V("group", 1, ""), dst, reuse=False)
-            work = self.tbuf(f"tb_work{a.k}", f"wk{a.k}")
+            work = self.tbuf("tb_work", "wkmax")
             fn = "ReduceSum" if e.op == "sum" else "ReduceMax"
             self.emit("{")
             self.emit(f"    LocalTensor<float> work = {work}.Get<float>();")
@@ -1293,7 +1334,7 @@ class _VecGen:
 
     def _binary(self, e: C.VBinary, dst: str | None) -> _V:
         a = self.ev(e.lhs)
-        b = self.ev(e.rhs)
+        b = a if e.rhs is e.lhs else self.ev(e.rhs)  # x ** 2: one operand node, evaluated once
         op = e.op
         fa, fb = a.form, b.form
         # scalar operand
@@ -1749,3 +1790,59 @@ def check_cube_budget(plan: CubePlan, dims: list[list[int]], params: dict[str, i
             raise DslError(f"{mem} capacity exceeded on {soc.name}: needs {need} B, {cap} B available "
                            f"({parts}; tunables {shown})")
     return t
+
+
+# ============================================================================ output forms
+
+
+def render_cube_outputs(lk: CubeLowered, *, soc: str = "Ascend910B2",
+                        params: dict[str, int] | None = None) -> dict[str, str]:
+    """Relative path -> text: the emulator build, the direct-launch form (both kernels, a host
+    launcher that computes the tiling with the shared header and launches them in order) and
+    the CANN ``op_kernel`` sources of each stage."""
+    p = lk.program
+    values = {**p.defaults(), **(params or {})}
+    files: dict[str, str] = {f"emulator/{lk.op}_tiling.h": lk.header, f"direct/{lk.op}_tiling.h": lk.header,
+                             f"cann/op_host/{lk.op}_tiling.h": lk.header}
+    for which in lk.stages():
+        files[f"emulator/{lk.op}_{which}.cpp"] = lk.emulator_source(which)
+        files[f"direct/{lk.op}_{which}.cpp"] = lk.kernel_source(which)
+        files[f"cann/op_kernel/{lk.op}_{which}.cpp"] = lk.cann_kernel_source(which)
+    args = lk._gm_args()
+    fn = f"{camel(p.name)}ComputeTiling"
+    tun = "".join(f", {values[t.name]}" for t in p.tunables)
+    launches = []
+    for which in lk.stages():
+        dim = "t.cubeDim" if which == "cube" else "t.vDim"
+        launches.append(f"    {p.name}_{which}<<<{dim}, nullptr, stream>>>({', '.join(args)}, workspace, tilingDev);")
+    ws = "".join(f"    // {w.name}: t.splits * t.Bt * t.M * t.N fp32 values of GM workspace\n" for w in p.workspaces)
+    files[f"direct/{lk.op}_launch.cpp"] = (
+        f"// Host side of '{p.name}' (direct launch). Build the kernels with CANN's ascendc_library for\n"
+        f"// SOC_VERSION {soc}; the cube kernel runs on the AIC cores, the vector kernel on the AIV cores,\n"
+        "// one after the other on the same stream (they share GM).\n"
+        f'#include "{lk.op}_tiling.h"\n\n'
+        f"// tunables chosen: {values}\n"
+        f"// int64_t dims[...], ranks[...]: shapes of {', '.join(x.name for x in p.tensors)}\n"
+        f"// {lk.tiling.struct_name} t; {fn}(dims, ranks, {len(p.tensors)}, cubeCores, vectorCores{tun}, &t);\n"
+        f"// copy t to device memory tilingDev, allocate the workspace:\n{ws}"
+        + "\n".join("// " + x.strip() for x in launches) + "\n")
+    files["README.md"] = (
+        f"# {p.name}\n\nGenerated by ascendcraft from a `@cube_kernel` program. Stages: "
+        f"{', '.join(lk.stages())} (cube = AIC kernel, vec = AIV kernel; launched in that order, sharing GM).\n"
+        f"Compile-time depths: {lk.depths}. Tiling: `{lk.op}_tiling.h` (`{fn}`), the same file in every form.\n")
+    return files
+
+
+def write_cube_outputs(lk: CubeLowered, out_dir, *, soc: str = "Ascend910B2",
+                       params: dict[str, int] | None = None) -> list:
+    """Write :func:`render_cube_outputs` under ``out_dir``; returns the paths written."""
+    from pathlib import Path
+
+    out = Path(out_dir)
+    paths = []
+    for rel, text in render_cube_outputs(lk, soc=soc, params=params).items():
+        f = out / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(text)
+        paths.append(f)
+    return paths

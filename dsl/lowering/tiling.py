@@ -56,12 +56,15 @@ def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -
         for n in ("D", "H", "W"):
             k, st, pd = wp[n]
             out.append((f"O{n}", f"floor_div(I{n} + {2 * pd - k}, {st}) + 1"))
+        # cores split the (plane, od) units; a tile is R consecutive oh rows of one unit, so
+        # the input rows one window offset needs are SH * IW apart: one strided copy a tile
         out += [
             ("NR", "P * OD * OH"),
-            ("blockDim", f"max(1, min({cores}, NR))"),
-            ("baseRows", "floor_div(NR, blockDim)"),
-            ("bigCores", "NR - baseRows * blockDim"),
-            ("tileRows", f"max(1, min({tile}, baseRows + sel(bigCores > 0, 1, 0)))"),
+            ("units", "P * OD"),
+            ("blockDim", f"max(1, min({cores}, units))"),
+            ("baseUnits", "floor_div(units, blockDim)"),
+            ("bigCores", "units - baseUnits * blockDim"),
+            ("tileRows", f"max(1, min({tile}, OH))"),
             ("chunk", f"max(U, min(align_down({loop.chunk}, U), align_up(OW, U)))"),
             ("chunkPad", "chunk"),
             ("segLen", f"(chunk - 1) * {wp['W'][1]} + {wp['W'][0]}"),

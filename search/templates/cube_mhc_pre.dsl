@@ -11,8 +11,8 @@ def mhc_pre(x: In[{T}], phi: In[{T}], bias: In[{T}], h: Out[{T}], h_post: Out[{T
     L0D = tunable(choice(1, 2), default=2)
     SPLITK = tunable(choice(1, 2, 3, 4), default=1)
     CORES = tunable(choice({cores}), default={cores_default})
-    ROWS = tunable(pow2(1, 64), default=16)                 # tokens per vector tile
-    CH = tunable(pow2(256, 8192), default=2048)             # columns per chunk (RMS pass)
+    ROWS = tunable(pow2(1, 64), default=4)                  # tokens per vector tile
+    CH = tunable(pow2(256, 8192), default=1024)             # columns per chunk (RMS pass)
     CH2 = tunable(pow2(128, 4096), default=1024)            # columns per chunk of one stream (sum pass)
     VDEPTH = tunable(choice(1, 2), default=2)
     raw = workspace(f32)
@@ -28,8 +28,7 @@ def mhc_pre(x: In[{T}], phi: In[{T}], bias: In[{T}], h: Out[{T}], h_post: Out[{T
     for t in rows(x, rows=ROWS, dims=2, depth=VDEPTH):
         ss = row_fill(0.0)
         for c in chunks(t, CH):
-            v = cast(load(x, c), f32)
-            ss = ss + row_sum(v * v)
+            ss = ss + row_sum(cast(load(x, c), f32) ** 2)
         inv = rsqrt(ss / width(t) + {eps})
         z = load_cols(raw, t, {G}) * inv
         b = cast(load_members(bias, {G}), f32)
