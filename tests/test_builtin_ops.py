@@ -39,3 +39,19 @@ def test_builtin_proposer_gives_a_correct_kernel(name: str) -> None:
     bad = [(c["candidate"], c["status"], c.get("message", "")[:200]) for c in report["candidates"]
            if not c["correct"]]
     assert report["correct"], f"{name}: no correct candidate: {bad}"
+
+
+# fused ops whose PyTorch reference runs several ATen ops (losses, norms, optimizers)
+FUSED = ["mse_loss", "huber_loss", "cross_entropy", "cosine_similarity_loss", "rms_norm", "l2_norm",
+         "frobenius_norm", "adam", "lamb", "sgd_momentum"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", FUSED)
+def test_fused_ops_model_faster_than_eager_and_within_roofline(name: str) -> None:
+    from ascendcraft.tasks.registry import get_task
+
+    r = check_task(get_task(name), soc="Ascend910B2", full=False, timing=True, explicit_shape=False)
+    assert r["correct"] and r["timing"] == "modeled"
+    assert 0 < r["roofline_frac"] <= 1 and r["eager_us"] > 0
+    assert r["speedup"] > 1, (name, r["modeled_us"], r["eager_us"])
