@@ -95,7 +95,7 @@ class _Checker:
                            loop.loc)
         if loop.kind == "rows" and chunked:
             for sub in ir.body_exprs(loop.body):
-                if isinstance(sub, ir.Load) and sub.at == loop.var:
+                if isinstance(sub, ir.Load) and sub.at == loop.var and sub.mode != "per_row":
                     raise DslError("in a rows loop with column chunks, load inside the chunks loop "
                                    f"(load(x, c)), not load(x, {loop.var})", sub.loc)
         self.grid_names: list[str] = []
