@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from .prims import PrimGraph, Value
+from .prims import BINARY, UNARY, PrimGraph, Value
 from .trace import AtenGraph, Ref, Unsupported
 
 Rule = Callable[[PrimGraph, dict[str, Any]], Any]
@@ -24,29 +24,24 @@ RULES: dict[str, Rule] = {}
 
 #: ops the frontend knowingly does not handle, with the reason given to the user
 REASONS: dict[str, str] = {}
-for _n in ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "_cummax_helper",
-           "_cummin_helper", "_logcumsumexp"):
-    REASONS[_n] = "scans are not supported by the graph frontend yet"
 for _n in ("argmax", "argmin", "sort", "topk", "kthvalue", "median", "mode", "nonzero",
            "unique", "_unique2"):
     REASONS[_n] = "index/sorting results have no DSL form"
 for _n in ("mm", "bmm", "addmm", "matmul", "linear", "addbmm", "baddbmm", "mv", "dot",
            "convolution", "_convolution", "conv2d", "einsum", "_scaled_dot_product_flash_attention"):
     REASONS[_n] = "matrix products run on the cube unit, which the DSL does not program"
-for _n in ("max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-           "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_avg_pool2d",
-           "_adaptive_avg_pool2d", "adaptive_max_pool2d", "_adaptive_avg_pool3d"):
-    REASONS[_n] = "pooling windows are not supported by the graph frontend yet"
+for _n in ("adaptive_avg_pool2d", "_adaptive_avg_pool2d", "adaptive_max_pool2d",
+           "_adaptive_avg_pool3d", "adaptive_max_pool3d", "fractional_max_pool2d",
+           "max_unpool2d", "lp_pool2d"):
+    REASONS[_n] = "adaptive/fractional pooling windows have no fixed kernel and stride"
 for _n in ("cat", "stack", "slice", "select", "narrow", "index", "index_select", "gather",
            "scatter", "scatter_add", "flip", "roll", "constant_pad_nd", "pad", "repeat",
            "split", "split_with_sizes", "unbind", "chunk", "diagonal", "tril", "triu",
            "index_put", "masked_scatter", "take", "unfold", "as_strided", "embedding"):
     REASONS[_n] = "data movement (slicing, concatenation, indexing) has no DSL form"
-for _n in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss_forward",
-           "nll_loss2d_forward", "binary_cross_entropy", "kl_div", "soft_margin_loss",
-           "_nested_tensor_from_mask"):
-    REASONS[_n] = ("a loss with a mean/sum reduction is a grid-wide reduction to one scalar, "
-                   "which needs a total_sum construct the DSL does not have yet")
+for _n in ("nll_loss2d_forward", "multi_margin_loss", "multilabel_margin_loss_forward",
+           "ctc_loss", "_ctc_loss"):
+    REASONS[_n] = "this loss gathers by class index over spatial dims, which has no DSL form"
 for _n in ("rand", "rand_like", "randn", "randn_like", "bernoulli", "dropout", "native_dropout",
            "randint", "normal", "uniform", "rrelu_with_noise", "exponential"):
     REASONS[_n] = "random numbers cannot be reproduced by a kernel"
@@ -143,6 +138,20 @@ def _log10(g: PrimGraph, a: dict) -> Value:
 @rule("exp2")
 def _exp2(g: PrimGraph, a: dict) -> Value:
     return g.unary("exp", g.binary("mul", a["self"], math.log(2.0)))
+
+
+@rule("cosh")
+def _cosh(g: PrimGraph, a: dict) -> Value:
+    x = a["self"]
+    return g.binary("mul", g.binary("add", g.unary("exp", x), g.unary("exp", g.unary("neg", x))),
+                    0.5)
+
+
+@rule("sinh")
+def _sinh(g: PrimGraph, a: dict) -> Value:
+    x = a["self"]
+    return g.binary("mul", g.binary("sub", g.unary("exp", x), g.unary("exp", g.unary("neg", x))),
+                    0.5)
 
 
 @rule("square")
@@ -648,7 +657,8 @@ def _keep(g: PrimGraph, r: Value, x: Value, dims: list[int], keepdim: bool) -> V
 
 
 def mean(g: PrimGraph, x: Value, dims: list[int], keepdim: bool) -> Value:
-    return g.binary("div", g.reduce("sum", x, dims, keepdim), g.extent())
+    r = g.reduce("sum", x, dims, keepdim)
+    return g.binary("div", r, g.extent(r))
 
 
 def var(g: PrimGraph, x: Value, dims: list[int], correction: float, keepdim: bool
@@ -657,7 +667,8 @@ def var(g: PrimGraph, x: Value, dims: list[int], correction: float, keepdim: boo
     m = mean(g, x, dims, True)
     d = g.binary("sub", x, m)
     ss = g.reduce("sum", g.binary("mul", d, d), dims, True)
-    denom = g.extent() if correction == 0 else g.binary("sub", g.extent(), float(correction))
+    e = g.extent(ss)
+    denom = e if correction == 0 else g.binary("sub", e, float(correction))
     return g.binary("div", ss, denom), m
 
 
@@ -881,15 +892,331 @@ def _group_norm(g: PrimGraph, a: dict) -> list:
     return [out, g.view(m, [n, groups]), g.view(rstd, [n, groups])]
 
 
+# ---------------------------------------------------------------- scans
+def _scan_arg(g: PrimGraph, a: dict) -> Value:
+    return to_dtype(g, a["self"], a.get("dtype"))
+
+
+@rule("cumsum")
+def _cumsum(g: PrimGraph, a: dict) -> Value:
+    return g.scan("sum", _scan_arg(g, a), int(a["dim"]))
+
+
+@rule("cumprod")
+def _cumprod(g: PrimGraph, a: dict) -> Value:
+    return g.scan("prod", _scan_arg(g, a), int(a["dim"]))
+
+
+@rule("cummax")
+def _cummax(g: PrimGraph, a: dict) -> list:
+    return [g.scan("max", a["self"], int(a["dim"])), None]
+
+
+@rule("cummin")
+def _cummin(g: PrimGraph, a: dict) -> list:
+    x = a["self"]
+    return [g.unary("neg", g.scan("max", g.unary("neg", x), int(a["dim"]))), None]
+
+
+@rule("logcumsumexp")
+def _logcumsumexp(g: PrimGraph, a: dict) -> Value:
+    x = a["self"]
+    dim = int(a["dim"])
+    if len(x.shape) == 0:
+        return x
+    m = g.reduce("max", x, [dim], True)
+    s = g.scan("sum", g.unary("exp", g.binary("sub", x, m)), dim)
+    return g.binary("add", g.unary("log", s), m)
+
+
+def _norm_dims(x: Value, dims: Any) -> tuple[int, ...]:
+    rank = len(x.shape)
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    return tuple(sorted({d % rank for d in dims if x.shape[d % rank] != 1}))
+
+
+@rule("flip")
+def _flip(g: PrimGraph, a: dict) -> Value:
+    """Only a reversed scan, flip(cumsum(flip(x, d), d), d) = sum(x, d) - cumsum(x, d) + x,
+    is supported (and flip(flip(x)) = x); any other flip is data movement."""
+    x = a["self"]
+    dims = _norm_dims(x, a["dims"])
+    if not dims:
+        return x
+    if g.op(x) == "flip" and g.attr(x, "dims") == dims:
+        return g.value(g.g.nodes[x.node]["args"][0])
+    if g.op(x) == "scan" and len(dims) == 1 and g.attr(x, "dim") == dims[0]:
+        inner = g.value(g.g.nodes[x.node]["args"][0])
+        if g.op(inner) == "flip" and g.attr(inner, "dims") == dims:
+            v = g.value(g.g.nodes[inner.node]["args"][0])
+            red = g.attr(x, "red")
+            if red != "sum":
+                raise Unsupported(f"a reversed cum{red} (flip + scan + flip) has no exact "
+                                  "DSL form; only a reversed cumsum is rewritten")
+            total = g.reduce("sum", v, [dims[0]], True)
+            return g.binary("add", g.binary("sub", total, g.scan("sum", v, dims[0])), v)
+    return g.marker("flip", x, x.shape, dims=dims)
+
+
+@rule("slice")
+def _slice(g: PrimGraph, a: dict) -> Value:
+    x = a["self"]
+    rank = len(x.shape)
+    dim = int(a.get("dim", 0)) % rank
+    n = x.shape[dim]
+    start = a.get("start")
+    end = a.get("end")
+    step = int(a.get("step") or 1)
+    start = 0 if start is None else int(start)
+    end = n if end is None else int(end)
+    start = max(0, start + n if start < 0 else start)
+    end = min(n, end + n if end < 0 else end)
+    if start == 0 and end >= n and step == 1:
+        return x
+    size = max(0, (end - start + step - 1) // step)
+    shape = x.shape[:dim] + (size,) + x.shape[dim + 1:]
+    return g.marker("slice", x, shape, dim=dim, start=start, end=end, step=step)
+
+
+@rule("narrow")
+def _narrow(g: PrimGraph, a: dict) -> Value:
+    start, length = int(a["start"]), int(a["length"])
+    return _slice(g, {"self": a["self"], "dim": a["dim"], "start": start,
+                      "end": start + length, "step": 1})
+
+
+def _is_slice(g: PrimGraph, v: Value, dim: int, start: int, end: int) -> Value | None:
+    if g.op(v) != "slice":
+        return None
+    d = g.g.nodes[v.node]
+    if (d["dim"], d["start"], d["end"], d["step"]) != (dim, start, end, 1):
+        return None
+    return g.value(d["args"][0])
+
+
+@rule("cat", "concat", "concatenate")
+def _cat(g: PrimGraph, a: dict) -> Value:
+    """Only an exclusive cumsum, cat([0, cumsum(x, d)[:-1]], d) (or cat([0, cumsum(x[:-1])]))
+    = cumsum(x, d) - x, is supported; any other concatenation is data movement."""
+    parts = [t for t in a["tensors"] if isinstance(t, Value) and math.prod(t.shape) != 0]
+    dim = int(a.get("dim", 0))
+    if len(parts) == 2:
+        zero, rest = parts
+        rank = len(rest.shape)
+        d = dim % rank
+        n = rest.shape[d] + 1
+        if g.const_value(zero) == 0.0 and zero.shape[d] == 1:
+            v = None
+            sliced = _is_slice(g, rest, d, 0, n - 1)  # cumsum(x)[:-1]
+            if sliced is not None and g.op(sliced) == "scan" and g.attr(sliced, "dim") == d:
+                if g.attr(sliced, "red") == "sum":
+                    v = g.value(g.g.nodes[sliced.node]["args"][0])
+            elif g.op(rest) == "scan" and g.attr(rest, "dim") == d and \
+                    g.attr(rest, "red") == "sum":  # cumsum(x[:-1])
+                inner = g.value(g.g.nodes[rest.node]["args"][0])
+                base = None
+                if g.op(inner) == "slice":
+                    src = g.value(g.g.nodes[inner.node]["args"][0])
+                    base = _is_slice(g, inner, d, 0, src.shape[d] - 1)
+                v = base
+            if v is not None and v.shape[d] == n:
+                return g.binary("sub", g.scan("sum", v, d), v)
+    raise Unsupported("a concatenation (other than the exclusive-cumsum form "
+                      "cat([zeros, cumsum(x)[:-1]])) is data movement, which has no DSL form")
+
+
+# ---------------------------------------------------------------- pooling
+def _triple(v: Any, n: int, default: list[int] | None = None) -> list[int]:
+    if v is None or (isinstance(v, (list, tuple)) and len(v) == 0):
+        return list(default) if default is not None else [0] * n
+    if isinstance(v, int):
+        return [v] * n
+    v = [int(x) for x in v]
+    return v * n if len(v) == 1 else v
+
+
+def _pool(g: PrimGraph, a: dict, red: str) -> Value:
+    x = a["self"]
+    k = _triple(a["kernel_size"], 1)
+    n = len(k)
+    s = _triple(a.get("stride"), n, k)
+    p = _triple(a.get("padding"), n)
+    dil = _triple(a.get("dilation"), n, [1] * n)
+    if a.get("ceil_mode"):
+        raise Unsupported("pooling with ceil_mode=True (partial windows at the end) has no "
+                          "DSL form")
+    if any(d != 1 for d in dil):
+        raise Unsupported(f"pooling with dilation {dil} has no DSL form")
+    rank = len(x.shape)
+    out = list(x.shape)
+    for i in range(n):
+        d = rank - n + i
+        out[d] = (x.shape[d] + 2 * p[i] - k[i]) // s[i] + 1
+    keep = [i for i in range(n) if not (k[i] == 1 and s[i] == 1 and p[i] == 0)]
+    if keep and keep != list(range(keep[0], n)):
+        raise Unsupported(f"pooling with kernel {k} pools non-adjacent dims")
+    k, s, p = ([k[i] for i in keep], [s[i] for i in keep], [p[i] for i in keep])
+    if not k:
+        return x
+    if len(set(k)) > 1 or len(set(s)) > 1 or len(set(p)) > 1:
+        raise Unsupported(f"pooling with kernel {k}, stride {s}, padding {p}: the DSL's windows "
+                          "loop takes one kernel, stride and padding for every pooled dim")
+    if p[0] * 2 > k[0]:
+        raise Unsupported(f"pooling with padding {p[0]} > kernel {k[0]} / 2")
+    return g.pool(red, x, k, s, p, tuple(out))
+
+
+@rule("max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
+      "max_pool2d_with_indices", "max_pool3d_with_indices")
+def _max_pool(g: PrimGraph, a: dict) -> list:
+    return [_pool(g, a, "max"), None]
+
+
+@rule("avg_pool1d", "avg_pool2d", "avg_pool3d")
+def _avg_pool(g: PrimGraph, a: dict) -> Value:
+    x = a["self"]
+    out = _pool(g, a, "sum")
+    if out is x:
+        return x
+    k = g.attr(out, "kernel")
+    pad = g.attr(out, "padding")[0]
+    if not a.get("count_include_pad", True) and pad > 0:
+        raise Unsupported("avg pooling with count_include_pad=False and padding > 0 (the divisor "
+                          "changes at the borders) has no DSL form")
+    div = a.get("divisor_override") or math.prod(k)
+    return g.binary("div", out, float(div))
+
+
+# ---------------------------------------------------------------- losses
+def _loss_reduce(g: PrimGraph, v: Value, reduction: Any) -> Value:
+    r = int(reduction if reduction is not None else 1)
+    if r == 0:
+        return v
+    if r == 2:
+        return g.reduce("sum", v, None, False)
+    return mean(g, v, list(range(len(v.shape))), False)
+
+
+@rule("mse_loss")
+def _mse_loss(g: PrimGraph, a: dict) -> Value:
+    d = g.binary("sub", a["self"], a["target"])
+    return _loss_reduce(g, g.binary("mul", d, d), a.get("reduction"))
+
+
+@rule("l1_loss")
+def _l1_loss(g: PrimGraph, a: dict) -> Value:
+    return _loss_reduce(g, g.unary("abs", g.binary("sub", a["self"], a["target"])),
+                        a.get("reduction"))
+
+
+@rule("smooth_l1_loss")
+def _smooth_l1(g: PrimGraph, a: dict) -> Value:
+    d = g.unary("abs", g.binary("sub", a["self"], a["target"]))
+    beta = float(a.get("beta", 1.0))
+    if beta == 0:
+        return _loss_reduce(g, d, a.get("reduction"))
+    quad = g.binary("div", g.binary("mul", g.binary("mul", d, d), 0.5), beta)
+    v = g.where(g.cmp("lt", d, beta), quad, g.binary("sub", d, 0.5 * beta), d.dtype)
+    return _loss_reduce(g, v, a.get("reduction"))
+
+
+@rule("huber_loss")
+def _huber(g: PrimGraph, a: dict) -> Value:
+    d = g.unary("abs", g.binary("sub", a["self"], a["target"]))
+    delta = float(a.get("delta", 1.0))
+    quad = g.binary("mul", g.binary("mul", d, d), 0.5)
+    lin = g.binary("mul", g.binary("sub", d, 0.5 * delta), delta)
+    return _loss_reduce(g, g.where(g.cmp("lt", d, delta), quad, lin, d.dtype), a.get("reduction"))
+
+
+@rule("soft_margin_loss")
+def _soft_margin(g: PrimGraph, a: dict) -> Value:
+    z = g.binary("mul", g.unary("neg", a["target"]), a["self"])
+    v = g.unary("log", g.binary("add", g.unary("exp", z), 1.0))
+    return _loss_reduce(g, v, a.get("reduction"))
+
+
+@rule("binary_cross_entropy")
+def _bce(g: PrimGraph, a: dict) -> Value:
+    x, t = a["self"], a["target"]
+    lx = g.binary("max", g.unary("log", x), -100.0)
+    l1x = g.binary("max", g.unary("log", g.binary("sub", 1.0, x)), -100.0)
+    v = g.unary("neg", g.binary("add", g.binary("mul", t, lx),
+                                g.binary("mul", g.binary("sub", 1.0, t), l1x)))
+    if a.get("weight") is not None:
+        v = g.binary("mul", v, a["weight"])
+    return _loss_reduce(g, v, a.get("reduction"))
+
+
+def pick_through(g: PrimGraph, v: Value, idx: Value) -> Value:
+    """``v[i, idx[i]]`` for a [N, C] value built elementwise from [N, C] task inputs and
+    per-row / scalar operands: the gather is pushed down to the inputs (``pick``)."""
+    if len(v.shape) < 2:
+        if math.prod(v.shape) == 1:
+            return v  # a scalar broadcasts against the picked [N] values as well
+        raise Unsupported("a class-index gather (nll_loss) of a value broadcast from a "
+                          f"{list(v.shape)} vector")
+    n = v.shape[0]
+    if v.real[-1] == 1:  # constant along the class dim: per-row or scalar
+        c = g.const_value(v)
+        if c is not None:
+            return g.const(c, (n,), v.dtype)
+        base = v
+        while g.op(base) == "expand":
+            base = g.value(g.g.nodes[base.node]["args"][0])
+        b = (1,) * (2 - len(base.shape)) + tuple(base.shape)
+        r = g.view(base, [b[0]])
+        return r if b[0] == n else g.expand(r, [n])
+    op = g.op(v)
+    args = [g.value(x) for x in g.g.nodes[v.node]["args"]]
+    if op == "input":
+        if len(v.shape) != 2:
+            raise Unsupported("a class-index gather (nll_loss) from a tensor that is not 2-D")
+        return g.pick(v, idx)
+    if op == "view" and args[0].shape == v.shape:
+        return pick_through(g, args[0], idx)
+    sub = [pick_through(g, x, idx) for x in args]
+    if op in UNARY:
+        return g.unary(op, sub[0])
+    if op == "leaky_relu":
+        return g.leaky_relu(sub[0], g.attr(v, "slope"))
+    if op in BINARY:
+        return g.binary(op, sub[0], sub[1], v.dtype)
+    if op == "cmp":
+        return g.cmp(g.attr(v, "cmp"), sub[0], sub[1])
+    if op == "where":
+        return g.where(sub[0], sub[1], sub[2], v.dtype)
+    if op == "ind":
+        return g.as_float(sub[0], v.dtype)
+    raise Unsupported(f"a class-index gather (nll_loss) through a {op} has no DSL form (the "
+                      "gather reads a task input: pick(x, t, idx))")
+
+
+@rule("nll_loss_forward")
+def _nll_loss(g: PrimGraph, a: dict) -> list:
+    x, target = a["self"], a["target"]
+    if a.get("weight") is not None:
+        raise Unsupported("nll_loss with class weights (the divisor is a weighted count)")
+    if len(x.shape) != 2:
+        raise Unsupported("nll_loss over a tensor that is not [N, C]")
+    if not isinstance(target, Value) or g.op(target) != "index":
+        raise Unsupported("nll_loss whose targets are not an integer task input")
+    picked = g.unary("neg", pick_through(g, x, target))
+    return [_loss_reduce(g, picked, a.get("reduction")), None]
+
+
 # ---------------------------------------------------------------- driver
 def decompose(ag: AtenGraph, task_inputs: list[Any]) -> PrimGraph:
     """Build the primitive graph of a traced reference (outputs in ``PrimGraph.outputs``)."""
     g = PrimGraph()
     values: dict[str, list[Any]] = {}
     origin: dict[str, str] = {}
+    failed: dict[str, Unsupported] = {}
 
     def resolve(x: Any, consumer: str) -> Any:
         if isinstance(x, Ref):
+            if x.node in failed:  # an op that could not be decomposed is read after all
+                raise failed[x.node]
             vals = values.get(x.node)
             v = vals[x.index] if vals is not None and x.index < len(vals) else None
             if v is None:
@@ -909,6 +1236,9 @@ def decompose(ag: AtenGraph, task_inputs: list[Any]) -> PrimGraph:
         if kind == "input":
             spec = task_inputs[d["index"]]
             shape, dtype = d["outputs"][0]
+            if dtype in (torch.int64, torch.int32):
+                values[n] = [g.index(d["index"], spec.name, shape, dtype)]
+                continue
             if dtype != torch.bool and not dtype.is_floating_point:
                 values[n] = [None]
                 origin[n] = f"the {str(dtype).replace('torch.', '')} input {spec.name!r} " \
@@ -939,8 +1269,12 @@ def decompose(ag: AtenGraph, task_inputs: list[Any]) -> PrimGraph:
                 origin[n] = (f"{label} of shape {list(shape)} (a kernel can only read the task's "
                              "inputs; a parameter with varying values would be an extra input)")
         else:
-            values[n] = _apply(g, d, resolve, n)
             origin[n] = d["name"]
+            try:
+                values[n] = _apply(g, d, resolve, n)
+            except Unsupported as e:  # only an error if a live value reads it (e.g. not
+                failed[n] = e        # BatchNorm's running-statistics updates)
+                values[n] = [None] * max(1, len(d["outputs"]))
     outs = []
     for i, ref in enumerate(ag.outputs):
         v = resolve(ref, f"output {i}")

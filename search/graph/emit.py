@@ -3,10 +3,20 @@
 Structures (one candidate each):
 
 - ``tiles``: one fused expression per output over flat tiles;
-- ``rows``: whole rows per tile, reductions inline (``row_sum(...)``);
+- ``rows``: whole rows per tile, reductions inline (``row_sum(...)``), scans from a zero
+  carry (``scan_sum(v, row_fill(0.0))``);
 - ``chunked``: rows split into column chunks, one ``chunks`` pass per level of dependent
-  reductions (softmax: max, then sum, then the output), accumulators as row values;
-- ``slabs``: a middle-axis reduction, one ``steps`` pass per level, tile accumulators.
+  reductions (softmax: max, then sum, then the output), accumulators as row values, scans
+  carried across chunks (``row_last``);
+- ``channels``: ``rows(x, rows=1, axis=a)``, one strided row per channel, walked in chunks
+  like ``chunked`` (batch-norm statistics);
+- ``slabs``: a middle-axis reduction, one ``steps`` pass per level, tile accumulators (a scan
+  is a running accumulator stored at each step);
+- ``windows``: pooling, ``for w in taps(t)`` folding every window offset.
+
+Whole-tensor reductions (``total_sum/max/min``) end a distribution loop: a value that needs
+one is computed in a further loop with the same header, the scalars in between (and scalar
+outputs, stored after the last loop) as plain statements outside the loops.
 
 Inside a scope a value used more than once (or nested too deeply) gets a name; everything
 else is inlined, so an elementwise chain becomes one expression. Every float input is
@@ -18,6 +28,7 @@ from __future__ import annotations
 import keyword
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -29,7 +40,8 @@ from .prims import TRANSPARENT
 from .trace import Unsupported
 
 DSL_DTYPE = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
-             torch.int32: "i32", torch.int8: "i8", torch.uint8: "u8", torch.bool: "bool"}
+             torch.int32: "i32", torch.int8: "i8", torch.uint8: "u8", torch.bool: "bool",
+             torch.int64: "i64"}
 SYM = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 CMP_SYM = {"lt": "<", "gt": ">", "le": "<=", "ge": ">=", "eq": "==", "ne": "!="}
 INIT = {"sum": 0.0, "max": -math.inf, "min": math.inf, "prod": 1.0}
@@ -39,8 +51,11 @@ RESERVED = {
     "maximum", "minimum", "leaky_relu", "row_sum", "row_max", "row_min", "row_fill",
     "tile_fill", "width", "inf", "pi", "In", "Out", "Scalar", "exp", "log", "abs", "sqrt",
     "rsqrt", "reciprocal", "relu", "tanh", "sigmoid", "erf", "f32", "f16", "bf16", "i32",
-    "i8", "u8", "bool", "TILE", "ROWS", "CHUNK", "CORES", "DEPTH",
+    "i8", "u8", "bool", "i64", "TILE", "ROWS", "CHUNK", "CORES", "DEPTH", "total_sum",
+    "total_max", "total_min", "numel", "size", "scan_sum", "scan_prod", "scan_max", "row_last",
+    "pick", "windows", "taps", "w",
 }
+SCAN_INIT = {"sum": 0.0, "prod": 1.0, "max": -math.inf}
 MAX_INLINE_DEPTH = 12
 
 
@@ -69,10 +84,11 @@ def ident(name: str, taken: set[str]) -> str:
 
 @dataclass
 class Scope:
-    at: str  # the loop variable loads of this scope address
+    at: str  # the loop variable loads of this scope address ("" outside loops)
     indent: int
     names: dict[int, str] = field(default_factory=dict)
     inner: bool = True  # may evaluate inner (tile / column) values
+    top: bool = False  # outside every loop: scalars only (host or total_* results)
 
     def child(self, at: str) -> Scope:
         return Scope(at, self.indent + 1, dict(self.names), True)
@@ -93,6 +109,9 @@ class Emitter:
         self.pos = {n: i for i, n in enumerate(plan.order)}
         self.param: dict[int, str] = {}  # task input index -> DSL parameter name
         self.outputs: list[str] = []
+        self.head = ""
+        # scans of the pass being written: (carry or accumulator, scan value, init)
+        self.scans: list[tuple[str, str, float]] = []
 
     # ------------------------------------------------------------ helpers
     def base(self, n: int) -> int:
@@ -119,8 +138,20 @@ class Emitter:
         self.lines.append("    " * indent + line)
 
     @property
+    def rowlike(self) -> bool:
+        return self.kind in ("rows", "channels")
+
+    @property
     def fill(self) -> str:
-        return "row_fill" if self.kind == "rows" else "tile_fill"
+        return "row_fill" if self.rowlike else "tile_fill"
+
+    def shape_expr(self, n: int, scope: Scope) -> str:
+        inner, host = self.plan.exprs[n]
+        e = host if scope.top or inner is None else inner
+        if e is None:
+            raise Unsupported("a shape-derived constant (the loop's width) is used outside the "
+                              "loops, where only numel()/size() host scalars exist")
+        return e.format(**{f"p{i}": name for i, name in self.param.items() if i >= 0})
 
     # ------------------------------------------------------------ expressions
     def lift(self, e: str) -> str:
@@ -128,9 +159,12 @@ class Emitter:
         return f"({self.fill}(0.0) + {e})"
 
     def as_tile(self, n: int, scope: Scope) -> str:
-        """An operand that must be a full tile (where/compare in a rows loop)."""
+        """An operand that must be a full tile or a literal (where/compare)."""
+        n = self.base(n)
         e = self.ex(n, scope)
-        if self.kind == "rows" and self.form(n) in ("o", "c"):
+        f = self.form(n)
+        if (self.rowlike and f in ("o", "c")) or f == "g" or \
+                (f == "s" and self.pg.op(n) != "const") or n in self.plan.exprs:
             return f"(tile_fill(0.0) + {e})"
         return e
 
@@ -138,9 +172,30 @@ class Emitter:
         m = self.base(m)
         if self.pg.op(m) == "cmp":
             a, b = self.args(m)
-            return f"{self.as_tile(a, scope)} {CMP_SYM[self.pg.attr(m, 'cmp')]} " \
-                   f"{self.as_tile(b, scope)}"
+            ea, eb = self.as_tile(a, scope), self.as_tile(b, scope)
+            if all(self.form(x) in ("s", "g") for x in (a, b)) and not ea.startswith("(tile"):
+                ea = f"(tile_fill(0.0) + {ea})"  # a lifted comparison of scalars
+            return f"{ea} {CMP_SYM[self.pg.attr(m, 'cmp')]} {eb}"
         return f"{self.as_tile(m, scope)} > 0.5"
+
+    def scalar_ex(self, n: int, scope: Scope) -> str:
+        """A kernel-side scalar (a function of total_* results), outside the loops."""
+        op = self.pg.op(n)
+        args = [self.ex(a, scope) for a in self.args(n)]
+        if op in SYM:
+            return f"({args[0]} {SYM[op]} {args[1]})"
+        if op in ("max", "min"):
+            return f"{'maximum' if op == 'max' else 'minimum'}({bare(args[0])}, {bare(args[1])})"
+        a = args[0]
+        if op == "neg":
+            return f"(0.0 - {a})"
+        if op == "relu":
+            return f"maximum({bare(a)}, 0.0)"
+        if op == "sigmoid":
+            return f"(1.0 / (1.0 + exp(0.0 - {a})))"
+        if op == "tanh":
+            return f"(2.0 / (1.0 + exp({a} * -2.0)) - 1.0)"
+        return f"{op}({bare(a)})"
 
     def ex(self, n: int, scope: Scope) -> str:
         n = self.base(n)
@@ -149,19 +204,32 @@ class Emitter:
         d = self.pg.g.nodes[n]
         op = d["op"]
         if op == "const":
+            if n in self.plan.exprs:
+                return self.shape_expr(n, scope)
             return literal(d["value"])
         if op == "scalar":
             return self.param[-1 - d["index"]]
         if op == "extent":
-            return "width(t)"
+            return self.shape_expr(n, scope)
         if op == "input":
             return self.load(n, scope)
+        if op == "pick":
+            x, idx = self.args(n)
+            e = f"pick({self.param[self.pg.attr(x, 'index')]}, t, " \
+                f"{self.param[self.pg.attr(idx, 'index')]})"
+            return e if self.pg.attr(x, "dtype") == torch.float32 else f"cast({e}, f32)"
+        if self.form(n) == "g":
+            if not scope.top:
+                raise AssertionError("whole-tensor scalars are named before the loop uses them")
+            return self.scalar_ex(n, scope)
         args = self.args(n)
         lift = n in self.plan.materialize
         if op == "reduce":
-            if self.kind != "rows":
-                raise AssertionError("slab reductions are accumulated, not inlined")
+            if not self.rowlike or self.structure != "rows":
+                raise AssertionError("loop reductions are accumulated, not inlined")
             return f"row_{d['red']}({bare(self.ex(args[0], scope))})"
+        if op in ("scan", "pool"):
+            raise AssertionError(f"a {op} is named where it is computed")
         if op == "leaky_relu":
             return f"leaky_relu({bare(self.ex(args[0], scope))}, {literal(d['slope'])})"
         if op == "ind":
@@ -183,7 +251,7 @@ class Emitter:
         a, b = (self.ex(x, scope) for x in args)
         if lift:
             a = self.lift(a)
-        elif self.kind == "rows" and {self.form(args[0]), self.form(args[1])} == {"o", "c"}:
+        elif self.rowlike and {self.form(args[0]), self.form(args[1])} == {"o", "c"}:
             if self.form(args[0]) == "o":
                 a = f"(tile_fill(0.0) + {a})"
             else:
@@ -196,7 +264,7 @@ class Emitter:
         d = self.pg.g.nodes[n]
         name = self.param[d["index"]]
         f = self.form(n)
-        if f == "t":
+        if f in ("t", "w"):
             e = f"load({name}, {scope.at})"
         elif f == "c":
             e = f"load_bcast({name}, {scope.at})"
@@ -220,8 +288,10 @@ class Emitter:
             if n in seen or n in scope.names:
                 continue
             op = self.pg.op(n)
-            if op in ("const", "scalar", "extent"):
+            if op in ("const", "scalar", "extent", "index"):
                 continue
+            if self.form(n) == "g":
+                raise AssertionError("whole-tensor scalars are named before the loop")
             if self.multipass and scope.inner and self.form(n) == "o":
                 outer.add(n)
                 continue
@@ -231,6 +301,26 @@ class Emitter:
             stack.extend(self.args(n))
         order = sorted(seen, key=self.pos.__getitem__)
         return order, sorted(outer, key=self.pos.__getitem__)
+
+    def scan_stmt(self, n: int, scope: Scope) -> str:
+        """Emit the scan ``n`` (a running op along the row or the slab axis); its name."""
+        red = self.pg.attr(n, "red")
+        init = SCAN_INIT[red]
+        e = bare(self.ex(self.args(n)[0], scope))
+        if self.structure == "slabs":
+            acc = self.fresh("acc")
+            upd = {"sum": f"{acc} + {e}", "prod": f"{acc} * {e}", "max": f"maximum({acc}, {e})"}
+            self.emit(scope, f"{acc} = {upd[red]}")
+            self.scans.append((acc, acc, init))
+            return acc
+        name = self.fresh("cs")
+        if self.structure == "rows":
+            self.emit(scope, f"{name} = scan_{red}({e}, row_fill({literal(init)}))")
+            return name
+        carry = self.fresh("carry")
+        self.emit(scope, f"{name} = scan_{red}({e}, {carry})")
+        self.scans.append((carry, name, init))
+        return name
 
     def evaluate(self, roots: list[int], scope: Scope, force: bool = False) -> None:
         """Name the values of ``roots``' evaluation that are shared or deep; with ``force``
@@ -249,8 +339,13 @@ class Emitter:
         roots_set = {self.base(r) for r in roots}
         for n in nodes:
             op = self.pg.op(n)
+            if op == "scan":
+                scope.names[n] = self.scan_stmt(n, scope)
+                depth[n] = 0
+                continue
             dd = 1 + max((depth.get(a, 0) for a in self.args(n)), default=0)
-            nameable = op != "cmp" and not (self.form(n) == "s" and n not in self.plan.materialize)
+            nameable = op not in ("cmp", "index") and \
+                not (self.form(n) == "s" and n not in self.plan.materialize)
             if nameable and (uses.get(n, 0) > 1 or dd > MAX_INLINE_DEPTH or
                              (force and n in roots_set)):
                 name = self.fresh("a" if op == "input" else "v")
@@ -261,19 +356,17 @@ class Emitter:
 
     @property
     def multipass(self) -> bool:
-        return self.structure in ("chunked", "slabs")
+        return self.structure in ("chunked", "slabs", "channels")
 
     # ------------------------------------------------------------ program
     def header(self) -> None:
         task = self.task
         params = []
-        scalar_i = 0
         for i, spec in enumerate(task.inputs):
             if spec.kind == "scalar":
                 name = ident(spec.name, self.taken)
                 self.param[-1 - i] = name
                 params.append(f"{name}: Scalar[f32]")
-                scalar_i += 1
                 continue
             dt = DSL_DTYPE.get(spec.dtype)
             if dt is None:
@@ -291,35 +384,58 @@ class Emitter:
         what = {"tiles": "one fused elementwise pass over flat tiles",
                 "rows": "whole rows per tile, reductions inline",
                 "chunked": "rows in column chunks, one pass per dependent reduction",
-                "slabs": "one steps pass per dependent reduction over the middle axis"}
-        doc = f"Graph frontend ({what[self.structure]}) for: {ops}."
+                "channels": "one strided row per channel, walked in column chunks",
+                "slabs": "one steps pass per dependent reduction over the middle axis",
+                "windows": "pooling windows, one pass over the window offsets"}
+        doc = f"Graph frontend ({what[self.structure]}"
+        if self.plan.loops > 1:
+            doc += f"; {self.plan.loops} loops, each after a whole-tensor reduction"
+        doc += f") for: {ops}."
+        if any(self.pg.op(n) == "pick" for n in self.plan.order):
+            doc += " Class targets are assumed valid (no ignore_index entries)."
         doc = re.sub(r"[^A-Za-z0-9_.,:;()/ +-]", "", doc)
         self.lines += [f'@kernel(category="{task.category}")',
                        f"def {kname}({', '.join(params)}):",
                        f'    """{doc}"""']
 
     def loop(self) -> None:
-        ref = self.param[self.plan.domain.ref]
+        dom = self.plan.domain
+        ref = self.param[dom.ref]
         cores = "CORES = tunable(choice(1, 2, 4, 8, 16, 24, 32, 40, 48), default=48)"
         depth = "DEPTH = tunable(choice(1, 2), default=2)"
         s = self.structure
+        tail = "cores=CORES, depth=DEPTH"
         if s == "tiles":
             tun = ["TILE = tunable(pow2(256, 16384), default=4096)"]
-            head = f"for t in tiles({ref}, tile=TILE, cores=CORES, depth=DEPTH):"
+            head = f"for t in tiles({ref}, tile=TILE, {tail}):"
         elif s in ("rows", "chunked"):
             if s == "rows":
                 tun = [f"ROWS = tunable(pow2(1, 64), default={4 if self._tile_outputs else 8})"]
             else:
                 tun = ["ROWS = tunable(pow2(1, 16), default=1)",
                        "CHUNK = tunable(pow2(256, 16384), default=4096)"]
-            dims = f", dims={self.plan.domain.dim}" if self.plan.domain.dim != 1 else ""
-            head = f"for t in rows({ref}, rows=ROWS{dims}, cores=CORES, depth=DEPTH):"
+            dims = f", dims={dom.dim}" if dom.dim != 1 or dom.groups != 1 else ""
+            if dom.groups != 1:
+                dims += f", groups={dom.groups}"
+            head = f"for t in rows({ref}, rows=ROWS{dims}, {tail}):"
+        elif s == "channels":
+            tun = ["CHUNK = tunable(pow2(256, 16384), default=4096)"]
+            head = f"for t in rows({ref}, rows=1, axis={dom.dim}, {tail}):"
+        elif s == "windows":
+            pool = next(n for n in self.plan.order if self.pg.op(n) == "pool")
+            a = self.pg.g.nodes[pool]
+            fill = "-inf" if a["red"] == "max" else "0.0"
+            tun = ["ROWS = tunable(pow2(1, 64), default=4)",
+                   "CHUNK = tunable(pow2(64, 4096), default=256)"]
+            head = (f"for t in windows({ref}, dims={a['dims']}, kernel={a['kernel'][0]}, "
+                    f"stride={a['stride'][0]}, padding={a['padding'][0]}, fill={fill}, "
+                    f"rows=ROWS, chunk=CHUNK, {tail}):")
         else:
             tun = ["TILE = tunable(pow2(64, 16384), default=2048)"]
-            head = (f"for t in slabs({ref}, dim={self.plan.domain.dim}, tile=TILE, cores=CORES, "
-                    "depth=DEPTH):")
-        for line in [*tun, cores, depth, head]:
+            head = f"for t in slabs({ref}, dim={dom.dim}, tile=TILE, {tail}):"
+        for line in [*tun, cores, depth]:
             self.emit(1, line)
+        self.head = head
 
     @property
     def _tile_outputs(self) -> bool:
@@ -330,22 +446,75 @@ class Emitter:
         e = bare(self.ex(n, scope))
         return f"cast({e}, {DSL_DTYPE[dt]})" if dt != torch.float32 else e
 
-    def single_pass(self) -> None:
-        scope = Scope("t", 2, inner=True)
-        self.evaluate([n for n, _, _ in self.plan.outputs], scope)
-        for j in range(len(self.plan.outputs)):
-            self.emit(scope, f"store({self.outputs[j]}, t, {self.store_expr(j, scope)})")
+    def total(self, r: int, e: str, scope: Scope, top: Scope) -> None:
+        """``name = total_red(e)`` at the loop level; the name is a scalar after the loop."""
+        name = self.fresh("tot")
+        self.emit(scope, f"{name} = total_{self.pg.attr(r, 'red')}({bare(e)})")
+        top.names[r] = name
 
-    def multi_pass(self) -> None:
-        outer = Scope("t", 2, inner=False)
-        inner_var = "c" if self.structure == "chunked" else "k"
-        inner_loop = "for c in chunks(t, CHUNK):" if inner_var == "c" else "for k in steps(t):"
-        reds = self.plan.reductions
+    def loop_roots(self, j: int) -> tuple[list[int], list[int]]:
+        """Whole-tensor reductions loop ``j`` computes, and the outputs it stores."""
+        lv = self.plan.level
+        grids = [r for r in self.plan.order if self.plan.is_grid(r) and lv[r] == j]
+        outs = [k for k, (n, f, _) in enumerate(self.plan.outputs) if f != "g" and lv[n] == j - 1]
+        return grids, outs
+
+    def single_pass(self, j: int, top: Scope) -> None:
+        scope = Scope("t", 2, dict(top.names), inner=True)
+        grids, outs = self.loop_roots(j)
+        if self.structure == "windows":
+            pool = next(n for n in self.plan.order if self.pg.op(n) == "pool")
+            red = self.pg.attr(pool, "red")
+            acc = self.fresh("acc")
+            self.emit(scope, f"{acc} = tile_fill({literal(INIT[red])})")
+            self.emit(scope, "for w in taps(t):")
+            tap = Scope("w", 3, dict(scope.names), inner=True)
+            x = self.args(pool)[0]
+            self.evaluate([x], tap)
+            e = bare(self.ex(x, tap))
+            self.emit(tap, f"{acc} = {acc} + {e}" if red == "sum" else f"{acc} = maximum({acc}, {e})")
+            scope.names[pool] = acc
+        xs = [self.args(r)[0] for r in grids]
+        self.evaluate(xs + [self.plan.outputs[k][0] for k in outs], scope)
+        for r, x in zip(grids, xs, strict=True):
+            e = self.ex(x, scope)
+            if self.kind == "rows" and self.form(x) == "t":
+                e = f"row_{self.pg.attr(r, 'red')}({bare(e)})"
+            self.total(r, e, scope, top)
+        for k in outs:
+            self.emit(scope, f"store({self.outputs[k]}, t, {self.store_expr(k, scope)})")
+
+    def _loop_reductions(self, roots: list[int], names: dict[int, str]) -> list[int]:
+        """Loop-level reductions (row / slab / channel) the roots need, not yet computed."""
+        out: set[int] = set()
+        seen: set[int] = set()
+        stack = [self.base(r) for r in roots]
+        while stack:
+            n = stack.pop()
+            if n in seen or n in names or self.form(n) == "g":
+                continue
+            seen.add(n)
+            if self.pg.op(n) == "reduce":
+                out.add(n)
+            stack.extend(self.args(n))
+        return sorted(out, key=self.pos.__getitem__)
+
+    def multi_pass(self, j: int, top: Scope) -> None:
+        outer = Scope("t", 2, dict(top.names), inner=False)
+        steps = self.structure == "slabs"
+        inner_var = "k" if steps else "c"
+        inner_loop = "for k in steps(t):" if steps else "for c in chunks(t, CHUNK):"
+        grids, outs = self.loop_roots(j)
+        xs = {r: self.args(r)[0] for r in grids}
+        parts = [r for r in grids if self.form(xs[r]) == "t"]  # accumulated per row first
+        roots = [xs[r] for r in grids] + [self.plan.outputs[k][0] for k in outs]
+        reds = self._loop_reductions(roots, outer.names) + parts
         level: dict[int, int] = {}
-        for r in reds:  # plan.order is topological
-            below = [level[x] for x in reds if x in level and _reaches(self.pg.g, x, r)]
+        for r in sorted(reds, key=self.pos.__getitem__):  # plan.order is topological
+            below = [level[x] for x in reds if x in level and x != r and
+                     _reaches(self.pg.g, x, r)]
             level[r] = 1 + max(below, default=0)
-        passes = sorted({lv for lv in level.values()})
+        part_acc: dict[int, str] = {}
 
         def prepare(roots: list[int]) -> Scope:
             """Evaluate (named) the outer values an inner pass reads, then open the pass."""
@@ -355,57 +524,106 @@ class Emitter:
                 self.evaluate(needs, outer, force=True)
             return outer.child(inner_var)
 
-        for lv in passes:
+        def open_pass(scope: Scope, body: list[str]) -> None:
+            """The scan carries / accumulators, the inner loop header, its body."""
+            for carry, _, init in self.scans:
+                self.emit(outer, f"{carry} = {self.fill}({literal(init)})")
+            self.emit(outer, inner_loop)
+            self.lines += body
+            for carry, value, _ in self.scans:
+                if carry != value:
+                    self.emit(scope, f"{carry} = row_last({value})")
+            self.scans = []
+
+        def capture(fn: Callable[[], None]) -> list[str]:
+            saved = self.lines
+            self.lines = []
+            fn()
+            out, self.lines = self.lines, saved
+            return out
+
+        for lv in sorted(set(level.values())):
             group = [r for r in reds if level[r] == lv]
-            roots = [self.args(r)[0] for r in group]
-            scope = prepare(roots)
+            rts = [self.args(r)[0] for r in group]
+            scope = prepare(rts)
             accs = []
             for r in group:
                 acc = self.fresh("r")
                 accs.append(acc)
-                init = literal(INIT[self.pg.attr(r, "red")])
-                self.emit(outer, f"{acc} = {self.fill}({init})")
-            self.emit(outer, inner_loop)
-            self.evaluate(roots, scope)
-            for r, acc, x in zip(group, accs, roots, strict=True):
-                e = self.ex(x, scope)
-                red = self.pg.attr(r, "red")
-                if self.kind == "rows":
-                    e = f"row_{red}({bare(e)})"
-                elif red != "sum":
-                    e = bare(e)
-                if red == "sum":
-                    self.emit(scope, f"{acc} = {acc} + {e}")
-                elif red == "prod":
-                    self.emit(scope, f"{acc} = {acc} * {e}")
-                else:
-                    self.emit(scope, f"{acc} = {'maximum' if red == 'max' else 'minimum'}"
-                                     f"({acc}, {e})")
+                self.emit(outer, f"{acc} = {self.fill}({literal(INIT[self.pg.attr(r, 'red')])})")
+
+            def body(group=group, accs=accs, rts=rts, scope=scope) -> None:
+                self.evaluate(rts, scope)
+                for r, acc, x in zip(group, accs, rts, strict=True):
+                    e = self.ex(x, scope)
+                    red = self.pg.attr(r, "red")
+                    if self.rowlike:
+                        e = f"row_{red}({bare(e)})"
+                    elif red != "sum":
+                        e = bare(e)
+                    if red == "sum":
+                        self.emit(scope, f"{acc} = {acc} + {e}")
+                    elif red == "prod":
+                        self.emit(scope, f"{acc} = {acc} * {e}")
+                    else:
+                        self.emit(scope, f"{acc} = {'maximum' if red == 'max' else 'minimum'}"
+                                         f"({acc}, {e})")
+            open_pass(scope, capture(body))
             for r, acc in zip(group, accs, strict=True):
-                outer.names[r] = acc
-        inner_outs = [j for j, (_, f, _) in enumerate(self.plan.outputs) if f == "t"]
-        outer_outs = [j for j, (_, f, _) in enumerate(self.plan.outputs) if f == "o"]
+                if r in parts:
+                    part_acc[r] = acc
+                else:
+                    outer.names[r] = acc
+        inner_outs = [k for k in outs if self.plan.outputs[k][1] == "t"]
+        outer_outs = [k for k in outs if self.plan.outputs[k][1] == "o"]
         if inner_outs:
-            roots = [self.plan.outputs[j][0] for j in inner_outs]
-            scope = prepare(roots)
-            self.emit(outer, inner_loop)
-            self.evaluate(roots, scope)
-            for j in inner_outs:
-                self.emit(scope, f"store({self.outputs[j]}, {inner_var}, "
-                                 f"{self.store_expr(j, scope)})")
-        if outer_outs:
-            roots = [self.plan.outputs[j][0] for j in outer_outs]
-            self.evaluate(roots, outer)
-            for j in outer_outs:
-                self.emit(outer, f"store({self.outputs[j]}, t, {self.store_expr(j, outer)})")
+            rts = [self.plan.outputs[k][0] for k in inner_outs]
+            scope = prepare(rts)
+
+            def body_out(rts=rts, scope=scope) -> None:
+                self.evaluate(rts, scope)
+                for k in inner_outs:
+                    self.emit(scope, f"store({self.outputs[k]}, {inner_var}, "
+                                     f"{self.store_expr(k, scope)})")
+            open_pass(scope, capture(body_out))
+        outer_roots = [xs[r] for r in grids if r not in parts] + \
+            [self.plan.outputs[k][0] for k in outer_outs]
+        if outer_roots:
+            self.evaluate(outer_roots, outer)
+        for r in grids:
+            self.total(r, part_acc[r] if r in parts else self.ex(xs[r], outer), outer, top)
+        for k in outer_outs:
+            self.emit(outer, f"store({self.outputs[k]}, t, {self.store_expr(k, outer)})")
+
+    def name_scalars(self, j: int, top: Scope) -> None:
+        """After loop ``j``: name the whole-tensor scalars later loops read."""
+        lv = self.plan.level
+        need: set[int] = set()
+        for m in self.plan.order:
+            if self.pg.op(m) in TRANSPARENT or self.form(m) == "g":
+                continue
+            for a in self.args(m):
+                if self.form(a) == "g" and lv[a] == j and a not in top.names:
+                    need.add(a)
+        for n in sorted(need, key=self.pos.__getitem__):
+            name = self.fresh("g")
+            self.emit(top, f"{name} = {bare(self.ex(n, top))}")
+            top.names[n] = name
 
     def program(self) -> str:
         self.header()
         self.loop()
-        if self.multipass:
-            self.multi_pass()
-        else:
-            self.single_pass()
+        top = Scope("", 1, inner=False, top=True)
+        for j in range(1, self.plan.loops + 1):
+            self.emit(1, self.head)
+            if self.multipass:
+                self.multi_pass(j, top)
+            else:
+                self.single_pass(j, top)
+            self.name_scalars(j, top)
+        for k, (n, f, _) in enumerate(self.plan.outputs):
+            if f == "g":
+                self.emit(top, f"store({self.outputs[k]}, {bare(self.ex(n, top))})")
         return "\n".join(self.lines) + "\n"
 
 
@@ -435,14 +653,13 @@ def bare(e: str) -> str:
 def structures(plan: Plan) -> list[str]:
     """Sensible structures for a plan, best guess first."""
     kind = plan.domain.kind
-    if kind == "tiles":
-        return ["tiles"]
-    if kind == "slabs":
-        return ["slabs"]
+    if kind in ("tiles", "slabs", "channels", "windows"):
+        return [kind]
     if plan.per_row_inputs:
         return ["rows"]  # load_per_row is not allowed in a chunked rows loop
     w = plan.domain.extents(plan.full_shape)["W"]
-    return ["chunked", "rows"] if w > 8192 else ["rows", "chunked"]
+    scans = any(plan.pg.op(n) == "scan" for n in plan.order)  # scans need 4 extra row buffers
+    return ["chunked", "rows"] if w > (2048 if scans else 8192) else ["rows", "chunked"]
 
 
 def emit_program(plan: Plan, task: Task, structure: str) -> str:

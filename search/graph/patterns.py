@@ -7,8 +7,16 @@
   dims): reductions over the last dims (sum/max/min, mean, norms, softmax, layer/RMS norm)
   and broadcasts of ``[W]``-like operands (``load_bcast``, form ``c``) or ``[N, 1]``-like
   operands (``load_per_row``, form ``o``) against full tiles (form ``t``).
-- **slabs** (``slabs(x, dim=a)``: ``x`` as ``[A, K, B]``): a reduction over one middle
-  axis; per-step tiles are form ``t``, reduced ``[A, B]`` values form ``o``.
+- **slabs** (``slabs(x, dim=a)``: ``x`` as ``[A, K, B]``): a reduction or scan over one
+  middle axis; per-step tiles are form ``t``, reduced ``[A, B]`` values form ``o``.
+- **channels** (``rows(x, rows=1, axis=a)``): a reduction over every axis but one
+  (batch-norm statistics); per-channel values are form ``o``.
+- **windows**: pooling; the pooled tensor's taps are form ``w``, pooled tiles ``t``.
+- groups (``rows(x, dims=d, groups=G)``): rows of a reshaped view (group norm).
+
+A reduction to one value (a loss, a global norm) is a whole-tensor ``total_*``: form ``g``,
+a scalar after the loop. Values that read one are computed in a further loop (the grid
+``level`` of a node counts the nested whole-tensor reductions it depends on).
 
 Forms: ``s`` scalar (inlined), ``t`` a tile of the loop (inner: full rows/chunks, or one
 step of a slab), ``o`` one value per row (rows) or an ``[A, B]`` tile (slabs), ``c`` a
@@ -16,12 +24,12 @@ column vector (rows only). Each binary op's broadcast is checked against the for
 operands with the torch shapes, so a DSL broadcast always means the same thing as the
 torch one. Graphs are analysed at several shape sets; a constant that changes with the
 shapes (``x.shape[-1]`` used in Python arithmetic) is re-expressed with ``width(t)`` when
-it is the reduced extent ``E`` (or ``1/E``, ``E-1``, ``sqrt(E)``...).
+it is the reduced extent ``E`` (or ``1/E``, ``E-1``, ``sqrt(E)``...), else with the host
+scalars ``numel(x)`` / ``size(x, d)`` (and products of adjacent sizes).
 """
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +38,7 @@ import networkx as nx
 import torch
 
 from ...tasks.task import Shape, Task
-from .prims import BINARY, TRANSPARENT, UNARY, PrimGraph, Value
+from .prims import BINARY, TRANSPARENT, UNARY, PrimGraph
 from .trace import Unsupported
 
 OUTPUT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
@@ -38,20 +46,28 @@ OUTPUT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
 @dataclass(frozen=True)
 class Domain:
-    """The distribution loop: ``kind`` over the task input ``ref`` (index into task.inputs),
-    ``dim`` = trailing dims per row (rows) or the reduced axis (slabs)."""
+    """The distribution loop: ``kind`` over the task input ``ref`` (index into task.inputs).
+
+    ``dim`` is the number of trailing dims per row (rows), the reduced axis (slabs), the
+    per-channel axis (channels: ``rows(x, rows=1, axis=dim)``) or the pooled dims
+    (windows); ``groups`` splits each row (rows only, group norm)."""
 
     kind: str
     ref: int
     dim: int = 0
+    groups: int = 1
 
     def extents(self, shape: Shape) -> dict[str, int]:
         n = math.prod(shape)
-        if self.kind == "tiles":
+        if self.kind in ("tiles", "windows"):
             return {"full": n, "outer": 0, "col": 0, "E": 0}
         if self.kind == "rows":
-            w = math.prod(shape[len(shape) - self.dim:])
+            w = math.prod(shape[len(shape) - self.dim:]) // self.groups
             return {"full": n, "outer": n // w, "col": w, "E": w, "N": n // w, "W": w}
+        if self.kind == "channels":
+            c = shape[self.dim]
+            return {"full": n, "outer": c, "col": 0, "E": n // c, "A": math.prod(shape[:self.dim]),
+                    "K": c, "B": math.prod(shape[self.dim + 1:]), "W": n // c}
         a = math.prod(shape[:self.dim])
         k = shape[self.dim]
         b = math.prod(shape[self.dim + 1:])
@@ -61,9 +77,18 @@ class Domain:
         e = self.extents(shape)
         if self.kind == "tiles":
             return "tiles"
+        if self.kind == "windows":
+            return f"windows(dims={self.dim})"
         if self.kind == "rows":
-            return f"rows(dims={self.dim}) [N={e['N']}, W={e['W']}]"
+            g = f", groups={self.groups}" if self.groups != 1 else ""
+            return f"rows(dims={self.dim}{g}) [N={e['N']}, W={e['W']}]"
+        if self.kind == "channels":
+            return f"rows(axis={self.dim}) [C={e['K']}, W={e['W']}]"
         return f"slabs(dim={self.dim}) [A={e['A']}, K={e['K']}, B={e['B']}]"
+
+    @property
+    def loop_reductions(self) -> bool:
+        return self.kind in ("rows", "slabs", "channels")
 
 
 @dataclass
@@ -79,10 +104,24 @@ class Plan:
     per_row_inputs: bool = False
     full_shape: Shape = ()
     aten_ops: tuple[str, ...] = ()  # the traced ATen ops (for the kernel's docstring)
+    #: whole-tensor (grid) level of each live node: how many total_* results it depends on
+    level: dict[int, int] = field(default_factory=dict)
+    #: extents and shape-derived constants: (expression inside the loop, host expression);
+    #: ``{pN}`` stands for the DSL name of task input N
+    exprs: dict[int, tuple[str | None, str | None]] = field(default_factory=dict)
 
     @property
     def reductions(self) -> list[int]:
         return [n for n in self.order if self.pg.op(n) == "reduce"]
+
+    @property
+    def loops(self) -> int:
+        """Distribution loops: one per grid level (a total_* needs its own loop)."""
+        lv = [self.level[n] + (0 if f == "g" else 1) for n, f, _ in self.outputs]
+        return max(lv + [1])
+
+    def is_grid(self, n: int) -> bool:
+        return self.pg.op(n) == "reduce" and self.forms.get(n) == "g"
 
 
 # ---------------------------------------------------------------- liveness and structure
@@ -99,7 +138,8 @@ def _signature(pg: PrimGraph) -> list[tuple]:
     for n in sorted(pg.g.nodes):
         d = pg.g.nodes[n]
         attrs = tuple(sorted((k, v) for k, v in d.items()
-                             if k not in ("shape", "real", "value", "dtype", "args")))
+                             if k not in ("shape", "real", "value", "dtype", "args", "start",
+                                          "end")))
         sig.append((d["op"], d["args"], attrs))
     return sig
 
@@ -144,14 +184,65 @@ def _tensor_inputs(task: Task, shapes: Sequence[Shape], used: set[int]) -> list[
     return sorted(idx, key=lambda i: (i not in used, i))
 
 
+def is_grid_reduction(pg: PrimGraph, n: int) -> bool:
+    """A reduction that leaves one value: a whole-tensor ``total_*`` (a loss, a global norm)."""
+    if pg.op(n) != "reduce":
+        return False
+    x = pg.value(pg.g.nodes[n]["args"][0])
+    dims = pg.attr(n, "dims")
+    kept = [s for i, s in enumerate(x.shape) if i not in dims and s != 1]
+    return not kept and math.prod(x.shape) > 1
+
+
+def _loop_key(pg: PrimGraph, n: int) -> tuple[str, tuple[int, ...]] | None:
+    """The loop a reduction, scan or pool needs: (kind, extents), None for a grid reduction."""
+    op = pg.op(n)
+    x = pg.value(pg.g.nodes[n]["args"][0])
+    shape = x.shape
+    if op == "pool":
+        d = pg.attr(n, "dims")
+        return ("windows", (d, pg.attr(n, "kernel")[0], pg.attr(n, "stride")[0],
+                            pg.attr(n, "padding")[0], *shape[len(shape) - d:]))
+    if op == "scan":
+        i = pg.attr(n, "dim")
+        if all(s == 1 for s in shape[i + 1:]):
+            return ("rows", (shape[i], math.prod(shape)))
+        return ("slabs", (math.prod(shape[:i]), shape[i], math.prod(shape[i + 1:])))
+    if is_grid_reduction(pg, n):
+        return None
+    dims = pg.attr(n, "dims")
+    red = pg.attr(n, "red")
+    big = [d for d in dims if shape[d] != 1]
+    kept = [i for i, s in enumerate(shape) if i not in dims and s != 1]
+    if _suffix_reduction(shape, big):
+        key = ("rows", (math.prod(shape[d] for d in dims), math.prod(shape)))
+    elif len(big) == 1:
+        i = big[0]
+        key = ("slabs", (math.prod(shape[:i]), shape[i], math.prod(shape[i + 1:])))
+    elif len(kept) == 1:
+        i = kept[0]
+        key = ("channels", (math.prod(shape[:i]), shape[i], math.prod(shape[i + 1:])))
+    else:
+        raise Unsupported(f"a {red} over dims {list(dims)} of a {list(shape)} tensor is "
+                          "neither a reduction over the last dims (rows), over one middle "
+                          "axis (slabs), nor over every axis but one (per-channel statistics)")
+    if red == "prod" and key[0] != "slabs":
+        raise Unsupported(f"a product over {'the last dim' if key[0] == 'rows' else 'dims'} "
+                          f"{list(dims)}: the DSL has row_sum/row_max/row_min but no row "
+                          "product")
+    return key
+
+
 def domain_candidates(pg: PrimGraph, live: list[int], task: Task, shapes: Sequence[Shape]
                       ) -> list[Domain]:
     """Loops that could run this graph, best first (checked afterwards by form inference)."""
     used = {pg.attr(n, "index") for n in live if pg.op(n) == "input"}
     inputs = _tensor_inputs(task, shapes, used)
-    reductions = [n for n in live if pg.op(n) == "reduce"]
-    if not reductions:
-        full = max((math.prod(pg.attr(n, "real")) for n in live), default=1)
+    keyed = [n for n in live if pg.op(n) in ("reduce", "scan", "pool")]
+    found = [k for k in (_loop_key(pg, n) for n in keyed) if k is not None]
+    if not found:
+        full = max((math.prod(pg.attr(n, "real")) for n in live
+                    if pg.op(n) not in ("index", "pick")), default=1)
         refs = [i for i in inputs if math.prod(shapes[i]) == full]
         if not refs:
             raise Unsupported("no input tensor has the shape of the result (an outer-product "
@@ -159,38 +250,24 @@ def domain_candidates(pg: PrimGraph, live: list[int], task: Task, shapes: Sequen
         ref = refs[0]
         out = [Domain("tiles", ref)]
         out += [Domain("rows", ref, d) for d in range(1, len(shapes[ref]))]
+        small = {math.prod(shapes[pg.attr(n, "index")]) for n in live if pg.op(n) == "input"}
+        rank = len(shapes[ref])
+        out += [Domain("channels", ref, a) for a in range(1, rank - 1)
+                if shapes[ref][a] > 1 and shapes[ref][a] in small]
         return out
-    found: list[tuple[str, tuple[int, ...]]] = []
-    for r in reductions:
-        x = pg.value(pg.g.nodes[r]["args"][0])
-        dims = pg.attr(r, "dims")
-        red = pg.attr(r, "red")
-        shape = x.shape
-        big = [d for d in dims if shape[d] != 1]
-        kept = [s for i, s in enumerate(shape) if i not in dims and s != 1]
-        if not kept and math.prod(shape) > 1:
-            raise Unsupported(f"a {red} over every element (dims {list(dims)} of a "
-                              f"{list(shape)} tensor) is a grid-wide reduction to one scalar, "
-                              "which needs a total_sum construct the DSL does not have yet")
-        if _suffix_reduction(shape, big):
-            w = math.prod(shape[d] for d in dims)
-            key = ("rows", (w, math.prod(shape)))
-        elif len(big) == 1:
-            i = big[0]
-            key = ("slabs", (math.prod(shape[:i]), shape[i], math.prod(shape[i + 1:])))
-        else:
-            raise Unsupported(f"a {red} over dims {list(dims)} of a {list(shape)} tensor is "
-                              "neither a reduction over the last dims (rows) nor over one "
-                              "middle axis (slabs)")
-        if red == "prod" and key[0] == "rows":
-            raise Unsupported("a product over the last dim: the DSL has row_sum/row_max/row_min "
-                              "but no row product")
-        found.append(key)
     if len(set(found)) > 1:
-        raise Unsupported("the graph reduces over different axes ("
+        raise Unsupported("the graph reduces, scans or pools over different axes ("
                           + "; ".join(f"{k} {v}" for k, v in sorted(set(found))) + "), which one "
                           "distribution loop cannot do")
     kind, ext = found[0]
+    if kind == "windows":
+        d, tail = ext[0], tuple(ext[4:])
+        pooled = [n for n in keyed if pg.op(n) == "pool"]
+        numel = math.prod(pg.value(pg.g.nodes[pooled[0]]["args"][0]).shape)
+        for i in inputs:
+            if math.prod(shapes[i]) == numel and tuple(shapes[i][len(shapes[i]) - d:]) == tail:
+                return [Domain("windows", i, d)]
+        raise Unsupported("the pooled value does not have the pooled dims of any input tensor")
     for i in inputs:
         if kind == "rows":
             d = _rows_dim(shapes[i], ext[0], ext[1])
@@ -198,17 +275,26 @@ def domain_candidates(pg: PrimGraph, live: list[int], task: Task, shapes: Sequen
             d = _slabs_dim(shapes[i], *ext)
         if d is not None:
             return [Domain(kind, i, d)]
+    if kind == "rows":  # rows of a reshaped view: channel groups (group norm)
+        for i in inputs:
+            s = shapes[i]
+            if math.prod(s) != ext[1]:
+                continue
+            for d in range(1, len(s) + 1):
+                p = math.prod(s[len(s) - d:])
+                if p % ext[0] == 0 and p > ext[0]:
+                    return [Domain("rows", i, d, p // ext[0])]
     what = (f"rows of {ext[0]} elements" if kind == "rows" else
             f"an axis of {ext[1]} between {ext[0]} outer and {ext[2]} inner elements")
-    raise Unsupported(f"the reduction runs over {what} of a reshaped view (e.g. channel "
-                      "groups), which does not line up with the dims of any input tensor")
+    raise Unsupported(f"the reduction runs over {what} of a reshaped view, which does not line "
+                      "up with the dims of any input tensor")
 
 
 # ---------------------------------------------------------------- shape-derived constants
 _FORMULAS: list[tuple[str, Callable[[float], float]]] = [
-    ("E", lambda e: e), ("1/E", lambda e: 1 / e), ("E-1", lambda e: e - 1),
-    ("1/(E-1)", lambda e: 1 / (e - 1) if e != 1 else math.inf),
-    ("sqrt(E)", math.sqrt), ("1/sqrt(E)", lambda e: 1 / math.sqrt(e)),
+    ("{E}", lambda e: e), ("(1.0 / {E})", lambda e: 1 / e), ("({E} - 1.0)", lambda e: e - 1),
+    ("(1.0 / ({E} - 1.0))", lambda e: 1 / (e - 1) if e != 1 else math.inf),
+    ("sqrt({E})", math.sqrt), ("rsqrt({E})", lambda e: 1 / math.sqrt(e)),
 ]
 
 
@@ -217,63 +303,78 @@ def _close(a: float, b: float) -> bool:
                       abs(a - b) <= 1e-6 * max(abs(a), abs(b)))
 
 
-def shape_constants(pgs: Sequence[PrimGraph], exts: Sequence[dict[str, int]],
-                    live: Sequence[int]) -> dict[int, str]:
-    """Constants whose value changes with the shapes, mapped to a formula of the extent E."""
-    out: dict[int, str] = {}
-    for n in live:
-        if pgs[0].op(n) != "const":
-            continue
-        vals = [pg.attr(n, "value") for pg in pgs]
-        if all(_close(v, vals[0]) for v in vals):
-            continue
-        for name, f in _FORMULAS:
-            try:
-                if all(e["E"] and _close(f(float(e["E"])), v) for e, v in zip(exts, vals,
-                                                                                 strict=True)):
-                    out[n] = name
-                    break
-            except (ValueError, ZeroDivisionError):
-                continue
-        else:
-            raise Unsupported(f"a constant ({vals[0]:g} at the task's shapes, {vals[1]:g} at "
-                              "smaller ones) depends on the input shape in a way the kernel "
-                              "cannot express (it is not the reduced extent, e.g. "
-                              "x.shape[-1], or a simple function of it)")
+def host_candidates(task: Task, shape_sets: Sequence[Sequence[Shape]]
+                    ) -> list[tuple[str, list[int]]]:
+    """Host scalars of the input shapes (``numel``, ``size`` and products of adjacent sizes)
+    with their value at every shape set; ``{pN}`` is task input N."""
+    out: list[tuple[str, list[int]]] = []
+    specs = [(i, s) for i, s in enumerate(task.inputs) if s.kind != "scalar"]
+    for i, _ in specs:
+        out.append((f"numel({{p{i}}})", [math.prod(ss[i]) for ss in shape_sets]))
+    for i, _ in specs:
+        rank = len(shape_sets[0][i])
+        for a in range(rank):
+            out.append((f"size({{p{i}}}, {a})", [ss[i][a] for ss in shape_sets]))
+        for a in range(rank):
+            for b in range(a + 2, rank + (0 if a == 0 else 1)):
+                expr = " * ".join(f"size({{p{i}}}, {d})" for d in range(a, b))
+                out.append((f"({expr})", [math.prod(ss[i][a:b]) for ss in shape_sets]))
     return out
 
 
-def rewrite_constants(pg: PrimGraph, formulas: dict[int, str]) -> PrimGraph:
-    """A copy of ``pg`` with each listed constant replaced by its extent formula."""
-    if not formulas:
-        return pg
-    pg = copy.deepcopy(pg)
-    for n, name in formulas.items():
-        e = pg.extent()
-        new: Value
-        if name == "E":
-            new = e
-        elif name == "1/E":
-            new = pg.binary("div", 1.0, e)
-        elif name == "E-1":
-            new = pg.binary("sub", e, 1.0)
-        elif name == "1/(E-1)":
-            new = pg.binary("div", 1.0, pg.binary("sub", e, 1.0))
-        elif name == "sqrt(E)":
-            new = pg.unary("sqrt", e)
-        else:
-            new = pg.unary("rsqrt", e)
-        for s in list(pg.g.successors(n)):
-            d = pg.g.nodes[s]
-            d["args"] = tuple(new.node if a == n else a for a in d["args"])
-            pos = pg.g.edges[n, s]["pos"]
-            pg.g.remove_edge(n, s)
-            if pg.g.has_edge(new.node, s):
-                pg.g.edges[new.node, s]["pos"] += pos
+def _match(vals: Sequence[float], cands: Sequence[tuple[str, Sequence[float]]]) -> str | None:
+    for name, f in _FORMULAS:
+        for expr, es in cands:
+            try:
+                if all(e and _close(f(float(e)), v) for e, v in zip(es, vals, strict=True)):
+                    return name.format(E=expr)
+            except (ValueError, ZeroDivisionError, OverflowError):
+                continue
+    return None
+
+
+def shape_exprs(pgs: Sequence[PrimGraph], live: Sequence[int], domain: Domain,
+                shape_sets: Sequence[Sequence[Shape]], task: Task
+                ) -> dict[int, tuple[str | None, str | None]]:
+    """Expressions for extents and for constants whose value changes with the shapes:
+    ``(inside the loop, on the host)``; ``width(t)`` is the loop's reduced extent."""
+    pg = pgs[0]
+    hosts = host_candidates(task, shape_sets)
+    width = None
+    if domain.loop_reductions:
+        width = [domain.extents(tuple(ss[domain.ref]))["E"] for ss in shape_sets]
+    out: dict[int, tuple[str | None, str | None]] = {}
+    for n in live:
+        op = pg.op(n)
+        if op == "extent":
+            r = pg.attr(n, "of")
+            vals = []
+            for g in pgs:
+                x = g.value(g.g.nodes[r]["args"][0])
+                vals.append(math.prod(x.shape[d] for d in g.attr(r, "dims")))
+            host = _match(vals, hosts)
+            if is_grid_reduction(pg, r):
+                if host is None:
+                    raise Unsupported(f"a mean over {vals[0]} elements: that count is not a "
+                                      "size or element count of any input")
+                out[n] = (host, host)
             else:
-                pg.g.add_edge(new.node, s, pos=pos)
-        pg.outputs = [new if v.node == n else v for v in pg.outputs]
-    return pg
+                out[n] = ("width(t)", host)
+            continue
+        if op != "const":
+            continue
+        vals = [g.attr(n, "value") for g in pgs]
+        if all(_close(v, vals[0]) for v in vals):
+            continue
+        inner = _match(vals, [("width(t)", width)]) if width else None
+        host = _match(vals, hosts)
+        if inner is None and host is None:
+            raise Unsupported(f"a constant ({vals[0]:g} at the task's shapes, {vals[1]:g} at "
+                              "smaller ones) depends on the input shape in a way the kernel "
+                              "cannot express (it is not a size or element count of an input, "
+                              "or a simple function of one)")
+        out[n] = (inner or host, host)
+    return out
 
 
 # ---------------------------------------------------------------- forms
@@ -306,11 +407,21 @@ def _fits(form: str, p: Shape, o: Shape, domain: Domain, ext: dict[str, int]) ->
                     and all(p[j] == o[j] for j in range(len(o)) if j != i):
                 return True
         return False
+    if domain.kind == "channels" and form == "o":
+        a, k_, b = ext["A"], ext["K"], ext["B"]
+        for i in range(len(o)):
+            if math.prod(o[:i]) == a and o[i] == k_ and math.prod(o[i + 1:]) == b and \
+                    p[i] == o[i] and all(p[j] == 1 for j in range(len(o)) if j != i):
+                return True
+        return False
     return False
 
 
 _FORM_NAMES = {"t": "a full tile", "o": "a per-row value", "c": "a per-column vector",
-               "s": "a scalar"}
+               "s": "a scalar", "g": "a whole-tensor result", "w": "a window tap"}
+#: elementwise ops the kernel can apply to a total_* result (a scalar outside loops)
+GRID_SCALAR_OPS = ("add", "sub", "mul", "div", "max", "min", "exp", "log", "sqrt", "rsqrt",
+                   "abs", "reciprocal", "neg", "relu", "sigmoid", "tanh")
 
 
 def _what(pg: PrimGraph, n: int) -> str:
@@ -320,6 +431,28 @@ def _what(pg: PrimGraph, n: int) -> str:
     return f"a {op} of shape {list(pg.attr(n, 'shape'))}"
 
 
+def _check_loop_reduce(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int],
+                       ref_shape: Shape) -> None:
+    d = pg.g.nodes[n]
+    xs = pg.attr(d["args"][0], "shape")
+    dims = d["dims"]
+    big = [i for i in dims if xs[i] != 1]
+    kept = [i for i in range(len(xs)) if i not in dims and xs[i] != 1]
+    if domain.kind == "rows":
+        ok = _suffix_reduction(xs, big) and math.prod(xs[i] for i in dims) == ext["W"]
+    elif domain.kind == "slabs":
+        ok = len(big) == 1 and math.prod(xs[:big[0]]) == ext["A"] and \
+            xs[big[0]] == ext["K"] and math.prod(xs[big[0] + 1:]) == ext["B"]
+    elif domain.kind == "channels":
+        ok = len(kept) == 1 and math.prod(xs[:kept[0]]) == ext["A"] and \
+            xs[kept[0]] == ext["K"] and math.prod(xs[kept[0] + 1:]) == ext["B"]
+    else:
+        ok = False
+    if not ok:
+        raise Unsupported(f"a {d['red']} over dims {list(dims)} of a {list(xs)} value "
+                          f"does not match the {domain.describe(ref_shape)} loop")
+
+
 def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[Shape]
                 ) -> tuple[dict[int, str], set[int]]:
     """The form of every live node in ``domain`` (raises Unsupported when one has none)."""
@@ -327,11 +460,21 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
     ext = domain.extents(ref_shape)
     full, outer, col = ext["full"], ext["outer"], ext["col"]
     kind = domain.kind
-    lifted = "t" if kind == "tiles" else "o"
+    lifted = "t" if kind in ("tiles", "windows") else "o"
     need = {"t": full, "o": outer, "c": col}
     forms: dict[int, str] = {}
     materialize: set[int] = set()
-    names = {"o": "per-row" if kind == "rows" else "reduced [A, B]"}
+    names = {"o": {"rows": "per-row", "channels": "per-channel"}.get(kind, "reduced [A, B]")}
+    pooled = False  # windows: before the pool values are taps ('w'), after it output tiles
+    outs = {v.node for v in pg.outputs}
+    if kind == "windows":
+        pools = [n for n in live if pg.op(n) == "pool"]
+        if len(pools) != 1:
+            raise Unsupported("more than one pooling in a graph (pooled values pooled again) "
+                              "needs more than one windows loop")
+        out_numel = math.prod(pg.attr(pools[0], "shape"))
+        need = {"t": out_numel, "w": full}
+        before = nx.ancestors(pg.g, pools[0])
 
     def check_numel(n: int, f: str) -> None:
         real = pg.attr(n, "real")
@@ -346,6 +489,12 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
         args = d["args"]
         if op == "input":
             m = math.prod(d["real"])
+            if kind == "windows":
+                if n not in before or m != full:
+                    raise Unsupported(f"input {d['name']!r} is read outside the pooled window "
+                                      "(a windows loop reads the pooled tensor per tap only)")
+                forms[n] = "w"
+                continue
             if m == full:
                 f = "t"
             elif kind == "rows" and m == outer and m == col:
@@ -363,51 +512,112 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                                   f"the {domain.describe(ref_shape)} loop: it is neither full "
                                   "size nor " + ("a per-row/per-column operand"
                                                  if kind == "rows" else "a reduced-shape operand"
-                                                 if kind == "slabs" else "a scalar"))
+                                                 if kind == "slabs" else "a per-channel operand"
+                                                 if kind == "channels" else "a scalar"))
+            if f == "o" and kind == "channels":
+                raise Unsupported(f"input {d['name']!r} is a per-channel operand ({list(d['shape'])}"
+                                  " broadcast over N and the spatial dims): the DSL checker rejects "
+                                  "load_per_row in a rows(axis=...) loop, which always walks column "
+                                  "chunks (see search/graph/LOWERING_BUGS.md)")
             forms[n] = f
+            continue
+        if op == "index":
+            forms[n] = "i"
             continue
         if op in ("const", "scalar"):
             forms[n] = "s"
             continue
         if op == "extent":
-            if kind == "tiles":
+            if kind == "tiles" and not is_grid_reduction(pg, d["of"]):
                 raise Unsupported("a reduced extent (width) is used outside any reduction")
             forms[n] = "s"
             continue
+        if op in ("flip", "slice"):
+            raise Unsupported(f"a {op} (data movement) that is not part of a reversed or "
+                              "exclusive cumsum has no DSL form")
+        if any(forms[a] == "i" for a in args) and op != "pick":
+            raise Unsupported("an integer index tensor is used in arithmetic (integer tensors "
+                              "are read only as nll_loss / cross-entropy class targets)")
         if op in TRANSPARENT:
             forms[n] = forms[args[0]]
             continue
+        if op == "pick":
+            x = args[0]
+            if kind != "rows" or pg.op(x) != "input" or forms[x] != "t" or \
+                    pg.attr(x, "shape")[-1] != ext["W"]:
+                raise Unsupported("a class-index gather (nll_loss) needs rows over the [N, C] "
+                                  "tensor it reads")
+            forms[n] = "o"
+            continue
+        if op == "pool":
+            if kind != "windows" or forms[args[0]] != "w":
+                raise Unsupported("pooling outside a windows loop")
+            pad = d["padding"][0]
+            if pad and pg.op(args[0]) not in ("input",) + TRANSPARENT:
+                raise Unsupported("pooling a computed value with padding > 0: the windows loop "
+                                  "pads the input tensor, not the computed value")
+            forms[n] = "t"
+            pooled = True
+            continue
+        if op == "scan":
+            x = args[0]
+            if forms[x] != "t" or kind not in ("rows", "slabs"):
+                raise Unsupported(f"a cum{d['red']} over {_FORM_NAMES.get(forms[x], 'a value')} "
+                                  f"in a {domain.describe(ref_shape)} loop")
+            key = _loop_key(pg, n)
+            want = (ext["W"], full) if kind == "rows" else (ext["A"], ext["K"], ext["B"])
+            if key is None or key[0] != kind or key[1] != want:
+                raise Unsupported(f"a cum{d['red']} along dim {d['dim']} does not match the "
+                                  f"{domain.describe(ref_shape)} loop")
+            forms[n] = "t"
+            continue
         if op == "reduce":
             x = args[0]
+            if is_grid_reduction(pg, n):
+                fx = forms[x]
+                ok = {"tiles": ("t",), "rows": ("t", "o"), "channels": ("t", "o"),
+                      "slabs": ("o",)}.get(kind, ())
+                if d["red"] == "prod":
+                    raise Unsupported("a product over every element: the DSL has total_sum/"
+                                      "total_max/total_min but no total product")
+                if fx not in ok:
+                    raise Unsupported(f"a whole-tensor {d['red']} of {_FORM_NAMES[fx]} in a "
+                                      f"{domain.describe(ref_shape)} loop has no DSL form")
+                forms[n] = "g"
+                continue
             if forms[x] != "t":
                 raise Unsupported(f"a {d['red']} over {_FORM_NAMES[forms[x]]} (the graph reduces "
                                   "twice, over different axes)")
-            xs = pg.attr(x, "shape")
-            dims = d["dims"]
-            if kind == "rows":
-                big = [i for i in dims if xs[i] != 1]
-                ok = _suffix_reduction(xs, big) and math.prod(xs[i] for i in dims) == ext["W"]
-            elif kind == "slabs":
-                big = [i for i in dims if xs[i] != 1]
-                ok = len(big) == 1 and math.prod(xs[:big[0]]) == ext["A"] and \
-                    xs[big[0]] == ext["K"] and math.prod(xs[big[0] + 1:]) == ext["B"]
-            else:
-                ok = False
-            if not ok:
-                raise Unsupported(f"a {d['red']} over dims {list(dims)} of a {list(xs)} value "
-                                  f"does not match the {domain.describe(ref_shape)} loop")
+            _check_loop_reduce(pg, n, domain, ext, ref_shape)
             forms[n] = "o"
             continue
         fs = [forms[a] for a in args]
-        nonscalar = {f for f in fs if f != "s"}
+        nonscalar = {f for f in fs if f not in ("s", "g")}
+        if "g" in fs and kind == "windows":
+            raise Unsupported("a whole-tensor result used in a windows loop")
         if not nonscalar:
-            f = lifted
+            if "g" in fs and op in GRID_SCALAR_OPS:
+                forms[n] = "g"
+                continue
+            if "g" in fs and kind != "tiles":
+                raise Unsupported(f"a {op} of a whole-tensor result (a total_* scalar): the "
+                                  "kernel computes + - * / maximum minimum exp log sqrt "
+                                  "rsqrt abs reciprocal on such scalars only")
+            # else (e.g. a where() on a global norm) it is computed on lifted tiles
+            if op in ("add", "sub", "mul", "div") and n not in outs:
+                forms[n] = "s"  # host arithmetic on sizes / Scalar parameters
+                continue
+            f = "w" if kind == "windows" and not pooled and n in before else lifted
             materialize.add(n)
+        elif "w" in nonscalar:
+            if nonscalar != {"w"}:
+                raise Unsupported("a pooled value mixed with the pooled tensor's taps")
+            f = "w"
         elif "t" in nonscalar or nonscalar == {"o", "c"}:
             f = "t"
         else:
             (f,) = nonscalar
-        if op in ("cmp", "where") and kind == "rows" and f != "t":
+        if op in ("cmp", "where") and kind in ("rows", "channels") and f != "t":
             raise Unsupported(f"a {'comparison' if op == 'cmp' else 'where()'} over "
                               f"{names.get(f, 'per-column')} values (the DSL compares and "
                               "selects full tiles only)")
@@ -418,7 +628,7 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
             o = pg.attr(n, "real")
             for a in args:
                 fa = forms[a]
-                if fa in ("s",) or fa == f or math.prod(pg.attr(a, "real")) == 1:
+                if fa in ("s", "g") or fa == f or math.prod(pg.attr(a, "real")) == 1:
                     continue
                 if not _fits(fa, pg.attr(a, "real"), o, domain, ext):
                     raise Unsupported(f"{_what(pg, a)} ({_FORM_NAMES[fa]}) is broadcast "
@@ -429,11 +639,25 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
     return forms, materialize
 
 
+def grid_levels(pg: PrimGraph, live: list[int], forms: dict[int, str]) -> dict[int, int]:
+    """How many nested whole-tensor reductions each value depends on (its loop - 1)."""
+    level: dict[int, int] = {}
+    for n in live:
+        lv = max((level.get(a, 0) for a in pg.g.nodes[n]["args"]), default=0)
+        if forms.get(n) == "g" and pg.op(n) == "reduce":
+            lv += 1
+        level[n] = lv
+    return level
+
+
 def make_plan(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[Shape],
               out_dtypes: Sequence[torch.dtype]) -> Plan:
     forms, materialize = infer_forms(pg, live, domain, shapes)
     ref_shape = tuple(shapes[domain.ref])
     ext = domain.extents(ref_shape)
+    if domain.kind == "windows":
+        pool = next(n for n in live if pg.op(n) == "pool")
+        ext = dict(ext, full=math.prod(pg.attr(pool, "shape")))
     outputs = []
     for i, (v, dt) in enumerate(zip(pg.outputs, out_dtypes, strict=True)):
         f = forms[v.node]
@@ -445,6 +669,10 @@ def make_plan(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[S
             pass
         elif f == "o" and numel == ext["outer"] and v.real == v.shape:
             pass
+        elif f == "g" and numel == 1:
+            if dt == torch.bfloat16:
+                raise Unsupported(f"output {i} is a bf16 scalar; a scalar store writes f32 or "
+                                  "f16")
         else:
             what = {"s": "a constant", "c": "a per-column vector"}.get(f, f"a {list(v.shape)} "
                                                                          "broadcast value")
@@ -452,7 +680,9 @@ def make_plan(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[S
                               "loop cannot store")
         outputs.append((v.node, f, dt))
     per_row = any(pg.op(n) == "input" and forms[n] == "o" for n in live) and domain.kind == "rows"
-    return Plan(pg, domain, forms, outputs, live, materialize, per_row, ref_shape)
+    plan = Plan(pg, domain, forms, outputs, live, materialize, per_row, ref_shape)
+    plan.level = grid_levels(pg, live, forms)
+    return plan
 
 
 def analyse(task: Task, pgs: Sequence[PrimGraph], shape_sets: Sequence[Sequence[Shape]],
@@ -464,22 +694,20 @@ def analyse(task: Task, pgs: Sequence[PrimGraph], shape_sets: Sequence[Sequence[
     errors: list[Unsupported] = []
     for dom in candidates:
         try:
-            exts = [dom.extents(tuple(s[dom.ref])) for s in shape_sets]
-            formulas = shape_constants(pgs, exts, live)
-            graphs = [rewrite_constants(pg, formulas) for pg in pgs]
-            plans = []
-            for pg, shapes in zip(graphs, shape_sets, strict=True):
-                lv = live_nodes(pg)
-                plans.append(make_plan(pg, lv, dom, shapes, out_dtypes))
+            exprs = shape_exprs(pgs, live, dom, shape_sets, task)
+            plans = [make_plan(pg, live, dom, shapes, out_dtypes)
+                     for pg, shapes in zip(pgs, shape_sets, strict=True)]
             for p in plans[1:]:
                 if p.forms != plans[0].forms:
                     raise Unsupported("a value changes its broadcast form between input shapes "
                                       "(an ambiguous broadcast, e.g. a square operand)")
+            plans[0].exprs = exprs
             return plans[0]
         except Unsupported as e:
             errors.append(e)
-    # the first rows candidate explains broadcasts better than the tiles one
-    raise errors[min(1, len(errors) - 1)]
+    # a per-channel candidate, else the first rows one, explains broadcasts better than tiles
+    chan = [e for d, e in zip(candidates, errors, strict=True) if d.kind == "channels"]
+    raise chan[0] if chan else errors[min(1, len(errors) - 1)]
 
 
 __all__ = ["BINARY", "UNARY", "Domain", "Plan", "analyse"]

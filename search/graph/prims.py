@@ -3,13 +3,22 @@
 ATen ops are decomposed (:mod:`.decompose`) into a handful of primitives held in a
 ``networkx`` DiGraph (edges: operand -> user, attribute ``pos``):
 
-- leaves: ``input`` (a task tensor), ``scalar`` (a runtime ``Scalar`` parameter),
-  ``const`` (a number), ``extent`` (the reduced extent, ``width(t)`` in the DSL);
+- leaves: ``input`` (a task tensor), ``index`` (an integer index tensor, read by ``pick``
+  only), ``scalar`` (a runtime ``Scalar`` parameter), ``const`` (a number), ``extent``
+  (the number of elements a reduction ``of`` folds: ``width(t)`` for a loop reduction, a
+  host ``numel``/``size`` expression for a whole-tensor one);
 - elementwise: the unary ops of the DSL (``exp log abs sqrt rsqrt reciprocal relu neg
   sigmoid tanh erf``), ``leaky_relu`` (attribute ``slope``), binary ``add sub mul div max
   min``, ``cmp`` (attribute ``cmp``: ``lt gt le ge eq ne``; a bool mask), ``where``
   (mask, a, b) and ``ind`` (a mask as 1.0/0.0);
-- ``reduce`` (attribute ``red``: ``sum max min prod``, ``dims`` of the operand, ``keepdim``);
+- ``reduce`` (attribute ``red``: ``sum max min prod``, ``dims`` of the operand; the
+  result keeps the reduced dims as 1, a ``view`` drops them);
+- ``scan`` (attribute ``red``: ``sum prod max``, ``dim``): an inclusive running op;
+- ``pick`` (x, index): per row, ``x[row, index[row]]`` of a task input ``x``;
+- ``pool`` (attributes ``red`` ``sum``/``max``, ``dims``, ``kernel``, ``stride``, ``padding``):
+  a window reduction over the last ``dims`` dims (padding reads as the op's identity);
+- ``flip`` / ``slice``: data movement, only valid where a rule folds it away (a reversed
+  or exclusive scan);
 - ``view``/``expand``: the same data seen with another shape (no code).
 
 Every node keeps the torch ``shape`` of its value, the ``real`` shape of the data that
@@ -36,7 +45,7 @@ UNARY = ("exp", "log", "abs", "sqrt", "rsqrt", "reciprocal", "relu", "neg", "sig
 BINARY = ("add", "sub", "mul", "div", "max", "min")
 CMPS = ("lt", "gt", "le", "ge", "eq", "ne")
 CMP_INVERSE = {"lt": "ge", "ge": "lt", "gt": "le", "le": "gt", "eq": "ne", "ne": "eq"}
-LEAVES = ("input", "scalar", "const", "extent")
+LEAVES = ("input", "index", "scalar", "const", "extent")
 TRANSPARENT = ("view", "expand")
 
 
@@ -164,8 +173,15 @@ class PrimGraph:
             value = float(bool(value))
         return self._add("const", (), tuple(shape), (), dtype, share=False, value=value)
 
-    def extent(self) -> Value:
-        return self._add("extent", (), (), (), torch.float32)
+    def index(self, index: int, name: str, shape: Shape, dtype: torch.dtype) -> Value:
+        return self._add("index", (), shape, shape, dtype, index=index, name=name)
+
+    def extent(self, of: Value) -> Value:
+        """The number of elements the reduction ``of`` folds (per output element)."""
+        n = of.node
+        while self.op(n) == "view":
+            n = self.g.nodes[n]["args"][0]
+        return self._add("extent", (), (), (), torch.float32, of=n)
 
     # ------------------------------------------------------------ elementwise
     def as_float(self, v: Value, dtype: torch.dtype = torch.float32) -> Value:
@@ -309,15 +325,52 @@ class PrimGraph:
         if dims is None or len(dims) == 0:
             dims = tuple(range(rank))
         norm = tuple(sorted({d % rank if rank else 0 for d in dims})) if rank else ()
-        shape = tuple(1 if i in norm else s for i, s in enumerate(a.shape)) if keepdim else \
-            tuple(s for i, s in enumerate(a.shape) if i not in norm)
+        shape = tuple(1 if i in norm else s for i, s in enumerate(a.shape))
         if a.real != a.shape:
             raise Unsupported(f"a reduction over dims {list(norm)} of a broadcast value "
                               f"(shape {list(a.shape)})")
         if self.const_value(a) is not None:
             raise Unsupported("a reduction of a constant")
-        return self._add("reduce", (a,), shape, shape, a.dtype, red=red, dims=norm,
-                         keepdim=bool(keepdim))
+        # one node per reduction (keepdim=True), a view drops the dims: shared by mean/var
+        r = self._add("reduce", (a,), shape, shape, a.dtype, red=red, dims=norm)
+        if keepdim:
+            return r
+        return self.view(r, [s for i, s in enumerate(a.shape) if i not in norm])
+
+    def scan(self, red: str, a: Value, dim: int) -> Value:
+        a = self.as_float(a)
+        rank = len(a.shape)
+        if rank == 0:
+            return a
+        dim %= rank
+        if a.shape[dim] == 1:
+            return a
+        if a.real != a.shape:
+            raise Unsupported(f"a scan along dim {dim} of a broadcast value (shape "
+                              f"{list(a.shape)})")
+        if self.const_value(a) is not None:
+            raise Unsupported("a scan of a constant")
+        return self._add("scan", (a,), a.shape, a.shape, a.dtype, red=red, dim=dim)
+
+    def pick(self, x: Value, idx: Value) -> Value:
+        """Per row of the 2-D input ``x``, the element at column ``idx[row]``."""
+        shape = x.shape[:1]
+        return self._add("pick", (x, idx), shape, shape, x.dtype)
+
+    def pool(self, red: str, a: Value, kernel: Sequence[int], stride: Sequence[int],
+             padding: Sequence[int], out_shape: Shape) -> Value:
+        a = self.as_float(a)
+        if a.real != a.shape:
+            raise Unsupported("pooling of a broadcast value")
+        return self._add("pool", (a,), tuple(out_shape), tuple(out_shape), a.dtype, red=red,
+                         dims=len(kernel), kernel=tuple(kernel), stride=tuple(stride),
+                         padding=tuple(padding))
+
+    def marker(self, op: str, a: Value, shape: Shape, **attrs: Any) -> Value:
+        """A data-movement node (``flip``, ``slice``) that a later rule must fold away."""
+        if a.real != a.shape:
+            raise Unsupported(f"a {op} of a broadcast value (shape {list(a.shape)})")
+        return self._add(op, (a,), tuple(shape), tuple(shape), a.dtype, **attrs)
 
     # ------------------------------------------------------------ helpers
     def _arg(self, v: Value, i: int) -> Value:

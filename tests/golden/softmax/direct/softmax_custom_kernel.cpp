@@ -7,6 +7,7 @@ using namespace AscendC;
 constexpr float ACX_INF = __builtin_huge_valf();
 
 __aicore__ inline int64_t acx_min(int64_t a, int64_t b) { return a < b ? a : b; }
+__aicore__ inline int64_t acx_max(int64_t a, int64_t b) { return a > b ? a : b; }
 __aicore__ inline float acx_fmax(float a, float b) { return a > b ? a : b; }
 __aicore__ inline float acx_fmin(float a, float b) { return a < b ? a : b; }
 __aicore__ inline int64_t acx_align_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
