@@ -63,7 +63,7 @@ REFUSED = {
 }
 
 #: task files (under taskfiles/refused) the frontend must refuse, with the phrase
-REFUSED_FILES = {"channel_affine": "per-channel operand"}
+REFUSED_FILES = {"channel_scale_rowsum": "does not fit the rows(dims=1)"}
 
 
 def evaluate(task, first_correct: bool = False, seeds: tuple[int, ...] = (0, 1)) -> list[dict]:
@@ -170,12 +170,13 @@ def _task_file(tmp_path: Path, name: str, forward: str, inputs: str) -> Path:
     ("avgpad", "torch.nn.functional.avg_pool2d(x + y, 3, 1, 1, count_include_pad=False)",
      "count_include_pad=False"),
     ("mm", "x @ y", "aten.mm.default: matrix products run on the cube unit"),
-    ("channel_bias", "x + y.view(1, -1, 1, 1)", "input 'y' is a per-channel operand"),
+    ("chan_rowsum", "(x * y.view(1, -1, 1, 1)).sum(dim=-1)",
+     "input 'y' of shape [64] does not fit the rows(dims=1)"),
     ("gprod", "torch.prod(x * y)", "no total product"),
 ])
 def test_refusals_name_the_op(tmp_path: Path, name: str, forward: str, phrase: str) -> None:
     big = "torch.randn(8, 64, 32, 32)"
-    inputs = (f"{big}, torch.randn(64)" if name == "channel_bias" else
+    inputs = (f"{big}, torch.randn(64)" if name == "chan_rowsum" else
               f"{big}, {big}" if name in ("pool", "avgpad") else
               "torch.randn(64, 64), torch.randn(64, 64)")
     task = load_task_file(_task_file(tmp_path, name, forward, inputs))
@@ -264,6 +265,16 @@ def test_pooling_and_channels() -> None:
     assert "dims=1, kernel=3, stride=1, padding=1, fill=0.0" in cand.source
     (cand,) = propose_from_graph(load_task_file(TASKFILES[0].parent / "batchnorm2d_train.py"))
     assert "rows(x, rows=1, axis=1" in cand.source
+    # per-channel [C] operands: load_per_row(v, t) before the column chunks
+    (cand,) = propose_from_graph(load_task_file(TASKFILES[0].parent / "channel_affine.py"))
+    body = _body(cand.source)
+    assert body[0] == "for t in rows(x, rows=1, axis=1, cores=CORES, depth=DEPTH):"
+    assert body[1:4] == ["a0 = load_per_row(scale, t)", "a1 = load_per_row(bias, t)",
+                         "for c in chunks(t, CHUNK):"]
+    (cand,) = propose_from_graph(load_task_file(TASKFILES[0].parent
+                                                / "batchnorm_affine_inputs.py"))
+    assert "rows(x, rows=1, axis=1" in cand.source and "row_sum(" in cand.source
+    assert "load_per_row(weight, t)" in cand.source and "load_per_row(bias, t)" in cand.source
     cands = propose_from_graph(load_task_file(TASKFILES[0].parent / "groupnorm_noaffine.py"))
     assert all("dims=3, groups=4" in c.source for c in cands)
 

@@ -268,7 +268,7 @@ class Emitter:
             e = f"load({name}, {scope.at})"
         elif f == "c":
             e = f"load_bcast({name}, {scope.at})"
-        elif self.kind == "rows":
+        elif self.kind in ("rows", "channels"):
             e = f"load_per_row({name}, t)"
         else:
             e = f"load({name}, t)"

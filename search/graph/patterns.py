@@ -10,7 +10,8 @@
 - **slabs** (``slabs(x, dim=a)``: ``x`` as ``[A, K, B]``): a reduction or scan over one
   middle axis; per-step tiles are form ``t``, reduced ``[A, B]`` values form ``o``.
 - **channels** (``rows(x, rows=1, axis=a)``): a reduction over every axis but one
-  (batch-norm statistics); per-channel values are form ``o``.
+  (batch-norm statistics), or elementwise work with per-channel ``[C]`` input operands
+  (``load_per_row(v, t)``); per-channel values are form ``o``.
 - **windows**: pooling; the pooled tensor's taps are form ``w``, pooled tiles ``t``.
 - groups (``rows(x, dims=d, groups=G)``): rows of a reshaped view (group norm).
 
@@ -514,11 +515,6 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                                                  if kind == "rows" else "a reduced-shape operand"
                                                  if kind == "slabs" else "a per-channel operand"
                                                  if kind == "channels" else "a scalar"))
-            if f == "o" and kind == "channels":
-                raise Unsupported(f"input {d['name']!r} is a per-channel operand ({list(d['shape'])}"
-                                  " broadcast over N and the spatial dims): the DSL checker rejects "
-                                  "load_per_row in a rows(axis=...) loop, which always walks column "
-                                  "chunks (see search/graph/LOWERING_BUGS.md)")
             forms[n] = f
             continue
         if op == "index":
