@@ -194,12 +194,18 @@ def cmd_lower(args: argparse.Namespace) -> int:
             raise UserError(f"task {task.name!r} has {len(cands)} candidates; --candidate {idx} is out of range")
         source, name = cands[idx].source, cands[idx].name
     params = _parse_params(args.params)
+    out = Path(args.out)
+    from .dsl.cube import is_cube_source
+
     try:
-        lk = lower(source, params)
+        if is_cube_source(source):
+            from .dsl.lowering.cube import lower_cube, write_cube_outputs
+
+            paths = write_cube_outputs(lower_cube(source, params), out, soc=args.soc, params=params)
+        else:
+            paths = write_outputs(lower(source, params), out, soc=args.soc, params=params)
     except DslError as e:
         raise UserError(f"{name}: {e}") from None
-    out = Path(args.out)
-    paths = write_outputs(lk, out, soc=args.soc, params=params)
     print(f"lowered {name} → {out} ({len(paths)} files)")
     for p in paths:
         print(f"  {p.relative_to(out)}")

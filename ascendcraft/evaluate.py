@@ -34,7 +34,8 @@ from .tasks.shapes import reduced_shapes
 from .tasks.task import Task
 
 DSL_OF_TORCH = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
-                torch.int32: "i32", torch.int8: "i8", torch.uint8: "u8", torch.bool: "bool"}
+                torch.int32: "i32", torch.int64: "i64", torch.int8: "i8", torch.uint8: "u8",
+                torch.bool: "bool"}
 
 
 @dataclass
@@ -66,6 +67,14 @@ class Prepared:
 
 def prepare(name: str, source: str) -> Prepared:
     """Parse and type-check DSL text (raises DslError with the line)."""
+    # --- cube path (issue 6): @cube_kernel programs go to evaluate_cube
+    from .dsl.cube import is_cube_source
+
+    if is_cube_source(source):
+        from .evaluate_cube import prepare_cube
+
+        return prepare_cube(name, source)  # type: ignore[return-value]
+    # --- end cube path
     program = parse(source)
     typed = check_program(program)
     return Prepared(name, source, program, typed, budget_spec(typed))
@@ -82,7 +91,12 @@ class Evaluator:
         self.seeds = seeds
         self.timeout_s = timeout_s
         if shape_sets is None:
-            shape_sets = [list(task.shapes)] if full else reduced_shapes(task)
+            # --- cube path (issue 6): matmul / mHC registry tasks bring their own reduced sets
+            from .tasks.registry_cube import cube_shape_sets
+
+            cube_sets = None if full else cube_shape_sets(task)
+            # --- end cube path
+            shape_sets = [list(task.shapes)] if full else (cube_sets or reduced_shapes(task))
         self.shape_sets = [[tuple(s) for s in ss] for ss in shape_sets]
         self._eager: dict | None = None
         self._outputs: dict[tuple, list] = {}  # input shapes -> reference output (shape, dtype)
@@ -134,6 +148,10 @@ class Evaluator:
     def feasible(self, prep: Prepared, params: dict[str, int]) -> str | None:
         """The reason this assignment cannot work on every checked and timed shape, or None.
         Runs before any build."""
+        if getattr(prep, "kind", "") == "cube":  # --- cube path (issue 6)
+            from .evaluate_cube import feasible
+
+            return feasible(self, prep, params)  # type: ignore[arg-type]
         try:
             self._io(prep)
             for shapes in [*self.shape_sets, list(self.task.shapes)]:
@@ -145,6 +163,10 @@ class Evaluator:
 
     # ------------------------------------------------------------ build + run
     def build(self, prep: Prepared, params: dict[str, int]) -> tuple[LoweredKernel, Path]:
+        if getattr(prep, "kind", "") == "cube":  # --- cube path (issue 6)
+            from .evaluate_cube import build as build_cube
+
+            return build_cube(prep, params)  # type: ignore[arg-type,return-value]
         lk = lower(prep.program, params, prep.typed)
         so = build_kernel({f"{lk.op}.cpp": lk.emulator_source(), f"{lk.op}_tiling.h": lk.tiling_header},
                           f"{lk.op}.cpp")
@@ -212,6 +234,10 @@ class Evaluator:
         return out
 
     def _run(self, so: Path, inputs: list, expected: list[torch.Tensor], tun: list[int]):
+        if not isinstance(so, Path):  # --- cube path (issue 6): a CubeBuild (two launches)
+            from .evaluate_cube import run as run_cube
+
+            return run_cube(self, so, inputs, expected, tun)
         tensors = [i for i in inputs if isinstance(i, torch.Tensor)]
         scalars = [float(i) for i in inputs if not isinstance(i, torch.Tensor)]
         gm = [_np(t) for t in tensors]
@@ -240,6 +266,10 @@ class Evaluator:
 
     def time(self, prep: Prepared, so: Path, tun: list[int]) -> dict:
         """Trace-only run at the full shapes, then the timeline model."""
+        if not isinstance(so, Path):  # --- cube path (issue 6)
+            from .evaluate_cube import time_cube
+
+            return time_cube(self, so, tun)
         shapes = list(self.task.shapes)
         outs = self._output_meta(shapes)
         tensor_specs = [(tuple(s.shape), s.dtype) for s in self.task.inputs if s.is_tensor]

@@ -512,6 +512,10 @@ def _recipe(c: _Ctx) -> Callable[[], list[Candidate]] | None:
 def propose(task: Task) -> list[Candidate]:
     """Candidates for a task, best-guess structure first: a recipe if there is one, else
     the graph frontend (trace the reference, fuse, compose DSL)."""
+    from .cube_builtin import handles, propose_cube
+
+    if handles(task):
+        return propose_cube(task)
     c = _Ctx(task, dsl_dtype(task), dict(task.params()))
     recipe = _recipe(c)
     if recipe is not None:

@@ -37,6 +37,7 @@ class _Def:
     ranks: tuple[int, ...] | None
     description: str
     shape_rule: str
+    dtype: torch.dtype = torch.float32  # the op's default dtype (fp16 for the matmul family)
 
 
 _DEFS: dict[str, _Def] = {}
@@ -86,11 +87,12 @@ def _register(
     ranks: tuple[int, ...] | None = None,
     description: str = "",
     shape_rule: str = "",
+    dtype: torch.dtype = torch.float32,
 ) -> None:
     if name in _DEFS:
         raise ValueError(f"duplicate task {name}")
     _DEFS[name] = _Def(name, category, fn, tuple(shape), layout, init or {}, ranks,
-                       description, shape_rule)
+                       description, shape_rule, dtype)
 
 
 # ---------------------------------------------------------------------------
@@ -716,7 +718,7 @@ def get_task(name: str) -> Task:
             f"{len(_DEFS)} built-in names, or pass a task file path."
         )
     d = _DEFS[key]
-    return _build(d, d.shape, torch.float32)
+    return _build(d, d.shape, d.dtype)
 
 
 def list_tasks(category: str | None = None) -> list[Task]:
@@ -739,3 +741,6 @@ def describe_registry() -> str:
         shp = ", ".join("x".join(map(str, s.shape)) or "scalar" for s in t.inputs)
         rows.append(f"{t.category:13s} {t.name:30s} {shp} {dtype_name(t.dtype)}")
     return "\n".join(rows)
+
+
+from . import registry_cube  # noqa: E402,F401  (the cube path: matmul family and mHC)

@@ -687,9 +687,9 @@ class _VecGen:
     def _class_bytes(self, cls: tuple) -> str:
         kind = cls[0]
         if kind == "tile":
-            return "tileRows * chmax * 4"
+            return f"tileRows * ch{cls[1]} * 4"
         if kind == "col":
-            return "chmax * 4"
+            return f"ch{cls[1]} * 4"
         if kind == "group":
             return f"{cls[1]} * rpad * 4"
         if kind == "rawgroup":
@@ -700,6 +700,16 @@ class _VecGen:
         lst = self.free.setdefault(cls, [])
         if lst:
             return lst.pop()
+        if cls[0] in ("tile", "col"):  # borrow a free buffer of another chunks loop, grown to fit
+            for other, olst in self.free.items():
+                if other[0] == cls[0] and olst:
+                    name = olst.pop()
+                    need = self._class_bytes(cls)
+                    i = next(j for j, b in enumerate(self.bufs) if b.name == f"tb_{name}")
+                    b = self.bufs[i]
+                    if need not in _terms(b.bytes_expr):
+                        self.bufs[i] = Buf(b.name, b.pos, f"max({b.bytes_expr}, {need})", b.depth, b.dtype)
+                    return name
         name = f"t{len(self.pool_cls)}"
         self.pool_cls[name] = cls
         self.bufs.append(Buf(f"tb_{name}", "VECCALC", self._class_bytes(cls)))
@@ -749,9 +759,9 @@ class _VecGen:
 
     def cls_of(self, v: _V) -> tuple:
         if v.form == "tile":
-            return ("tile",)
+            return ("tile", v.k)
         if v.form == "col":
-            return ("col",)
+            return ("col", v.k)
         return ("group", v.size)
 
     def new_like(self, form: str, size: int, k: int) -> _V:
@@ -1500,8 +1510,6 @@ def _vec_usage(p: C.CubeProgram) -> dict[str, bool]:
     v = p.vector
     assert v is not None
     out: dict[str, bool] = {}
-    if p.is_workspace(v.tensor) or v.tensor in {x.name for x in p.tensors}:
-        pass
 
     def add(t: str, w: bool) -> None:
         out[t] = out.get(t, False) or w

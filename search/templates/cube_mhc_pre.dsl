@@ -1,12 +1,12 @@
 @cube_kernel(category="matmul")
 def mhc_pre(x: In[{T}], phi: In[{T}], bias: In[{T}], h: Out[{T}], h_post: Out[{T}], h_res: Out[{T}]):
-    """mHC pre-mapping, n = {n}. Cube stage: raw^T [{G}, tokens] = phi^T (n*C -> {G}) . x^T, with
-    phi stored (n*C) x {G} (transposed A) and x stored tokens x (n*C) (transposed B). Vector stage
+    """mHC pre-mapping, n = {n}. Cube stage: raw^T [{G}, tokens] = phi . x^T, with phi stored
+    {G} x (n*C) (A) and x stored tokens x (n*C) (transposed B). Vector stage
     per tile of tokens: RMS over the n*C values (pass 1), gates and Sinkhorn-Knopp on {G} values
     per token, then the weighted stream sum h = sum_i h_pre[i] x[i] (pass 2)."""
     BN = tunable(choice(64, 128, 256), default=128)         # tokens per cube block
-    BK = tunable(choice(64, 128, 256), default=128)
-    KL1 = tunable(choice(256, 512, 1024, 2048), default=512)
+    BK = tunable(choice(64, 128, 256), default=64)
+    KL1 = tunable(choice(256, 512, 1024, 2048), default=256)
     STAGES = tunable(choice(1, 2), default=2)
     L0D = tunable(choice(1, 2), default=2)
     SPLITK = tunable(choice(1, 2, 3, 4), default=1)
@@ -16,8 +16,8 @@ def mhc_pre(x: In[{T}], phi: In[{T}], bias: In[{T}], h: Out[{T}], h_post: Out[{T
     CH2 = tunable(pow2(128, 4096), default=1024)            # columns per chunk of one stream (sum pass)
     VDEPTH = tunable(choice(1, 2), default=2)
     raw = workspace(f32)
-    for blk in blocks(matrix(phi, 2), matrix(x, 1), m=32, n=BN, transpose_a=True, transpose_b=True,
-                      split_k=SPLITK, cores=CORES):
+    for blk in blocks(matrix(phi, 1), matrix(x, 1), m=32, n=BN, transpose_b=True, split_k=SPLITK,
+                      cores=CORES):
         acc = accumulator(blk)
         for kk in k_stages(blk, k=KL1, depth=STAGES):
             a1 = to_l1(phi, kk)

@@ -1,0 +1,256 @@
+"""The builtin proposer for the cube path: matmul family and the mHC kernels.
+
+Templates (``templates/cube_*.dsl``) are ``@cube_kernel`` programs with the op-specific
+parts filled in by string formatting: operand names and layouts (transposed A/B, batched),
+the Fixpipe store (dtype conversion, ReLU) or the vector-stage epilogue (bias, activation,
+scaling, residual add, split-K reduction). Where two structures make sense — the result
+written by the cube alone vs through a workspace with split-K and a vector stage — both are
+proposed as separate candidates.
+
+Task files are recognised by tracing their reference on the meta device: one
+``mm``/``bmm``/``matmul`` of two inputs, optionally followed by elementwise ops that the
+epilogue can express.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+
+import torch
+
+from ..tasks.task import Task
+from .builtin import Candidate, ProposerError
+
+DTYPE_DSL = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
+CORES = "8, 12, 16, 20, 24"
+SPLITS = "1, 2, 4, 8"
+
+
+def _template(name: str) -> str:
+    return resources.files("ascendcraft.search").joinpath("templates", f"{name}.dsl").read_text()
+
+
+@dataclass(frozen=True)
+class MatmulSpec:
+    """What a matmul-family kernel needs: operands, layouts, output, epilogue."""
+
+    a: str
+    b: str
+    dtype: str
+    out_dtype: str
+    transpose_a: bool = False
+    transpose_b: bool = False
+    batched: bool = False
+    extra: tuple[tuple[str, str], ...] = ()  # (name, dsl dtype) of further inputs, in order
+    relu: bool = False  # an epilogue Fixpipe can do on its own
+    epilogue: str = ""  # vector-stage expression of v (fp32 result) and cc (chunk), "" = none
+    doc: str = ""
+
+
+def _params(spec: MatmulSpec) -> str:
+    ins = [f"{spec.a}: In[{spec.dtype}]", f"{spec.b}: In[{spec.dtype}]"]
+    ins += [f"{n}: In[{dt}]" for n, dt in spec.extra]
+    return ", ".join(ins + [f"c: Out[{spec.out_dtype}]"])
+
+
+def _flags(spec: MatmulSpec) -> str:
+    f = ""
+    if spec.transpose_a:
+        f += ", transpose_a=True"
+    if spec.transpose_b:
+        f += ", transpose_b=True"
+    if spec.batched:
+        f += ", batched=True"
+    return f
+
+
+def matmul_candidates(name: str, spec: MatmulSpec) -> list[Candidate]:
+    """The direct (cube-only) candidate when Fixpipe can finish the job, and the workspace +
+    vector-epilogue candidate (split-K) always."""
+    cands = []
+    common = dict(name=name.replace("-", "_"), params=_params(spec), doc=spec.doc, a=spec.a, b=spec.b,
+                  a_name=spec.a, b_name=spec.b, flags=_flags(spec), cores=CORES, cores_default=24, out="c")
+    if not spec.epilogue:
+        store = "acc"
+        if spec.relu:
+            store = "relu(acc)"
+        if spec.out_dtype != "f32":
+            store = f"cast({store}, {spec.out_dtype})"
+        note = ("fp32 -> " + spec.out_dtype if spec.out_dtype != "f32" else "fp32") + (", ReLU" if spec.relu else "")
+        cands.append(Candidate(f"{name}/cube", _template("cube_matmul").format(store=store, store_note=note,
+                                                                            **common)))
+    epi = spec.epilogue or ("relu(v)" if spec.relu else "v")
+    if spec.out_dtype != "f32":
+        epi = f"cast({epi}, {spec.out_dtype})"
+    cands.append(Candidate(f"{name}/splitk_vec", _template("cube_matmul_epilogue").format(
+        epilogue=epi, splits=SPLITS, split_default=1, **common)))
+    return cands
+
+
+ACTS = {"relu": "relu({x})", "gelu": "gelu({x})", "sigmoid": "sigmoid({x})", "tanh": "tanh({x})",
+        "silu": "silu({x})"}
+
+
+def registry_spec(task: Task) -> MatmulSpec | None:
+    """The matmul-family ops of registry_cube."""
+    T = DTYPE_DSL.get(task.dtype)
+    if T is None:
+        return None
+    n = task.name
+    p = task.params()
+    base = dict(a="a", b="b", dtype=T, out_dtype=T, doc=task.description + ".")
+    if n in ("matmul", "matmul_tall_skinny", "matmul_large_k", "matmul_small_m", "matmul_ragged", "matmul_fp32"):
+        return MatmulSpec(**base)
+    if n == "matmul_batched":
+        return MatmulSpec(**base, batched=True)
+    if n == "matmul_transpose_a":
+        return MatmulSpec(**base, transpose_a=True)
+    if n == "matmul_transpose_b":
+        return MatmulSpec(**base, transpose_b=True)
+    if n == "matmul_transpose_ab":
+        return MatmulSpec(**base, transpose_a=True, transpose_b=True)
+    if n == "matmul_fp32_out":
+        return MatmulSpec(**{**base, "out_dtype": "f32"})
+    bias = "cast(load_bcast(bias, cc), f32)" if T != "f32" else "load_bcast(bias, cc)"
+    if n == "matmul_bias_relu":
+        return MatmulSpec(**base, extra=(("bias", T),), epilogue=f"relu(v + {bias})")
+    if n == "linear_bias_gelu":
+        return MatmulSpec(**{**base, "a": "x", "b": "weight"}, transpose_b=True, extra=(("bias", T),),
+                          epilogue=f"gelu(v + {bias})")
+    if n == "matmul_scale_residual":
+        res = "cast(load(residual, cc), f32)" if T != "f32" else "load(residual, cc)"
+        return MatmulSpec(**base, extra=(("residual", T),), epilogue=f"v * {float(p['alpha'])!r} + {res}")
+    return None
+
+
+# ---------------------------------------------------------------- task files
+
+
+def _aten_name(op: str) -> str:
+    """``aten.mm.default`` -> ``mm``."""
+    parts = op.replace("::", ".").split(".")
+    return parts[1] if parts[0] == "aten" and len(parts) > 1 else parts[0]
+
+
+_UNARY_ATEN = {"relu": "relu", "gelu": "gelu", "sigmoid": "sigmoid", "tanh": "tanh", "silu": "silu"}
+
+
+def traced_spec(task: Task) -> MatmulSpec | None:
+    """A task file whose reference is one matmul of two inputs (mm / bmm / matmul, operands
+    possibly transposed views) followed by elementwise ops on the result: relu / gelu /
+    sigmoid / tanh / silu, multiplication by a Python number, addition of another input
+    (a bias broadcast over rows or a same-shape residual)."""
+    T = DTYPE_DSL.get(task.dtype)
+    if T is None:
+        return None
+    ins = task.tensor_inputs
+    if len(ins) < 2 or any(s.dtype != task.dtype for s in ins):
+        return None
+    from ..model.eager import trace_aten_ops
+
+    try:
+        ops = [_aten_name(o[0]) for o in trace_aten_ops(task.reference, task.meta_inputs())]
+    except Exception:  # noqa: BLE001 - not traceable: not ours
+        return None
+    ops = [o for o in ops if o not in ("clone", "contiguous", "_to_copy")]
+    if not ops or ops[0] not in ("mm", "bmm", "matmul"):
+        return None
+    a, b = ins[0], ins[1]
+    batched = ops[0] == "bmm" or len(a.shape) == 3
+    if batched and (len(a.shape) != 3 or len(b.shape) != 3):
+        return None
+    ka = a.shape[-1]
+    if b.shape[-2] == ka:
+        tb = False
+    elif b.shape[-1] == ka:
+        tb = True
+    else:
+        return None
+    if T == "f32" and not tb:
+        return None  # fp32 B stored K x N needs a b32 transposing L1 -> L0B load (see CUBE_REFERENCE.md)
+    out_shape = task.output_meta()[0][0]
+    if out_shape[-2] != a.shape[-2]:
+        return None
+    epi = "v"
+    extra: list[tuple[str, str]] = []
+    for op in ops[1:]:
+        if op in _UNARY_ATEN:
+            epi = ACTS[op].format(x=epi)
+        elif op in ("add", "mul") and len(ins) > 2 + len(extra):
+            nxt = ins[2 + len(extra)]
+            if len(nxt.shape) == 1 and nxt.shape[0] == out_shape[-1]:
+                ld = f"load_bcast({nxt.name}, cc)"
+            elif tuple(nxt.shape) == tuple(out_shape):
+                ld = f"load({nxt.name}, cc)"
+            else:
+                return None
+            if T != "f32":
+                ld = f"cast({ld}, f32)"
+            extra.append((nxt.name, T))
+            epi = f"({epi} {'+' if op == 'add' else '*'} {ld})"
+        else:
+            return None
+    relu = epi == "relu(v)"
+    return MatmulSpec(a.name, b.name, T, T, transpose_b=tb, batched=batched, extra=tuple(extra),
+                      relu=relu, epilogue="" if epi in ("v", "relu(v)") else epi,
+                      doc=f"Task file {task.name}: " + " -> ".join(ops) + ".")
+
+
+# ---------------------------------------------------------------- mHC
+
+
+def _mhc_pre(task: Task) -> list[Candidate]:
+    p = task.params()
+    T = DTYPE_DSL[task.dtype]
+    n = int(p["n"])
+    g = n * n + 2 * n
+    lines = []
+    for i in range(n):
+        term = f"pre[{i}] * cast(load(x, c, {i}), f32)"
+        lines.append(f"            s{i} = {term}" if i == 0 else f"            s{i} = s{i - 1} + {term}")
+    src = _template("cube_mhc_pre").format(
+        T=T, n=n, n2=2 * n, G=g, eps=repr(float(p["eps"])), alpha_pre=repr(float(p["alpha_pre"])),
+        alpha_post=repr(float(p["alpha_post"])), alpha_res=repr(float(p["alpha_res"])), iters=int(p["iters"]),
+        cores=CORES, cores_default=24, weighted_sum="\n".join(lines), last=n - 1)
+    return [Candidate("mhc_pre/cube_vec", src)]
+
+
+def _mhc_post(task: Task) -> list[Candidate]:
+    n = int(task.params().get("n", task.inputs[0].shape[1]))
+    T = DTYPE_DSL[task.dtype]
+    loads = "\n".join(f"            x{j} = cast(load(x, c, {j}), f32)" for j in range(n))
+    mix = []
+    for i in range(n):
+        expr = f"hp[{i}] * yv" + "".join(f" + hr[{i * n + j}] * x{j}" for j in range(n))
+        mix.append(f"            store(out, c, cast({expr}, {T}), {i})")
+    src = _template("cube_mhc_post").format(T=T, n=n, n2=n * n, loads=loads, mix="\n".join(mix))
+    return [Candidate("mhc_post/vec", src)]
+
+
+def handles(task: Task) -> bool:
+    """Does the cube proposer have candidates for this task?"""
+    from ..tasks.registry_cube import cube_kind
+
+    if task.origin == "registry":
+        return cube_kind(task.name) is not None
+    return task.category == "matmul" and traced_spec(task) is not None
+
+
+def propose_cube(task: Task) -> list[Candidate]:
+    """Cube-path candidates for a task (registry matmul family, mHC, matmul task files)."""
+    from ..tasks.registry_cube import cube_kind
+
+    kind = cube_kind(task.name) if task.origin == "registry" else None
+    if task.dtype not in DTYPE_DSL:
+        raise ProposerError(f"task {task.name!r}: dtype {task.dtype} has no cube DSL type")
+    if kind == "mhc_pre":
+        return _mhc_pre(task)
+    if kind == "mhc_post":
+        return _mhc_post(task)
+    spec = registry_spec(task) if kind == "matmul" else traced_spec(task)
+    if spec is None:
+        raise ProposerError(f"the cube proposer has no template for task {task.name!r}: it handles the "
+                            "matmul family, mhc_pre / mhc_post and task files with one mm / bmm / matmul "
+                            "of two inputs plus elementwise epilogues")
+    return matmul_candidates(task.name, spec)

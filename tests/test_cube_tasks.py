@@ -1,0 +1,151 @@
+"""Cube-path tasks (matmul family, mHC): references, shapes, the proposer's candidates, and
+the evaluator end to end (emulator correctness + modeled time) on small cases."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+from ascendcraft.dsl import cube as C
+from ascendcraft.search.cube_builtin import handles, propose_cube, traced_spec
+
+import ascendcraft.tasks.registry_cube as rc
+from ascendcraft.evaluate import Evaluator, prepare
+from ascendcraft.tasks.registry import get_task
+from ascendcraft.tasks.taskfile import load_task_file
+
+MATMUL_OPS = [n for n, k in rc.CUBE_OPS.items() if k == "matmul"]
+
+
+def test_registered_ops_and_metadata_only_shapes() -> None:
+    for name in ("matmul", "matmul_tall_skinny", "matmul_large_k", "matmul_small_m", "matmul_ragged",
+                 "matmul_batched", "matmul_transpose_a", "matmul_transpose_b", "matmul_transpose_ab",
+                 "matmul_bias_relu", "linear_bias_gelu", "matmul_scale_residual", "matmul_fp32_out",
+                 "matmul_fp32", "mhc_pre", "mhc_post"):
+        assert name in rc.CUBE_OPS
+        t = get_task(name)
+        assert t.category == "matmul"
+        assert t.output_meta()  # meta device only
+    m = get_task("matmul")
+    assert m.dtype == torch.float16 and m.shapes == [(4096, 4096), (4096, 4096)]
+    assert get_task("matmul_ragged").output_meta()[0][0] == (1000, 1001)
+    assert get_task("mhc_pre").dtype == torch.bfloat16
+
+
+@pytest.mark.parametrize("name", MATMUL_OPS + ["mhc_pre", "mhc_post"])
+def test_reduced_shape_sets_are_valid(name: str) -> None:
+    t = get_task(name)
+    sets = rc.cube_shape_sets(t)
+    assert sets and len(sets) >= 2
+    for ss in sets:
+        t.output_meta(ss)
+        assert [len(s) for s in ss] == [len(s) for s in t.shapes]
+
+
+def test_mhc_references() -> None:
+    torch.manual_seed(0)
+    t = get_task("mhc_pre").with_shape((5, 4, 8), "fp32") if rc._HAS_DTYPE else get_task("mhc_pre")
+    shapes = rc.cube_shape_sets(get_task("mhc_pre"))[1]
+    x, phi, bias = t.make_inputs(shapes)
+    x, phi, bias = x.float(), phi.float(), bias.float()
+    h, post, res = rc.mhc_pre(x, phi, bias, **get_task("mhc_pre").init_args)
+    n = 4
+    # doubly stochastic after Sinkhorn (columns exactly, rows nearly)
+    assert torch.allclose(res.float().sum(-2), torch.ones(x.shape[0], n), atol=1e-5)
+    assert torch.allclose(res.float().sum(-1), torch.ones(x.shape[0], n), atol=1e-2)
+    assert ((post > 0) & (post < 2)).all()
+    xf = x.reshape(x.shape[0], -1)
+    raw = xf @ phi.reshape(24, -1).t()
+    inv = torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)
+    pre = torch.sigmoid(raw[:, :n] * inv + bias[:n])
+    assert torch.allclose(h.float(), torch.einsum("ti,tic->tc", pre, x), atol=1e-5)
+    y = torch.randn(x.shape[0], x.shape[2])
+    out = rc.mhc_post(x, y, post.float(), res.float())
+    want = torch.stack([sum(res[:, i, j, None] * x[:, j] for j in range(n)) + post[:, i, None] * y
+                        for i in range(n)], 1)
+    assert torch.allclose(out, want, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", MATMUL_OPS + ["mhc_pre", "mhc_post"])
+def test_proposer_candidates_parse_and_check(name: str) -> None:
+    t = get_task(name)
+    assert handles(t)
+    cands = propose_cube(t)
+    assert cands
+    for c in cands:
+        if name == "matmul_fp32":
+            with pytest.raises(Exception, match="fp32 needs A stored M x K"):
+                prepare(c.name, c.source)
+            continue
+        prep = prepare(c.name, c.source)
+        assert isinstance(prep.program, C.CubeProgram)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["matmul_ragged", "mhc_post"])
+def test_evaluator_end_to_end(name: str) -> None:
+    t = get_task(name)
+    ev = Evaluator(t, "Ascend910B2", seeds=(0,))
+    c = propose_cube(t)[0]
+    prep = prepare(c.name, c.source)
+    params = {"VDEPTH": 1} if name == "mhc_post" else {}
+    assert ev.feasible(prep, params) is None
+    out = ev.evaluate(prep, params)
+    assert out.status == "ok", out.message
+    assert out.timing["modeled_us"] > 0 and out.timing["timing"] == "modeled"
+    assert set(out.timing["stages_us"]) == ({"vec"} if name == "mhc_post" else {"cube"})
+
+
+@pytest.mark.slow
+def test_matmul_4096_models_above_70_percent_of_cube_peak() -> None:
+    t = get_task("matmul")
+    ev = Evaluator(t, "Ascend910B2", seeds=(0,), shape_sets=[rc.cube_shape_sets(t)[1]])
+    c = propose_cube(t)[0]
+    prep = prepare(c.name, c.source)
+    out = ev.evaluate(prep, {})
+    assert out.status == "ok", out.message
+    assert out.timing["cube_peak_frac"] >= 0.7, out.timing
+    assert out.timing["model_wall_s"] < 30
+
+
+def test_capacity_violation_is_infeasible_before_build() -> None:
+    t = get_task("matmul")
+    ev = Evaluator(t, "Ascend910B2")
+    c = propose_cube(t)[0]
+    prep = prepare(c.name, c.source)
+    reason = ev.feasible(prep, {"BM": 256, "BN": 256})
+    assert reason and "L0C capacity exceeded on Ascend910B2: needs 196608 B, 131072 B available" in reason
+    assert "qC1=196608 B" in reason  # 192 x 256 fp32: the first reduced set clamps BM to M = 192
+
+
+TASK_FILE = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+
+        def forward(self, a, b, bias):
+            return torch.relu(torch.matmul(a, b) + bias)
+
+    M, K, N = 256, 512, 384
+
+    def get_inputs():
+        return [torch.randn(M, K).half(), torch.randn(K, N).half(), torch.randn(N).half()]
+
+    def get_init_inputs():
+        return []
+''')
+
+
+def test_task_file_matmul_with_epilogue(tmp_path) -> None:
+    f = tmp_path / "mm_bias_relu.py"
+    f.write_text(TASK_FILE)
+    t = load_task_file(str(f))
+    spec = traced_spec(t)
+    assert spec is not None and spec.epilogue.startswith("relu(") and spec.extra == (("bias", "f16"),)
+    assert handles(t)
+    for c in propose_cube(t):
+        prepare(c.name, c.source)
