@@ -18,9 +18,10 @@ import argparse
 import statistics
 import time
 
+from ascendcraft.search.builtin import ProposerError, propose
+
 from ascendcraft.cli import _first_feasible
 from ascendcraft.evaluate import Evaluator, prepare
-from ascendcraft.search.builtin import ProposerError, propose
 from ascendcraft.tasks.registry import get_task, list_tasks
 
 
