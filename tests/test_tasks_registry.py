@@ -59,7 +59,10 @@ def test_default_shapes_are_large_and_metadata_only() -> None:
     before = _rss_peak_mb()
     for t in list_tasks():
         biggest = max(s.nbytes for s in t.inputs if s.is_tensor)
-        assert 64 << 20 <= biggest <= 2 << 30, (t.name, biggest)
+        # vector ops are memory-bound: tens of MB to GB; matmul shapes are fixed by the issue
+        # (4096^3 fp16 is 32 MiB an operand; small-M and ragged cases are smaller)
+        lo = 1 << 20 if t.category == "matmul" else 64 << 20
+        assert lo <= biggest <= 2 << 30, (t.name, biggest)
         t.output_meta()
     # ~70 tasks x hundreds of MB each: anything but metadata would show here
     assert _rss_peak_mb() - before < 300
@@ -77,7 +80,8 @@ def test_reference_runs_at_reduced_shapes(name: str) -> None:
     task = get_task(name)
     full_meta = task.output_meta()
     sets = reduced_shapes(task)
-    assert len(sets) >= 2, name
+    # the cube tasks' evaluator uses its own shape sets (registry_cube.cube_shape_sets)
+    assert len(sets) >= (1 if task.category == "matmul" else 2), name
     for k, shapes in enumerate(sets[:2]):
         for signed in (False, True):
             inputs = task.make_inputs(shapes, seed=k, signed=signed)
@@ -96,7 +100,7 @@ def test_half_precision_variants_run(dtype: str) -> None:
     for t in list_tasks():
         half = t.with_shape(t.shapes[0], dtype)
         assert half.tolerance == Tolerance.for_dtype(half.dtype)
-        shapes = reduced_shapes(half)[1]
+        shapes = reduced_shapes(half)[-1]
         outs = half.run_reference(half.make_inputs(shapes, seed=0, signed=True))
         assert [(tuple(o.shape), o.dtype) for o in outs] == half.output_meta(shapes), t.name
 
