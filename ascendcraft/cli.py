@@ -76,6 +76,12 @@ def _first_feasible(ev, prep, limit: int = 4000) -> dict[str, int] | None:
     defaults = prep.program.defaults()
     if ev.feasible(prep, {}) is None:
         return {}
+    # first every single-tunable change (smaller values first: they shrink buffers), then the product
+    singles = sorted(((t.name, v) for t in prep.program.tunables for v in t.domain.values()
+                      if v != t.default), key=lambda nv: nv[1])
+    for name, v in singles:
+        if ev.feasible(prep, {name: v}) is None:
+            return {name: v}
     doms = []
     for t in prep.program.tunables:
         vals = t.domain.values()

@@ -1003,10 +1003,9 @@ def check_cube(program: CubeProgram) -> CheckedCube:
             raise DslError(f"mmad operands need one dtype: {c.a.tensor} is {da}, {c.b.tensor} is {db}", c.loc)
         if da not in CUBE_IN_DTYPES:
             raise DslError(f"the cube takes f16, bf16 or f32 operands, not {da}", c.loc)
-        if da == "f32" and (c.a.transpose or not c.b.transpose):
-            raise DslError("fp32 operands: L1 -> L0 loads cannot transpose 32-bit fractals on this emulator "
-                           "(LoadData transposes b16 only), so fp32 needs A stored M x K and B stored N x K "
-                           "(transpose_b=True)", c.loc)
+        if da == "f32" and c.a.transpose:
+            raise DslError("fp32 operands: the lowering loads fp32 A stored M x K only (B may be stored "
+                           "K x N or N x K)", c.loc)
         tgt = p.dtype_of(c.target)
         if tgt != c.out_dtype:
             raise DslError(f"storing a {c.out_dtype} value into {tgt} '{c.target}': cast(acc, {tgt})", c.store_loc)

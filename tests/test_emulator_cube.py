@@ -495,6 +495,107 @@ def test_matmul_trace_pipes_and_queue_events(mm_so):
 
 
 # ------------------------------------------------------------------------------------------
+# cube: LoadDataWithTranspose (fp32 B stored K x N)
+# ------------------------------------------------------------------------------------------
+
+# B (K x N, row-major) goes to L1 as 16-row strips whose 16 x 8 fractals are consecutive (two
+# fractals side by side = one 16 x 16 square); LoadDataWithTranspose turns each square into the
+# two Zn fractals of L0B (k rows 0-7 and 8-15 of one 16-column block), dstFracGap = N1 - 1 apart.
+LDT_SRC = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+struct LTiling { uint32_t M, N, K, perSquare; };
+
+extern "C" __global__ __aicore__ void ldt(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR workspace, GM_ADDR tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
+    LTiling t = *(const LTiling*)tiling;
+    const uint32_t M = t.M, N = t.N, K = t.K;
+    const uint32_t M16 = (M + 15) / 16 * 16, N16 = (N + 15) / 16 * 16, K16 = (K + 15) / 16 * 16;
+    const uint32_t K1 = (K + 7) / 8, n1 = N16 / 16;
+    GlobalTensor<float> aGm, bGm, cGm;
+    aGm.SetGlobalBuffer((__gm__ float*)a, M * K);
+    bGm.SetGlobalBuffer((__gm__ float*)b, K * N);
+    cGm.SetGlobalBuffer((__gm__ float*)c, M * N);
+    TPipe pipe;
+    TBuf<TPosition::A1> la;
+    TBuf<TPosition::B1> lb;
+    TBuf<TPosition::A2> l0a;
+    TBuf<TPosition::B2> l0b;
+    TBuf<TPosition::CO1> l0c;
+    pipe.InitBuffer(la, M16 * K16 * 4);
+    pipe.InitBuffer(lb, K16 * N16 * 4);
+    pipe.InitBuffer(l0a, 32768);
+    pipe.InitBuffer(l0b, 32768);
+    pipe.InitBuffer(l0c, M16 * N16 * 4);
+    LocalTensor<float> a1 = la.Get<float>(), b1 = lb.Get<float>(), a2 = l0a.Get<float>(), b2 = l0b.Get<float>();
+    LocalTensor<float> c1 = l0c.Get<float>();
+    Nd2NzParams pa;
+    pa.nValue = M; pa.dValue = K; pa.srcDValue = K; pa.dstNzC0Stride = M16; pa.dstNzNStride = 1;
+    DataCopy(a1, aGm, pa);
+    Nd2NzParams pb;  // full 16-row strips, one matrix each
+    pb.ndNum = K / 16; pb.nValue = 16; pb.dValue = N; pb.srcNdMatrixStride = 16 * N; pb.srcDValue = N;
+    pb.dstNzC0Stride = 16; pb.dstNzNStride = 1; pb.dstNzMatrixStride = 16 * N16;
+    DataCopy(b1, bGm, pb);
+    if (K % 16) {  // ragged last strip
+        pb.ndNum = 1; pb.nValue = K % 16;
+        DataCopy(b1[(K / 16) * 16 * N16], bGm[(K / 16) * 16 * N], pb);
+    }
+    SetFlag<HardEvent::MTE2_MTE1>(0);
+    WaitFlag<HardEvent::MTE2_MTE1>(0);
+    for (uint32_t mb = 0; mb < M16 / 16; ++mb) {
+        LoadData2DParams ld; ld.repeatTimes = K1; ld.srcStride = M16 / 16;
+        LoadData(a2[mb * K1 * 128], a1[mb * 128], ld);
+    }
+    for (uint32_t s = 0; s < K16 / 16; ++s) {
+        LoadData2dTransposeParams lt;
+        lt.startIndex = s * n1; lt.repeatTimes = n1; lt.srcStride = 1;
+        if (t.perSquare) {  // same Zn layout, one square per call (startIndex picks it)
+            for (uint32_t r = 0; r < n1; ++r) {
+                LoadData2dTransposeParams one(s * n1 + r, 1, 1, 0, n1 - 1);
+                LoadDataWithTranspose(b2[(s * 2 * n1 + r) * 128], b1, one);
+            }
+            continue;
+        }
+        lt.dstGap = 0; lt.dstFracGap = n1 - 1;
+        LoadDataWithTranspose(b2[s * 2 * n1 * 128], b1, lt);
+    }
+    SetFlag<HardEvent::MTE1_M>(0);
+    WaitFlag<HardEvent::MTE1_M>(0);
+    MmadParams mp; mp.m = M; mp.n = N; mp.k = K;
+    Mmad(c1, a2, b2, mp);
+    SetFlag<HardEvent::M_FIX>(0);
+    WaitFlag<HardEvent::M_FIX>(0);
+    FixpipeParamsV220 fp; fp.mSize = M; fp.nSize = N; fp.srcStride = M16; fp.dstStride = N;
+    Fixpipe(cGm, c1, fp);
+}
+""" + entry_glue("ldt", 5)
+
+
+@pytest.mark.parametrize("M,N,K", [(20, 40, 40), (32, 48, 64), (17, 8, 9)])
+def test_load_data_with_transpose_fp32_matmul(M, N, K):
+    so = build_kernel({"ldt.cpp": LDT_SRC}, "ldt.cpp")
+    rng = np.random.default_rng(M * N + K)
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    n1 = (N + 15) // 16
+    for per_square in (0, 1):
+        t = struct.pack("<4I", M, N, K, per_square)
+        r = run_kernel(so, [a, b], outputs=[(M * N, np.float32)], tiling=t, block_dim=1)
+        assert r.ok, r.message
+        np.testing.assert_allclose(r.outputs[0].reshape(M, N), want, rtol=1e-5, atol=1e-5)
+        tr = r.trace
+        ins = tr[tr["kind"] == int(RecordKind.INSTR)]
+        lb = ins[ins["op"] == int(Op.LOAD_DATA_L1_L0B)]
+        strips = (K + 15) // 16
+        assert len(lb) == strips * (n1 if per_square else 1)
+        assert all(int(x) == int(Pipe.MTE1) for x in lb["pipe"])
+        assert all(int(x) == int(DType.F32) for x in lb["dtype"])
+        assert int(lb["bytes"].sum()) == strips * n1 * 1024
+        assert int(lb["blocks"].sum()) == strips * n1 * 2
+
+
+# ------------------------------------------------------------------------------------------
 # cube: capacity, alignment, format and core-type rules
 # ------------------------------------------------------------------------------------------
 
@@ -541,6 +642,15 @@ extern "C" __global__ __aicore__ void cube_err(GM_ADDR a, GM_ADDR c, GM_ADDR wor
         case 15: fp.srcStride = 48; Fixpipe(cGm, c1, fp); break;
         case 16: fp.dstStride = 32; Fixpipe(cGm, c1, fp); break;
         case 17: fp.mSize = 65; fp.srcStride = 80; Fixpipe(cGm, c1, fp); break;  // L0C extent beyond the buffer
+        case 18: { LocalTensor<int8_t> i1 = l1.Get<int8_t>(), i2 = l0b.Get<int8_t>();
+                   LoadDataWithTranspose(i2, i1, LoadData2dTransposeParams(0, 2, 1, 0, 0)); break; }
+        case 19: { LocalTensor<float> f1 = l1.Get<float>(), f2 = l0b.Get<float>();
+                   LoadDataWithTranspose(f2, f1, LoadData2dTransposeParams(0, 4, 1, 0, 0)); break; }
+        case 20: { LocalTensor<float> f1 = l1.Get<float>(), f2 = l0b.Get<float>();
+                   LoadDataWithTranspose(f2[64], f1, LoadData2dTransposeParams(0, 2, 1, 1, 0)); break; }
+        case 21: { LocalTensor<float> f1 = l1.Get<float>(), f2 = l0b.Get<float>();
+                   LoadDataWithTranspose(f2, f1, LoadData2dTransposeParams(0, 4, 3, 1, 0)); break; }
+        case 22: LoadDataWithTranspose(a1, b2, LoadData2dTransposeParams(0, 1, 1, 0, 0)); break;
         default: break;
     }
 }
@@ -572,6 +682,11 @@ def err_so():
         (15, ["Fixpipe", "srcStride=48 is below ceil(mSize, 16)=64"]),
         (16, ["Fixpipe", "dstStride=32 is below nSize=64"]),
         (17, ["Fixpipe", "out-of-bounds local access: src needs"]),
+        (18, ["LoadDataWithTranspose(L1->L0B)", "int8", "not emulated"]),
+        (19, ["LoadDataWithTranspose(L1->L0B)", "dstGap=0 dstFracGap=0", "must not overlap"]),
+        (20, ["LoadDataWithTranspose(L1->L0B)", "L0B address 256 is not 512 B aligned"]),
+        (21, ["LoadDataWithTranspose(L1->L0B)", "out-of-bounds local access: src needs 10240 B", "8192 B"]),
+        (22, ["LoadDataWithTranspose(L1->L0A)", "dst is at position A1 (L1)"]),
     ],
 )
 def test_cube_rule_violations_are_named_errors(err_so, mode, fragments):

@@ -409,6 +409,42 @@ __aicore__ inline void CopyNd2Nz(const LocalTensor<T>& dst, const GlobalTensor<T
     }
 }
 
+// GM -> L1 for fp32 B stored K x N: `rows` x `cols` (row stride `ld`) as 16-row strips, each strip
+// Nz with 16-row column blocks (its 16 x 8 fractals consecutive, so two of them form the 16 x 16
+// square LoadDataWithTranspose takes); strips are 16 * colsPad elements apart.
+template <typename T>
+__aicore__ inline void CopyNd2Strips(const LocalTensor<T>& dst, const GlobalTensor<T>& src, int64_t rows,
+                                     int64_t cols, int64_t ld, int64_t colsPad) {
+    int64_t s = 0;
+    if (ld <= 4095 && colsPad <= 1024 && rows >= 16) {  // full strips in one call (one ND matrix each)
+        Nd2NzParams p;
+        p.ndNum = static_cast<uint16_t>(rows / 16);
+        p.nValue = 16;
+        p.dValue = static_cast<uint16_t>(cols);
+        p.srcNdMatrixStride = static_cast<uint16_t>(16 * ld);
+        p.srcDValue = static_cast<uint16_t>(ld);
+        p.dstNzC0Stride = 16;
+        p.dstNzNStride = 1;
+        p.dstNzMatrixStride = static_cast<uint16_t>(16 * colsPad);
+        DataCopy(dst, src, p);
+        s = rows / 16;
+    }
+    for (; s * 16 < rows; ++s)
+        CopyNd2Nz(dst[s * 16 * colsPad], src[s * 16 * ld], acx_min(16, rows - s * 16), cols, ld, 16);
+}
+
+__aicore__ inline void Load2DTrans32(const LocalTensor<CUBE_T>& dst, const LocalTensor<CUBE_T>& src,
+                                     int64_t squares) {
+    LoadData2dTransposeParams p;
+    p.startIndex = 0;
+    p.repeatTimes = static_cast<uint8_t>(squares);
+    p.srcStride = 1;
+    p.dstGap = 0;
+    p.dstFracGap = static_cast<uint16_t>(squares - 1);
+    p.addrMode = 0;
+    LoadDataWithTranspose(dst, src, p);
+}
+
 __aicore__ inline void Load2D(const LocalTensor<CUBE_T>& dst, const LocalTensor<CUBE_T>& src, int64_t repeat,
                               int64_t srcStride, bool transpose) {
     LoadData2DParams p;
@@ -491,8 +527,11 @@ def _cube_kernel_class(p: C.CubeProgram, t: CubeTiling) -> str:
     else:
         L.append(f"                CopyNd2Nz(a1, aGm[{a_off}], mB, kB, td_.K, m16);")
     L += ["                qA1.EnQue(a1);", f"                LocalTensor<{T}> b1 = qB1.AllocTensor<{T}>();"]
+    b32_kn = not tb and DTYPE_BYTES[dt] == 4
     if tb:
         L.append(f"                CopyNd2Nz(b1, bGm[{b_off}], nB, kB, td_.K, n16);  // B stored N x K")
+    elif b32_kn:
+        L.append(f"                CopyNd2Strips(b1, bGm[{b_off}], kB, nB, td_.N, n16);  // fp32 B stored K x N")
     else:
         L.append(f"                CopyNd2Nz(b1, bGm[{b_off}], kB, nB, td_.N, k16);")
     L += [
@@ -516,6 +555,9 @@ def _cube_kernel_class(p: C.CubeProgram, t: CubeTiling) -> str:
     if tb:
         L += ["                    for (int64_t kf = 0; kf < k1f; ++kf)",
               f"                        Load2D(b2[kf * n1 * {fr}], b1[(kf0 + kf) * n1 * {fr}], n1, 1, false);"]
+    elif b32_kn:  # each 16-row strip: n1 squares -> Zn fractals (k rows 0-7, then 8-15, n1 apart)
+        L += ["                    for (int64_t ks = 0; ks < (kb0 + 15) / 16; ++ks)",
+              f"                        Load2DTrans32(b2[ks * 2 * n1 * {fr}], b1[(k0 / 16 + ks) * n16 * 16], n1);"]
     else:
         L += ["                    for (int64_t kf = 0; kf < k1f; ++kf)",
               f"                        Load2D(b2[kf * n1 * {fr}], b1[(kf0 + kf) * {fr}], n1, k16 / 16, true);"]

@@ -77,6 +77,20 @@ struct LoadData2DParams {
           addrMode(mode) {}
 };
 
+struct LoadData2dTransposeParams {
+    uint16_t startIndex = 0;
+    uint8_t repeatTimes = 0;
+    uint16_t srcStride = 0;
+    uint16_t dstGap = 0;
+    uint16_t dstFracGap = 0;
+    uint8_t addrMode = 0;
+    LoadData2dTransposeParams() = default;
+    LoadData2dTransposeParams(uint16_t start, uint8_t repeat, uint16_t sStride, uint16_t gap, uint16_t fracGap,
+                              uint8_t mode = 0)
+        : startIndex(start), repeatTimes(repeat), srcStride(sStride), dstGap(gap), dstFracGap(fracGap),
+          addrMode(mode) {}
+};
+
 struct MmadParams {
     uint16_t m = 0;
     uint16_t n = 0;
@@ -201,6 +215,61 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
         uint16_t* o = (uint16_t*)df;
         for (int i = 0; i < 16; i++)
             for (int j = 0; j < 16; j++) o[i * 16 + j] = tmp[j * 16 + i];
+    }
+}
+
+// ------------------------------------------------------------------------------ L1 -> L0A / L0B, transposing
+// Iteration r takes the square matrix `startIndex + r*srcStride` of src (unit: one square of
+// 16 x 16 elements = 512 B for b16, 1024 B for b32), transposes it and writes its fractals to dst:
+// b16: one 16x16 fractal at dst fractal r*(1 + dstGap); b32: the square is two consecutive 16x8
+// fractals side by side (columns 0-7, 8-15); after the transpose its columns 0-7 go to dst fractal
+// r*(1 + dstGap) and its columns 8-15 to that plus 1 + dstFracGap (units of 512 B).
+template <class T>
+inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                  const LoadData2dTransposeParams& p) {
+    int dmem = MemOf(dst.pos_);
+    const char* api = dmem == acx::MEM_L0B ? "LoadDataWithTranspose(L1->L0B)" : "LoadDataWithTranspose(L1->L0A)";
+    acx::CheckDtype<T>(api, acx::M_CUBE_IO);
+    if (sizeof(T) != 2 && sizeof(T) != 4)
+        acx::Fail("%s: %s is not emulated (b16 and b32 types: half/bfloat16_t/int16_t/uint16_t/float/int32_t/"
+                  "uint32_t)", api, acx::DT<T>::name);
+    if (!dst.valid_) acx::Fail("%s: dst LocalTensor is not initialised", api);
+    if (dmem != acx::MEM_L0A && dmem != acx::MEM_L0B)
+        acx::Fail("%s: dst is at position %s (%s); LoadDataWithTranspose writes L0A (A2) or L0B (B2)", api,
+                  PosName(dst.pos_), acx::MemName(dmem));
+    if (p.addrMode != 0) acx::Fail("%s: addrMode=%u; only 0 (increasing) is emulated", api, p.addrMode);
+    if (p.repeatTimes == 0) return;  // documented NOP
+    const uint64_t rep = p.repeatTimes, nf = sizeof(T) / 2;  // fractals per square
+    const uint64_t sq = nf * 512, step = 1 + (uint64_t)p.dstGap, frac = 1 + (uint64_t)p.dstFracGap;
+    const uint64_t dlast = (rep - 1) * step + (nf - 1) * frac + 1;
+    acx::CubeOperand(api, "dst", dst, dmem, 512, dlast * 512);
+    acx::CubeOperand(api, "src", src, acx::MEM_L1, 32, ((uint64_t)p.startIndex + (rep - 1) * p.srcStride + 1) * sq);
+    if (nf == 2) {  // documented: the transposed fractals must not overlap
+        for (uint64_t a = 0; a < rep; a++)
+            for (uint64_t b = 0; b < rep; b++)
+                if (a * step + frac == b * step)
+                    acx::Fail("%s: dstGap=%u dstFracGap=%u make iteration %llu overwrite iteration %llu's second "
+                              "fractal (dst fractals must not overlap)", api, p.dstGap, p.dstFracGap,
+                              (unsigned long long)b, (unsigned long long)a);
+    }
+    acx::EmitCube(acx::P_MTE1, dmem == acx::MEM_L0B ? acx::OP_LOAD_DATA_L1_L0B : acx::OP_LOAD_DATA_L1_L0A,
+                  acx::DT<T>::id, 0, rep * nf, rep * sq, rep * sq / sizeof(T), 0, 0, 0);
+    if (acx::TraceOnly()) return;
+    const T* s = src.ptr();
+    T* d = dst.ptr();
+    constexpr uint64_t c0 = 32 / sizeof(T);  // 16 (b16) or 8 (b32) columns per fractal
+    T tmp[256];
+    for (uint64_t r = 0; r < rep; r++) {
+        const T* sf = s + ((uint64_t)p.startIndex + r * p.srcStride) * (sq / sizeof(T));
+        // square element (i, j), i, j < 16, sits in fractal j / c0 at row i, column j % c0
+        for (uint64_t i = 0; i < 16; i++)
+            for (uint64_t j = 0; j < 16; j++) tmp[j * 16 + i] = sf[(j / c0) * 16 * c0 + i * c0 + j % c0];
+        // transposed square (rows i, columns j) split into fractals of c0 columns
+        for (uint64_t f = 0; f < nf; f++) {
+            T* df = d + (r * step + f * frac) * (512 / sizeof(T));
+            for (uint64_t i = 0; i < 16; i++)
+                for (uint64_t j = 0; j < c0; j++) df[i * c0 + j] = tmp[i * 16 + f * c0 + j];
+        }
     }
 }
 
