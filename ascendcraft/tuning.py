@@ -134,6 +134,11 @@ def tune(task, args: argparse.Namespace, candidates) -> dict[str, Any]:
             "roofline_frac": metrics.get("roofline_frac"),
         },
         "timing": "modeled",
+        # every candidate's default parameters, evaluated first: the winner is never slower
+        # than the fastest correct one
+        "defaults": {name: {"params": e.get("params"), "status": e.get("status"),
+                            "modeled_us": e.get("time_us")}
+                     for name, e in (d.get("defaults") or {}).items()},
         "run_dir": str(run_dir),
     }
     if not args.json:

@@ -80,8 +80,11 @@ class _Ctx:
 
 def _render(c: _Ctx, template: str, body: list[str], *, prelude=(), epilogue=(), outs=("out",),
             doc: str = "", first: str | None = None, dtypes=None, **extra) -> str:
+    # default tile: every tensor has a double-buffered queue in UB, so ops with many operands
+    # (optimizers) start at a smaller tile that fits (the tuner explores the rest)
+    tile = 4096 if len(c.tensors) + len(outs) <= 3 else 2048
     fields = dict(category=c.task.category, name=c.task.name, params=c.signature(outs, dtypes),
-                  doc=doc, first=first or c.tensors[0], tile=4096, rowargs="", dim=1)
+                  doc=doc, first=first or c.tensors[0], tile=tile, rowargs="", dim=1)
     fields.update(extra)
     fields["prelude"] = _indent(prelude, 4) + ("\n" if prelude else "")
     fields["body"] = _indent(body, 8)

@@ -9,6 +9,15 @@ Design (see DESIGN.md §9):
   also decide the allocation implicitly, noisily and irreversibly).  The split of the budget
   between candidates is made here, explicitly, by :meth:`_Search._pick`; resume simply
   reopens every study of the prefix.
+* **Two copies of each study**: the sampler asks and is told on an in-memory study (fast:
+  an SQLite round trip through Optuna's ORM costs milliseconds, and a sampler re-reads the
+  study at every ask), and every step is written through to the persistent study, the
+  record: a proposal resolved on the spot (infeasible, duplicate) in one write, an evaluated
+  trial as RUNNING when submitted and finished when it returns.  Resume rebuilds the
+  in-memory studies from the persistent ones.  The sampler's view differs in one respect: a
+  failed evaluation (build error, wrong result...) is told as PRUNED with a violated
+  constraint, like an infeasible point, since samplers ignore FAIL trials and would keep
+  proposing around them; the record keeps it as FAIL with its category.
 * A tunable is encoded as the **index** into its sorted domain (``IntDistribution(0, n-1)``),
   so samplers see that tile 64 neighbours 128; decoded values are stored in the trial's user
   attribute ``params``.
@@ -21,7 +30,8 @@ Design (see DESIGN.md §9):
   feasible unseen point nearest (in index space) to the candidate's incumbent instead; when
   none is left the candidate is exhausted, and when all are the run ends below the budget
   (``SearchResult.exhausted``).
-* **Adaptive allocation**: first every candidate's defaults (enqueued), then round-robin until
+* **Adaptive allocation**: first every candidate's defaults (enqueued; reported in
+  ``SearchResult.defaults`` so the winner can be compared with them), then round-robin until
   each has ``n_init`` evaluations (default 3), then each slot goes to the candidate with the
   highest UCB score ``best_all / best_c + exploration * sqrt(ln N / n_c)`` where ``best_c`` is
   the candidate's best time so far (0 if none is ok), ``n_c`` its evaluations including those
@@ -34,16 +44,19 @@ Design (see DESIGN.md §9):
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
 import random
 import socket
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from itertools import product
 from pathlib import Path
 from typing import Any
@@ -57,6 +70,7 @@ from ascendcraft.cluster.executor import (
     crash_outcome,
 )
 from ascendcraft.search.space import (
+    FAILED_STATUSES,
     CandidateSpec,
     Objective,
     TrialOutcome,
@@ -87,6 +101,13 @@ class WallTimes:
     overhead_s: float = 0.0  # wall - wait - revalidate - executor start-up (includes setup/report)
     overhead_frac: float = 0.0  # overhead_s / wall_s
     overhead_per_trial_ms: float = 0.0  # in-loop overhead (sampler + storage) per evaluated trial
+    # components of the in-loop overhead (driver side, not overlapped with waiting)
+    sampler_s: float = 0.0  # Optuna ask/tell on the in-memory studies (the samplers' work)
+    storage_s: float = 0.0  # writes to the persistent storage
+    feasible_s: float = 0.0  # Objective.feasible (static checks before any build)
+    submit_s: float = 0.0  # handing jobs to the executor (e.g. Ray serialisation)
+    loop_s: float = 0.0  # wall time of the search loop (after executor start-up)
+    workers: int = 1  # executor capacity
 
 
 @dataclass
@@ -116,6 +137,18 @@ class SearchResult:
     revalidated: list[dict[str, Any]]
     exhausted: bool
     times: WallTimes = field(default_factory=WallTimes)
+    # every candidate's default parameters, evaluated first: {candidate: {"params", "status",
+    # "time_us", "trial_number", "message"}} (status "not evaluated" if the budget ran out)
+    defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def best_default(self) -> tuple[str, float] | None:
+        """The fastest correct default: (candidate, time_us), or None."""
+        ok = [(float(d["time_us"]), name) for name, d in self.defaults.items()
+              if d.get("status") == "ok" and d.get("time_us") is not None]
+        if not ok:
+            return None
+        t, name = min(ok)
+        return name, t
 
     def to_dict(self) -> dict[str, Any]:
         def best(b: CandidateBest | None) -> dict[str, Any] | None:
@@ -145,6 +178,7 @@ class SearchResult:
             "per_candidate": {k: best(v) for k, v in self.per_candidate.items()},
             "trials_per_candidate": self.trials_per_candidate,
             "revalidated": self.revalidated,
+            "defaults": self.defaults,
             "times": self.times.__dict__,
         }
 
@@ -235,24 +269,33 @@ def _jsonable(obj: Any) -> Any:
 
 
 class _Cand:
-    """Driver-side state of one candidate and its study."""
+    """Driver-side state of one candidate and its two studies.
 
-    def __init__(self, index: int, spec: CandidateSpec, study: optuna.Study) -> None:
+    ``study`` lives in memory and is what the sampler sees (ask/tell there costs well under a
+    millisecond); ``pstudy`` is the persistent record in the run's storage, written through at
+    every step in as few round trips as Optuna allows (see :meth:`_Search._persist`)."""
+
+    def __init__(self, index: int, spec: CandidateSpec, study: optuna.Study, pstudy: optuna.Study) -> None:
         self.index = index
         self.spec = spec
         self.study = study
+        self.pstudy = pstudy
+        self.pstore: BaseStorage = pstudy._storage
+        self.pid: int = pstudy._study_id
         self.names = [t.name for t in spec.tunables]
         self.domains = [t.ordered() for t in spec.tunables]
         self.dists = {t.name: IntDistribution(0, len(d) - 1) for t, d in zip(spec.tunables, self.domains, strict=True)}
         self.size = spec.space_size()
-        self.done: dict[Key, tuple[int, TrialOutcome]] = {}  # evaluated & finished
+        self.done: dict[Key, tuple[int, TrialOutcome]] = {}  # evaluated & finished -> (number, outcome)
         self.in_flight: dict[Key, int] = {}  # key -> token
-        self.parked: dict[Key, list[Trial]] = {}  # duplicates of in-flight keys
+        self.parked: dict[Key, list[_Live]] = {}  # duplicates of in-flight keys
         self.infeasible: dict[Key, str] = {}
+        self.feasible: set[Key] = set()  # checked and feasible: never checked again
         self.waiting = 0
         self.misses = 0
         self.exhausted = False
         self.best: tuple[float, Key] | None = None
+        self.default_key: Key = self.key(spec.default_params())
 
     def key(self, params: dict[str, int]) -> Key:
         return tuple(int(params[n]) for n in self.names)
@@ -269,6 +312,15 @@ class _Cand:
     def note_ok(self, key: Key, outcome: TrialOutcome) -> None:
         if outcome.ok and (self.best is None or outcome.time_us < self.best[0]):
             self.best = (float(outcome.time_us), key)
+
+
+@dataclass
+class _Live:
+    """A trial asked from the in-memory study and recorded RUNNING in the persistent one."""
+
+    trial: Trial
+    trial_id: int  # persistent
+    number: int  # persistent: the number every record and report uses
 
 
 class _Progress:
@@ -364,6 +416,7 @@ class _Search:
         n_init: int,
         exploration: float,
         revalidate_top: int,
+        defaults_first: bool = True,
     ) -> None:
         self.objective = objective
         self.budget = budget
@@ -379,7 +432,7 @@ class _Search:
         self.revalidate_top = revalidate_top
         self.rng = random.Random(seed)
         self.times = WallTimes()
-        self.tokens: dict[int, tuple[_Cand, Trial, Key, dict[str, int]]] = {}
+        self.tokens: dict[int, tuple[_Cand, _Live, Key, dict[str, int]]] = {}
         self._next_token = 0
         self.infeasible_count = 0
         self.failed_count = 0
@@ -392,39 +445,87 @@ class _Search:
         for i, spec in enumerate(candidates):
             name = f"{study_name}::{spec.name}"
             smp = make_sampler(sampler, seed + i, spec) if isinstance(sampler, str) else sampler(seed + i, spec)
-            study = optuna.create_study(
-                study_name=name, storage=storage, sampler=smp, direction="minimize",
-                load_if_exists=True,
+            pstudy = optuna.create_study(
+                study_name=name, storage=storage, direction="minimize", load_if_exists=True,
+                sampler=optuna.samplers.RandomSampler(),  # never asked: the record only
             )
-            c = _Cand(i, spec, study)
+            study = optuna.create_study(
+                study_name=name, storage=optuna.storages.InMemoryStorage(), sampler=smp,
+                direction="minimize",
+            )
+            c = _Cand(i, spec, study, pstudy)
             domains = {t.name: list(d) for t, d in zip(spec.tunables, c.domains, strict=True)}
-            if name in existing and study.trials:
+            stored_trials = pstudy.get_trials(deepcopy=False) if name in existing else []
+            if stored_trials:
                 if not resume:
                     raise ValueError(
                         f"study {name!r} already has trials in this storage: pass resume=True "
                         "to continue it, or use another study name"
                     )
-                stored = study.user_attrs.get("domains")
+                stored = pstudy.user_attrs.get("domains")
                 if stored is not None and stored != domains:
                     raise ValueError(f"candidate {spec.name!r} changed its tunables since the study began")
-                self._load(c)
+                self._load(c, stored_trials)
             else:
-                study.set_user_attr("candidate", spec.name)
-                study.set_user_attr("run", study_name)
-                study.set_user_attr("domains", domains)
-                study.enqueue_trial(c.encode(spec.default_params()), user_attrs={"default": True})
-                c.waiting = 1
+                pstudy.set_user_attr("candidate", spec.name)
+                pstudy.set_user_attr("run", study_name)
+                pstudy.set_user_attr("domains", domains)
+                if defaults_first:
+                    study.enqueue_trial(c.encode(spec.default_params()), user_attrs={"default": True})
+                    c.waiting = 1
             self.cands.append(c)
 
+    # ---- persistence --------------------------------------------------------------------
+    def _persist(self, c: _Cand, trial: Trial, state: TrialState, value: float | None = None,
+                 user_attrs: dict[str, Any] | None = None) -> _Live:
+        """Record the in-memory ``trial`` in the persistent study in one round trip: RUNNING
+        (finished later by :meth:`_finish_live`) or already finished."""
+        t0 = time.perf_counter()
+        mem = c.study._storage.get_trial(trial._trial_id)
+        now = datetime.now()
+        template = FrozenTrial(
+            number=0, state=state, value=value, datetime_start=mem.datetime_start or now,
+            datetime_complete=now if state.is_finished() else None, params=dict(mem.params),
+            distributions=dict(mem.distributions), user_attrs={**mem.user_attrs, **(user_attrs or {})},
+            system_attrs=dict(mem.system_attrs), intermediate_values={}, trial_id=0,
+        )
+        trial_id = c.pstore.create_new_trial(c.pid, template_trial=template)
+        cached = getattr(c.pstore, "_trial_id_to_study_id_and_number", {}).get(trial_id)
+        number = cached[1] if cached else c.pstore.get_trial_number_from_id(trial_id)
+        self.times.storage_s += time.perf_counter() - t0
+        return _Live(trial, trial_id, number)
+
+    def _finish_live(self, c: _Cand, live: _Live, state: TrialState, value: float | None,
+                     attrs: dict[str, Any]) -> None:
+        t0 = time.perf_counter()
+        for k, v in attrs.items():
+            c.pstore.set_trial_user_attr(live.trial_id, k, v)
+        c.pstore.set_trial_state_values(live.trial_id, state, None if value is None else [value])
+        t1 = time.perf_counter()
+        _tell_memory(c.study, live.trial, state, value)
+        self.times.storage_s += t1 - t0
+        self.times.sampler_s += time.perf_counter() - t1
+
+    def _finish_now(self, c: _Cand, trial: Trial, state: TrialState, value: float | None,
+                    attrs: dict[str, Any]) -> int:
+        """A proposal resolved without evaluation (infeasible, duplicate): one write."""
+        live = self._persist(c, trial, state, value, attrs)
+        t0 = time.perf_counter()
+        _tell_memory(c.study, trial, state, value)
+        self.times.sampler_s += time.perf_counter() - t0
+        self.log.write(self._live_row(c, live.number, state.name, attrs))
+        return live.number
+
     # ---- resume -------------------------------------------------------------------------
-    def _load(self, c: _Cand) -> None:
-        """Rebuild the candidate's state from storage; re-queue trials a dead run left RUNNING."""
-        for t in c.study.get_trials(deepcopy=False):
-            if t.state == TrialState.WAITING:
-                c.waiting += 1
-            elif t.state == TrialState.RUNNING:
+    def _load(self, c: _Cand, trials: list[FrozenTrial]) -> None:
+        """Rebuild the candidate's state (and its in-memory study) from storage; re-queue
+        trials a dead run left RUNNING (or WAITING)."""
+        finished = []
+        for t in trials:
+            if t.state in (TrialState.WAITING, TrialState.RUNNING):
                 self._requeue(c, t)
             elif t.state.is_finished():
+                finished.append(t)
                 ua = t.user_attrs
                 params = (ua.get("result") or {}).get("params")
                 if params is None or set(params) != set(c.names):
@@ -436,20 +537,25 @@ class _Search:
                     c.note_ok(key, outcome)
                 elif ua.get("status") == "infeasible":
                     c.infeasible[key] = str(ua.get("infeasible", ""))
+        # the sampler's view: every finished trial whose parameters fit the current space
+        fits = [t for t in finished if set(t.params) <= set(c.dists)
+                and all(c.dists[n]._contains(v) for n, v in t.params.items())]
+        c.study.add_trials([_sampler_view(t) for t in fits])
         c.exhausted = c.waiting == 0 and len(set(c.done) | set(c.infeasible)) >= c.size
 
     def _requeue(self, c: _Cand, t: FrozenTrial) -> None:
-        storage = c.study._storage
-        complete = set(t.params) == set(c.names)
-        msg = "the driver died while this trial was running"
-        storage.set_trial_user_attr(t._trial_id, "status", "interrupted")
+        params = dict(t.params) or dict(t.system_attrs.get("fixed_params") or {})
+        complete = set(params) == set(c.names)
+        msg = "the driver died while this trial was " + ("running" if t.state == TrialState.RUNNING else "queued")
         res = dict(t.user_attrs.get("result") or {})
         res["evaluated"] = False  # it may have been, but never finished: it is re-run
-        storage.set_trial_user_attr(t._trial_id, "result", res)
-        storage.set_trial_user_attr(t._trial_id, "message", msg + ("; re-queued" if complete else ""))
-        c.study.tell(t.number, state=TrialState.FAIL, skip_if_finished=True)
+        attrs = {"status": "interrupted", "result": res, "message": msg + ("; re-queued" if complete else "")}
+        for k, v in attrs.items():
+            c.pstore.set_trial_user_attr(t._trial_id, k, v)
+        c.pstore.set_trial_state_values(t._trial_id, TrialState.FAIL)
         if complete:
-            c.study.enqueue_trial(dict(t.params), user_attrs={"requeued_from": t.number})
+            extra = {"default": True} if t.user_attrs.get("default") else {}
+            c.study.enqueue_trial(params, user_attrs={"requeued_from": t.number, **extra})
             c.waiting += 1
 
     # ---- allocation ---------------------------------------------------------------------
@@ -475,13 +581,15 @@ class _Search:
 
     # ---- proposal -----------------------------------------------------------------------
     def _feasible(self, c: _Cand, params: dict[str, int]) -> str | None:
+        t0 = time.perf_counter()
         try:
             reason = self.objective.feasible(c.spec, dict(params))
         except Exception as exc:  # noqa: BLE001 - a broken check rejects, it doesn't kill the run
             reason = f"feasible() raised {type(exc).__name__}: {exc}"
+        self.times.feasible_s += time.perf_counter() - t0
         return str(reason) if reason else None
 
-    def _propose(self, c: _Cand) -> tuple[Trial, Key, dict[str, int]] | None:
+    def _propose(self, c: _Cand) -> tuple[_Live, Key, dict[str, int]] | None:
         """Ask until a feasible, unseen point comes out; None once the candidate is exhausted."""
         while True:
             if c.waiting == 0 and c.misses >= MISS_CAP:
@@ -492,44 +600,49 @@ class _Search:
                     return None
                 c.study.enqueue_trial(c.encode(point), user_attrs={"enumerated": True})
                 c.waiting += 1
+            t0 = time.perf_counter()
             trial = c.study.ask(c.dists)
+            self.times.sampler_s += time.perf_counter() - t0
             if c.waiting > 0:
                 c.waiting -= 1
             try:
                 params = c.decode(trial.params)
             except (KeyError, IndexError, ValueError):
-                trial.set_user_attr("status", "infeasible")
-                trial.set_user_attr("infeasible", "parameter outside the candidate's domain")
-                c.study.tell(trial, state=TrialState.FAIL)
+                why = "parameter outside the candidate's domain"
+                self._finish_now(c, trial, TrialState.FAIL, None,
+                                 {"status": "infeasible", "infeasible": why, "message": why})
                 continue
             key = c.key(params)
-            reason = self._feasible(c, params)
+            if key in c.done:  # known outcomes first: no check, no evaluation
+                c.misses += 1
+                number, outcome = c.done[key]
+                self._finish_now(c, trial, *_state_value(outcome),
+                                 self._attrs(params, outcome, 0.0, "", False, number))
+                continue
+            reason = c.infeasible.get(key)
+            if reason is None and key not in c.feasible:
+                reason = self._feasible(c, params)
+                if reason is None:
+                    c.feasible.add(key)
             if reason is not None:
                 c.infeasible[key] = reason
                 self.infeasible_count += 1
                 c.misses += 1
                 trial.set_constraint("feasible", 1.0)
-                attrs = {"status": "infeasible", "message": reason, "infeasible": reason,
-                         "result": {"evaluated": False, "params": params}}
-                for k, v in attrs.items():
-                    trial.set_user_attr(k, v)
-                c.study.tell(trial, state=TrialState.PRUNED)
-                self.log.write(self._live_row(c, trial, "PRUNED", attrs))
+                self._finish_now(c, trial, TrialState.PRUNED, None,
+                                 {"status": "infeasible", "message": reason, "infeasible": reason,
+                                  "result": {"evaluated": False, "params": params}})
                 if c.waiting == 0 and len(set(c.done) | set(c.infeasible) | set(c.in_flight)) >= c.size:
                     c.exhausted = True
                     return None
                 continue
-            if key in c.done:
-                c.misses += 1
-                number, outcome = c.done[key]
-                self._tell(c, trial, params, outcome, 0.0, "", evaluated=False, duplicate_of=number)
-                continue
+            live = self._persist(c, trial, TrialState.RUNNING)
             if key in c.in_flight:
                 c.misses += 1
-                c.parked.setdefault(key, []).append(trial)
+                c.parked.setdefault(key, []).append(live)
                 continue
             c.misses = 0
-            return trial, key, params
+            return live, key, params
 
     def _enumerate_unseen(self, c: _Cand) -> dict[str, int] | None:
         """A feasible point not tried yet, nearest (in index space) to the incumbent."""
@@ -556,24 +669,16 @@ class _Search:
                 continue
             reason = self._feasible(c, params)
             if reason is None:
+                c.feasible.add(key)
                 return params
             c.infeasible[key] = reason
             seen.add(key)
         return None
 
     # ---- telling ------------------------------------------------------------------------
-    def _tell(
-        self,
-        c: _Cand,
-        trial: Trial,
-        params: dict[str, int],
-        outcome: TrialOutcome,
-        eval_s: float,
-        worker: str,
-        *,
-        evaluated: bool,
-        duplicate_of: int | None = None,
-    ) -> None:
+    @staticmethod
+    def _attrs(params: dict[str, int], outcome: TrialOutcome, eval_s: float, worker: str,
+               evaluated: bool, duplicate_of: int | None = None) -> dict[str, Any]:
         # Few attributes on purpose: every one is a storage round trip.
         attrs: dict[str, Any] = {
             "status": outcome.status,
@@ -586,31 +691,32 @@ class _Search:
         }
         if duplicate_of is not None:
             attrs["duplicate_of"] = duplicate_of
-        for k, v in attrs.items():
-            trial.set_user_attr(k, v)
-        if outcome.ok:
-            c.study.tell(trial, float(outcome.time_us))
-        else:
-            c.study.tell(trial, state=TrialState.FAIL)
-        self.log.write(self._live_row(c, trial, "COMPLETE" if outcome.ok else "FAIL", attrs))
+        return attrs
 
-    def _live_row(self, c: _Cand, trial: Trial, state: str, attrs: dict[str, Any]) -> dict[str, Any]:
+    def _tell(self, c: _Cand, live: _Live, params: dict[str, int], outcome: TrialOutcome,
+              eval_s: float, worker: str, *, evaluated: bool, duplicate_of: int | None = None) -> None:
+        attrs = self._attrs(params, outcome, eval_s, worker, evaluated, duplicate_of)
+        state, value = _state_value(outcome)
+        self._finish_live(c, live, state, value, attrs)
+        self.log.write(self._live_row(c, live.number, state.name, attrs))
+
+    def _live_row(self, c: _Cand, number: int, state: str, attrs: dict[str, Any]) -> dict[str, Any]:
         """The trials.jsonl line, built without reading the storage back (that costs ms)."""
         from ascendcraft.search.report import row_from_attrs
 
-        return row_from_attrs(c.spec.name, trial.number, state, attrs)
+        return row_from_attrs(c.spec.name, number, state, attrs)
 
     def _on_finished(self, token: int, outcome: TrialOutcome, eval_s: float, worker: str) -> None:
-        c, trial, key, params = self.tokens.pop(token)
+        c, live, key, params = self.tokens.pop(token)
         c.in_flight.pop(key, None)
         self.times.evaluate_s += eval_s
-        c.done[key] = (trial.number, outcome)
+        c.done[key] = (live.number, outcome)
         c.note_ok(key, outcome)
         if not outcome.ok:
             self.failed_count += 1
-        self._tell(c, trial, params, outcome, eval_s, worker, evaluated=True)
+        self._tell(c, live, params, outcome, eval_s, worker, evaluated=True)
         for dup in c.parked.pop(key, []):
-            self._tell(c, dup, params, outcome, 0.0, "", evaluated=False, duplicate_of=trial.number)
+            self._tell(c, dup, params, outcome, 0.0, "", evaluated=False, duplicate_of=live.number)
 
     # ---- main loop ----------------------------------------------------------------------
     def evaluated(self) -> int:
@@ -623,11 +729,33 @@ class _Search:
         t, name = min(bests)
         return f"{t:.3g}us ({name})"
 
+    def _warm_up(self) -> None:
+        """Check every candidate's defaults (the first proposals) while the executor starts:
+        the first check pays the objective's one-off set-up (e.g. importing torch), which
+        then overlaps Ray's start-up instead of following it."""
+        for c in self.cands:
+            key = c.default_key
+            if key in c.done or key in c.infeasible or key in c.feasible:
+                continue
+            try:
+                reason = self.objective.feasible(c.spec, c.spec.default_params())
+            except Exception:  # noqa: BLE001 - the main loop checks again and reports it
+                continue
+            if reason:
+                c.infeasible[key] = str(reason)
+            else:
+                c.feasible.add(key)
+
     def run(self) -> None:
         ex = self.executor
+        warm = threading.Thread(target=self._warm_up, name="warm-up", daemon=True)
+        warm.start()
         t0 = time.perf_counter()
         ex.start()
         self.times.executor_startup_s = time.perf_counter() - t0
+        warm.join()  # any wait here is the tuner's overhead
+        t_loop = time.perf_counter()
+        self.times.workers = int(getattr(ex, "capacity", 1) or 1)
         while True:
             while self.evaluated() + ex.in_flight() < self.budget and ex.in_flight() < ex.capacity:
                 c = self._pick()
@@ -636,15 +764,17 @@ class _Search:
                 proposal = self._propose(c)
                 if proposal is None:
                     continue
-                trial, key, params = proposal
+                live, key, params = proposal
                 token = self._next_token
                 self._next_token += 1
-                self.tokens[token] = (c, trial, key, params)
+                self.tokens[token] = (c, live, key, params)
                 c.in_flight[key] = token
+                ts = time.perf_counter()
                 try:
                     ex.submit(token, self.objective, c.spec, params, self.timeout_s)
                 except Exception as exc:  # noqa: BLE001 - e.g. objective not picklable
                     self._on_finished(token, crash_outcome(f"submit failed: {type(exc).__name__}: {exc}"), 0.0, "")
+                self.times.submit_s += time.perf_counter() - ts
             if ex.in_flight() == 0:
                 break
             tw = time.perf_counter()
@@ -653,6 +783,7 @@ class _Search:
             for f in finished:
                 self._on_finished(f.token, f.outcome, f.eval_s, f.worker)
             self.progress.update(self.evaluated(), self._best_text(), self.infeasible_count, self.failed_count)
+        self.times.loop_s = time.perf_counter() - t_loop
         self.progress.update(self.evaluated(), self._best_text(), self.infeasible_count, self.failed_count, force=True)
         self.progress.close()
 
@@ -682,12 +813,41 @@ class _Search:
                 check = crash_outcome(f"revalidate raised {type(exc).__name__}: {exc}")
             self.times.revalidate_s += time.perf_counter() - t0
             # finished trials are immutable in Optuna: the verdict goes on the study
-            c.study.set_user_attr(f"revalidated:{number}", _jsonable(check.to_dict()))
+            c.pstudy.set_user_attr(f"revalidated:{number}", _jsonable(check.to_dict()))
             report.append({"candidate": c.spec.name, "params": params, "trial_number": number,
                            "time_us": outcome.time_us, "status": check.status, "message": check.message})
             if winner is None and check.status == "ok":
                 winner = CandidateBest(c.spec.name, params, outcome, number, check)
         return report, winner
+
+
+def _tell_memory(study: optuna.Study, trial: Trial, state: TrialState, value: float | None) -> None:
+    """Tell the sampler's study.  A failed evaluation (build error, wrong result, crash...)
+    is told as PRUNED with a violated constraint, as infeasible points are: samplers ignore
+    FAIL trials, and TPE would keep proposing around them."""
+    if value is not None:
+        study.tell(trial, value, state=state)
+    elif state == TrialState.FAIL:
+        trial.set_constraint("failed", 1.0)
+        study.tell(trial, state=TrialState.PRUNED)
+    else:
+        study.tell(trial, state=state)
+
+
+def _sampler_view(t: FrozenTrial) -> FrozenTrial:
+    """A stored trial as the sampler's study sees it (see :func:`_tell_memory`)."""
+    if t.state != TrialState.FAIL or t.user_attrs.get("status") not in FAILED_STATUSES:
+        return t
+    t = copy.copy(t)
+    t.state = TrialState.PRUNED
+    t.system_attrs = {**t.system_attrs, "constraints:failed": 1.0}
+    return t
+
+
+def _state_value(outcome: TrialOutcome) -> tuple[TrialState, float | None]:
+    if outcome.ok:
+        return TrialState.COMPLETE, float(outcome.time_us)
+    return TrialState.FAIL, None
 
 
 def _evaluated(ua: dict[str, Any]) -> bool:
@@ -724,6 +884,7 @@ def run_search(
     exploration: float = 0.5,
     revalidate_top: int = 3,
     plots: bool = True,
+    defaults_first: bool = True,
 ) -> SearchResult:
     """Tune every candidate's tunables with at most ``budget`` evaluations in total.
 
@@ -731,6 +892,7 @@ def run_search(
     storage; ``study_name`` defaults to the run dir's name.  With ``resume=True`` an earlier
     run of the same storage/study is continued (see the module docstring).  ``executor``
     defaults to :class:`LocalExecutor` for one worker and :class:`RayExecutor` otherwise.
+    ``defaults_first=False`` leaves every point to the sampler (benchmarks comparing samplers).
     """
     if budget < 0:
         raise ValueError("budget must be >= 0")
@@ -762,6 +924,7 @@ def run_search(
                 storage_url=url, study_name=study_name, resume=resume, run_dir=run_path,
                 timeout_per_trial_s=timeout_per_trial_s, executor=executor, progress=progress,
                 n_init=n_init, exploration=exploration, revalidate_top=revalidate_top,
+                defaults_first=defaults_first,
             )
             search.times.setup_s = time.perf_counter() - t_start
             try:
@@ -773,10 +936,10 @@ def run_search(
             revalidated, winner = search.revalidate()
             t_report = time.perf_counter()
             result = _result(search, revalidated, winner)
-            rows = report.collect_rows([(c.spec.name, c.study) for c in search.cands])
+            rows = report.collect_rows([(c.spec.name, c.pstudy) for c in search.cands])
             report.write_trials(run_path / "trials.jsonl", rows)
             _finish_times(result, t_start, search)
-            report.write_report(run_path, result, rows, [(c.spec.name, c.study) for c in search.cands], plots=plots)
+            report.write_report(run_path, result, rows, [(c.spec.name, c.pstudy) for c in search.cands], plots=plots)
             from ascendcraft.search import t4
 
             t4.write_t4(run_path, rows, candidates)
@@ -804,9 +967,11 @@ def _result(search: _Search, revalidated: list[dict[str, Any]], winner: Candidat
     infeasible = duplicates = interrupted = 0
     per_candidate: dict[str, CandidateBest | None] = {}
     counts: dict[str, int] = {}
+    defaults: dict[str, dict[str, Any]] = {}
     for c in search.cands:
         counts[c.spec.name] = len(c.done)
-        for t in c.study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)):
+        defaults[c.spec.name] = _default_entry(c)
+        for t in c.pstudy.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)):
             ua = t.user_attrs
             status = ua.get("status")
             if status == "infeasible":
@@ -843,4 +1008,17 @@ def _result(search: _Search, revalidated: list[dict[str, Any]], winner: Candidat
         trials_per_candidate=counts,
         revalidated=revalidated,
         exhausted=search.evaluated() < search.budget,
+        defaults=defaults,
     )
+
+
+def _default_entry(c: _Cand) -> dict[str, Any]:
+    entry: dict[str, Any] = {"params": c.spec.default_params(), "status": "not evaluated",
+                             "time_us": None, "trial_number": None, "message": ""}
+    if c.default_key in c.done:
+        number, outcome = c.done[c.default_key]
+        entry.update(status=outcome.status, time_us=outcome.time_us, trial_number=number,
+                     message=outcome.message[:200])
+    elif c.default_key in c.infeasible:
+        entry.update(status="infeasible", message=c.infeasible[c.default_key][:200])
+    return entry

@@ -168,6 +168,7 @@ def summary_text(result: SearchResult, candidates: Sequence[CandidateSpec]) -> s
         )
     else:
         lines.append("winner: none (no configuration passed re-validation)")
+    lines += defaults_lines(result)
     failed = ", ".join(f"{k} {v}" for k, v in sorted(result.failed.items())) or "none"
     lines.append("")
     lines.append(
@@ -181,12 +182,35 @@ def summary_text(result: SearchResult, candidates: Sequence[CandidateSpec]) -> s
         f"executor start-up {t.executor_startup_s:.2f}s, tuner overhead {t.overhead_s:.2f}s "
         f"({100 * t.overhead_frac:.1f}% of wall, {t.overhead_per_trial_ms:.1f} ms/trial)"
     )
+    lines.append(
+        f"  overhead: setup {t.setup_s:.2f}s, sampler {t.sampler_s:.2f}s, storage {t.storage_s:.2f}s, "
+        f"feasibility checks {t.feasible_s:.2f}s, submit {t.submit_s:.2f}s, reports {t.report_s:.2f}s"
+    )
     if result.revalidated:
         lines.append("")
         lines.append("re-validation:")
         for r in result.revalidated:
             lines.append(f"  {r['candidate']} {json.dumps(r['params'])}: {r['status']} {r['message'][:100]}")
     return "\n".join(lines) + "\n"
+
+
+def defaults_lines(result: SearchResult) -> list[str]:
+    """Every candidate's default parameters (evaluated first) against the winner."""
+    if not result.defaults:
+        return []
+    lines = ["", "defaults (evaluated first):"]
+    for name, d in result.defaults.items():
+        what = (f"{d['time_us']:.3f} us" if d.get("status") == "ok" and d.get("time_us") is not None
+                else f"{d.get('status')}" + (f" ({d['message'][:80]})" if d.get("message") else ""))
+        lines.append(f"  {name:<26} {json.dumps(d.get('params'))}: {what}")
+    best = result.best_default()
+    if best is None:
+        lines.append("  no default is correct")
+    elif result.best is not None and result.best.outcome.time_us:
+        w = float(result.best.outcome.time_us)
+        lines.append(f"  best default {best[1]:.3f} us ({best[0]}) -> winner {w:.3f} us: "
+                     f"{best[1] / w:.2f}x" + ("" if w <= best[1] else "  (WORSE than a default)"))
+    return lines
 
 
 def write_summary(run_dir: Path, result: SearchResult, candidates: Sequence[CandidateSpec]) -> None:

@@ -1,0 +1,163 @@
+"""The driver's two studies per candidate (in-memory for the sampler, persistent for the
+record), the defaults it evaluates first, and the timings it records."""
+
+from __future__ import annotations
+
+import json
+
+import optuna
+from ascendcraft.cluster.executor import LocalExecutor
+from ascendcraft.search.driver import _sampler_view, run_search
+from ascendcraft.search.space import CandidateSpec, TrialOutcome, TunableSpec
+from optuna.trial import TrialState
+from test_search_toy import EDGE, FAST, SLOW, ToyObjective, _key, toy_candidates
+
+
+def _stored(run_dir, study_name, candidates):
+    storage = f"sqlite:///{run_dir / 'study.db'}"
+    return {c.name: optuna.load_study(study_name=f"{study_name}::{c.name}", storage=storage).trials
+            for c in candidates}
+
+
+def test_persistent_record_is_complete_and_consistent(tmp_path):
+    obj = ToyObjective()
+    cands = toy_candidates(edge=True)
+    r = run_search(obj, cands, budget=30, run_dir=tmp_path, study_name="p", executor=LocalExecutor(),
+                   timeout_per_trial_s=0.3, progress=False, plots=False)
+    stored = _stored(tmp_path, "p", cands)
+    evaluated = 0
+    for c in cands:
+        trials = stored[c.name]
+        assert [t.number for t in trials] == list(range(len(trials)))
+        by_number = {t.number: t for t in trials}
+        for t in trials:
+            assert t.state in (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)
+            assert t.datetime_start is not None and t.datetime_complete is not None
+            res = t.user_attrs["result"]
+            decoded = {n: tun.ordered()[t.params[n]] for n, tun in zip(t.params, c.tunables, strict=True)}
+            assert decoded == res["params"]  # stored index params match the decoded ones
+            if t.state == TrialState.COMPLETE:
+                assert t.value == res["time_us"]
+            if "duplicate_of" in t.user_attrs:
+                orig = by_number[t.user_attrs["duplicate_of"]]
+                assert orig.user_attrs["result"]["evaluated"] and orig.params == t.params
+                assert orig.state == t.state and orig.value == t.value
+            evaluated += bool(res.get("evaluated"))
+    assert evaluated == r.evaluated == 30
+    assert sorted(obj.calls) == sorted(set(obj.calls))
+    # the trial log written as the run went agrees with the storage
+    rows = [json.loads(line) for line in (tmp_path / "trials.jsonl").read_text().splitlines()]
+    assert sum(row["evaluated"] for row in rows) == 30
+
+
+class _Spy(optuna.samplers.RandomSampler):
+    """Records what the sampler's study holds when it samples."""
+
+    seen: list = []
+
+    def sample_independent(self, study, trial, param_name, param_distribution):
+        _Spy.seen.append([(t.state, dict(t.user_attrs), t.constraints)
+                          for t in study.get_trials(deepcopy=False)])
+        return super().sample_independent(study, trial, param_name, param_distribution)
+
+
+def test_failed_evaluations_fail_in_storage_but_are_infeasible_to_the_sampler(tmp_path):
+    spec = CandidateSpec(EDGE.name, EDGE.source, (TunableSpec("mode", (0, 3, 4, 5, 6), 0),))
+    _Spy.seen = []
+    r = run_search(ToyObjective(), [spec], budget=10, sampler=lambda seed, c: _Spy(seed=seed),
+                   run_dir=tmp_path, study_name="f", executor=LocalExecutor(), progress=False,
+                   plots=False)
+    assert r.failed == {"build_error": 1}
+    stored = _stored(tmp_path, "f", [spec])[spec.name]
+    bad = [t for t in stored if t.user_attrs["status"] == "build_error"]
+    assert len(bad) == 1 and bad[0].state == TrialState.FAIL and not bad[0].constraints
+    assert _sampler_view(bad[0]).state == TrialState.PRUNED
+    assert _sampler_view(bad[0]).constraints == {"failed": 1.0}
+    last = _Spy.seen[-1]
+    assert TrialState.FAIL not in {state for state, _, _ in last}
+    assert any(state == TrialState.PRUNED and cons.get("failed") == 1.0 for state, _, cons in last)
+
+
+def test_each_point_is_checked_for_feasibility_once(tmp_path):
+    class Counting(ToyObjective):
+        checks: list = []
+
+        def feasible(self, candidate, params):
+            self.checks.append(_key(candidate.name, params))
+            return super().feasible(candidate, params)
+
+    obj = Counting()
+    obj.checks = []
+    run_search(obj, [FAST], budget=60, run_dir=tmp_path, executor=LocalExecutor(),
+               progress=False, plots=False)
+    assert len(obj.checks) == len(set(obj.checks))
+
+
+def test_defaults_first_and_in_the_summary(tmp_path):
+    obj = ToyObjective()
+    r = run_search(obj, toy_candidates(), budget=20, run_dir=tmp_path, executor=LocalExecutor(),
+                   progress=False)
+    assert obj.calls[:2] == [_key(FAST.name, FAST.default_params()), _key(SLOW.name, SLOW.default_params())]
+    for c in (FAST, SLOW):
+        d = r.defaults[c.name]
+        assert d["status"] == "ok" and d["params"] == c.default_params()
+        assert d["time_us"] == obj.model_time(c, c.default_params())
+    name, t = r.best_default()
+    assert name == FAST.name and r.best.outcome.time_us <= t
+    text = (tmp_path / "summary.txt").read_text()
+    assert "defaults (evaluated first):" in text and "best default" in text
+    assert "WORSE" not in text
+    assert json.loads((tmp_path / "summary.json").read_text())["defaults"][FAST.name]["time_us"] == t
+
+
+def test_infeasible_default_is_reported_and_the_search_goes_on(tmp_path):
+    spec = CandidateSpec("toy/fast", FAST.source, (TunableSpec("tile", (8, 16, 256), 256),
+                                                    TunableSpec("unroll", (1, 4), 4),
+                                                    TunableSpec("depth", (1, 2), 1)))
+    r = run_search(ToyObjective(), [spec], budget=5, run_dir=tmp_path, executor=LocalExecutor(),
+                   progress=False, plots=False)
+    assert r.defaults["toy/fast"]["status"] == "infeasible"
+    assert "UB overflow" in r.defaults["toy/fast"]["message"]
+    assert r.best_default() is None and r.best is not None and r.evaluated == 5
+
+
+def test_timing_components_are_recorded(tmp_path):
+    r = run_search(ToyObjective(delay_s=0.01), toy_candidates(), budget=12, run_dir=tmp_path,
+                   executor=LocalExecutor(), progress=False, plots=False)
+    t = r.times
+    assert t.sampler_s > 0 and t.storage_s > 0 and t.feasible_s > 0 and t.loop_s > 0
+    assert t.evaluate_s >= 12 * 0.01 and t.workers == 1
+    parts = t.setup_s + t.sampler_s + t.storage_s + t.feasible_s + t.submit_s + t.report_s
+    assert parts <= t.overhead_s + 1e-6
+    assert abs(t.wall_s - (t.overhead_s + t.wait_s + t.revalidate_s + t.executor_startup_s)) < 1e-6
+
+
+def test_resume_rebuilds_the_samplers_view(tmp_path):
+    kw = dict(run_dir=tmp_path, study_name="r", executor=LocalExecutor(), progress=False, plots=False)
+    first = ToyObjective()
+    run_search(first, toy_candidates(), budget=10, **kw)
+    second = ToyObjective()
+    r = run_search(second, toy_candidates(), budget=25, resume=True, **kw)
+    assert r.evaluated == 25 and len(second.calls) == 15
+    assert not set(first.calls) & set(second.calls)
+    assert r.defaults[FAST.name]["trial_number"] == 0  # found again from the stored record
+
+
+def test_grid_sampler_resumes_where_it_stopped(tmp_path):
+    kw = dict(sampler="grid", run_dir=tmp_path, study_name="g", executor=LocalExecutor(),
+              progress=False, plots=False)
+    spec = CandidateSpec("c", "k", (TunableSpec("x", tuple(range(12)), 0),))
+
+    class Lin(ToyObjective):
+        def evaluate(self, candidate, params, timeout_s):
+            self.calls.append(_key(candidate.name, params))
+            return TrialOutcome("ok", 1.0 + params["x"])
+
+    first, second = Lin(), Lin()
+    run_search(first, [spec], budget=6, **kw)
+    r = run_search(second, [spec], budget=12, resume=True, **kw)
+    assert r.evaluated == 12 and r.exhausted is False
+    assert len(set(first.calls) | set(second.calls)) == 12
+    # the grid's visited points came back with the stored trials (only the enqueued default,
+    # not a grid point, may be proposed again by the grid)
+    assert r.duplicates <= 1
