@@ -96,9 +96,10 @@ class WallTimes:
     wait_s: float = 0.0  # driver blocked on the executor
     revalidate_s: float = 0.0
     executor_startup_s: float = 0.0  # e.g. Ray start-up; one-off, not in overhead
+    executor_close_s: float = 0.0  # e.g. Ray shut-down; one-off, not in overhead
     setup_s: float = 0.0  # opening storage/studies, resume bookkeeping
     report_s: float = 0.0  # trials.jsonl, plots, T4, summary
-    overhead_s: float = 0.0  # wall - wait - revalidate - executor start-up (includes setup/report)
+    overhead_s: float = 0.0  # wall - wait - revalidate - executor start/close (incl. setup/report)
     overhead_frac: float = 0.0  # overhead_s / wall_s
     overhead_per_trial_ms: float = 0.0  # in-loop overhead (sampler + storage) per evaluated trial
     # components of the in-loop overhead (driver side, not overlapped with waiting)
@@ -106,6 +107,8 @@ class WallTimes:
     storage_s: float = 0.0  # writes to the persistent storage
     feasible_s: float = 0.0  # Objective.feasible (static checks before any build)
     submit_s: float = 0.0  # handing jobs to the executor (e.g. Ray serialisation)
+    warmup_s: float = 0.0  # the objective's first checks, overlapping the executor's start-up
+    warmup_wait_s: float = 0.0  # ...and the part of it the run had to wait for (in overhead)
     loop_s: float = 0.0  # wall time of the search loop (after executor start-up)
     workers: int = 1  # executor capacity
 
@@ -275,7 +278,9 @@ class _Cand:
     millisecond); ``pstudy`` is the persistent record in the run's storage, written through at
     every step in as few round trips as Optuna allows (see :meth:`_Search._persist`)."""
 
-    def __init__(self, index: int, spec: CandidateSpec, study: optuna.Study, pstudy: optuna.Study) -> None:
+    def __init__(
+        self, index: int, spec: CandidateSpec, study: optuna.Study, pstudy: optuna.Study
+    ) -> None:
         self.index = index
         self.spec = spec
         self.study = study
@@ -286,7 +291,7 @@ class _Cand:
         self.domains = [t.ordered() for t in spec.tunables]
         self.dists = {t.name: IntDistribution(0, len(d) - 1) for t, d in zip(spec.tunables, self.domains, strict=True)}
         self.size = spec.space_size()
-        self.done: dict[Key, tuple[int, TrialOutcome]] = {}  # evaluated & finished -> (number, outcome)
+        self.done: dict[Key, tuple[int, TrialOutcome]] = {}  # evaluated -> (number, outcome)
         self.in_flight: dict[Key, int] = {}  # key -> token
         self.parked: dict[Key, list[_Live]] = {}  # duplicates of in-flight keys
         self.infeasible: dict[Key, str] = {}
@@ -396,6 +401,39 @@ def _pid_alive(pid: int) -> bool:
         return True
 
 
+class _WarmUp(threading.Thread):
+    """Checks every candidate's defaults (the first proposals) in the background while the
+    executor starts: the first check pays the objective's one-off set-up (e.g. importing
+    torch), which then overlaps Ray's start-up instead of following it.  Its verdicts are
+    reused, so nothing is checked twice."""
+
+    def __init__(self, objective: Objective, candidates: Sequence[CandidateSpec],
+                 plots: bool) -> None:
+        super().__init__(name="ascendcraft-warm-up", daemon=True)
+        self.objective = objective
+        self.candidates = list(candidates)
+        self.plots = plots
+        self.verdicts: dict[str, str | None] = {}
+        self.elapsed = 0.0
+
+    def run(self) -> None:
+        t0 = time.perf_counter()
+        for c in self.candidates:
+            try:
+                reason = self.objective.feasible(c, c.default_params())
+            except Exception:  # noqa: BLE001 - the main loop checks again and reports it
+                continue
+            self.verdicts[c.name] = str(reason) if reason else None
+        if self.plots:  # the end-of-run plots need matplotlib: import it now too
+            try:
+                from ascendcraft.search.report import _plt
+
+                _plt()
+            except Exception:  # noqa: BLE001 - the report imports it again and says why
+                pass
+        self.elapsed = time.perf_counter() - t0
+
+
 class _Search:
     def __init__(
         self,
@@ -417,8 +455,10 @@ class _Search:
         exploration: float,
         revalidate_top: int,
         defaults_first: bool = True,
+        warm: _WarmUp | None = None,
     ) -> None:
         self.objective = objective
+        self.warm = warm
         self.budget = budget
         self.sampler_name = sampler if isinstance(sampler, str) else getattr(sampler, "__name__", "custom")
         self.storage = storage
@@ -471,7 +511,8 @@ class _Search:
                 pstudy.set_user_attr("run", study_name)
                 pstudy.set_user_attr("domains", domains)
                 if defaults_first:
-                    study.enqueue_trial(c.encode(spec.default_params()), user_attrs={"default": True})
+                    study.enqueue_trial(c.encode(spec.default_params()),
+                                        user_attrs={"default": True})
                     c.waiting = 1
             self.cands.append(c)
 
@@ -486,7 +527,8 @@ class _Search:
         template = FrozenTrial(
             number=0, state=state, value=value, datetime_start=mem.datetime_start or now,
             datetime_complete=now if state.is_finished() else None, params=dict(mem.params),
-            distributions=dict(mem.distributions), user_attrs={**mem.user_attrs, **(user_attrs or {})},
+            distributions=dict(mem.distributions),
+            user_attrs={**mem.user_attrs, **(user_attrs or {})},
             system_attrs=dict(mem.system_attrs), intermediate_values={}, trial_id=0,
         )
         trial_id = c.pstore.create_new_trial(c.pid, template_trial=template)
@@ -546,10 +588,12 @@ class _Search:
     def _requeue(self, c: _Cand, t: FrozenTrial) -> None:
         params = dict(t.params) or dict(t.system_attrs.get("fixed_params") or {})
         complete = set(params) == set(c.names)
-        msg = "the driver died while this trial was " + ("running" if t.state == TrialState.RUNNING else "queued")
+        state = "running" if t.state == TrialState.RUNNING else "queued"
+        msg = f"the driver died while this trial was {state}"
         res = dict(t.user_attrs.get("result") or {})
         res["evaluated"] = False  # it may have been, but never finished: it is re-run
-        attrs = {"status": "interrupted", "result": res, "message": msg + ("; re-queued" if complete else "")}
+        attrs = {"status": "interrupted", "result": res,
+                 "message": msg + ("; re-queued" if complete else "")}
         for k, v in attrs.items():
             c.pstore.set_trial_user_attr(t._trial_id, k, v)
         c.pstore.set_trial_state_values(t._trial_id, TrialState.FAIL)
@@ -694,7 +738,8 @@ class _Search:
         return attrs
 
     def _tell(self, c: _Cand, live: _Live, params: dict[str, int], outcome: TrialOutcome,
-              eval_s: float, worker: str, *, evaluated: bool, duplicate_of: int | None = None) -> None:
+              eval_s: float, worker: str, *, evaluated: bool,
+              duplicate_of: int | None = None) -> None:
         attrs = self._attrs(params, outcome, eval_s, worker, evaluated, duplicate_of)
         state, value = _state_value(outcome)
         self._finish_live(c, live, state, value, attrs)
@@ -729,32 +774,35 @@ class _Search:
         t, name = min(bests)
         return f"{t:.3g}us ({name})"
 
-    def _warm_up(self) -> None:
-        """Check every candidate's defaults (the first proposals) while the executor starts:
-        the first check pays the objective's one-off set-up (e.g. importing torch), which
-        then overlaps Ray's start-up instead of following it."""
+    def _take_warm_up(self) -> None:
+        """Wait for the warm-up checks (see :class:`_WarmUp`) and keep their verdicts."""
+        if self.warm is None:
+            return
+        self.warm.join()
+        self.times.warmup_s = self.warm.elapsed
         for c in self.cands:
             key = c.default_key
-            if key in c.done or key in c.infeasible or key in c.feasible:
+            if c.spec.name not in self.warm.verdicts or key in c.done or key in c.infeasible:
                 continue
-            try:
-                reason = self.objective.feasible(c.spec, c.spec.default_params())
-            except Exception:  # noqa: BLE001 - the main loop checks again and reports it
-                continue
+            reason = self.warm.verdicts[c.spec.name]
             if reason:
-                c.infeasible[key] = str(reason)
+                c.infeasible[key] = reason
             else:
                 c.feasible.add(key)
 
     def run(self) -> None:
         ex = self.executor
-        warm = threading.Thread(target=self._warm_up, name="warm-up", daemon=True)
-        warm.start()
+        if self.warm is not None:
+            # started here, not earlier: opening the storage is pure Python and would only
+            # contend for the GIL, while Ray's start-up mostly waits for its processes
+            self.warm.start()
         t0 = time.perf_counter()
         ex.start()
-        self.times.executor_startup_s = time.perf_counter() - t0
-        warm.join()  # any wait here is the tuner's overhead
+        t1 = time.perf_counter()
+        self.times.executor_startup_s = t1 - t0
+        self._take_warm_up()  # any wait here is the tuner's overhead
         t_loop = time.perf_counter()
+        self.times.warmup_wait_s = t_loop - t1
         self.times.workers = int(getattr(ex, "capacity", 1) or 1)
         while True:
             while self.evaluated() + ex.in_flight() < self.budget and ex.in_flight() < ex.capacity:
@@ -917,6 +965,7 @@ def run_search(
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             from ascendcraft.search import report
 
+            warm = _WarmUp(objective, candidates, plots)
             report.write_candidates(run_path, candidates)
             store, url = open_storage(storage, run_path)
             search = _Search(
@@ -924,7 +973,7 @@ def run_search(
                 storage_url=url, study_name=study_name, resume=resume, run_dir=run_path,
                 timeout_per_trial_s=timeout_per_trial_s, executor=executor, progress=progress,
                 n_init=n_init, exploration=exploration, revalidate_top=revalidate_top,
-                defaults_first=defaults_first,
+                defaults_first=defaults_first, warm=warm,
             )
             search.times.setup_s = time.perf_counter() - t_start
             try:
@@ -932,14 +981,17 @@ def run_search(
             finally:
                 search.log.close()
                 if own_executor:
+                    tc = time.perf_counter()
                     executor.close()
+                    search.times.executor_close_s = time.perf_counter() - tc
             revalidated, winner = search.revalidate()
             t_report = time.perf_counter()
             result = _result(search, revalidated, winner)
             rows = report.collect_rows([(c.spec.name, c.pstudy) for c in search.cands])
             report.write_trials(run_path / "trials.jsonl", rows)
             _finish_times(result, t_start, search)
-            report.write_report(run_path, result, rows, [(c.spec.name, c.pstudy) for c in search.cands], plots=plots)
+            studies = [(c.spec.name, c.pstudy) for c in search.cands]
+            report.write_report(run_path, result, rows, studies, plots=plots)
             from ascendcraft.search import t4
 
             t4.write_t4(run_path, rows, candidates)
@@ -955,9 +1007,10 @@ def run_search(
 def _finish_times(result: SearchResult, t_start: float, search: _Search) -> None:
     times = search.times
     times.wall_s = time.perf_counter() - t_start
-    times.overhead_s = max(0.0, times.wall_s - times.wait_s - times.revalidate_s - times.executor_startup_s)
+    one_off = times.executor_startup_s + times.executor_close_s
+    times.overhead_s = max(0.0, times.wall_s - times.wait_s - times.revalidate_s - one_off)
     times.overhead_frac = times.overhead_s / times.wall_s if times.wall_s > 0 else 0.0
-    in_loop = max(0.0, times.overhead_s - times.setup_s - times.report_s)
+    in_loop = max(0.0, times.overhead_s - times.setup_s - times.report_s - times.warmup_wait_s)
     times.overhead_per_trial_ms = 1000 * in_loop / max(1, result.evaluated)
     result.times = times
 
@@ -971,7 +1024,8 @@ def _result(search: _Search, revalidated: list[dict[str, Any]], winner: Candidat
     for c in search.cands:
         counts[c.spec.name] = len(c.done)
         defaults[c.spec.name] = _default_entry(c)
-        for t in c.pstudy.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)):
+        finished = (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)
+        for t in c.pstudy.get_trials(deepcopy=False, states=finished):
             ua = t.user_attrs
             status = ua.get("status")
             if status == "infeasible":

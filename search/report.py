@@ -183,11 +183,13 @@ def summary_text(result: SearchResult, candidates: Sequence[CandidateSpec]) -> s
     t = result.times
     lines.append(
         f"wall {t.wall_s:.2f}s: evaluate {t.evaluate_s:.2f}s, revalidate {t.revalidate_s:.2f}s, "
-        f"executor start-up {t.executor_startup_s:.2f}s, tuner overhead {t.overhead_s:.2f}s "
+        f"executor start-up/close {t.executor_startup_s + t.executor_close_s:.2f}s, "
+        f"tuner overhead {t.overhead_s:.2f}s "
         f"({100 * t.overhead_frac:.1f}% of wall, {t.overhead_per_trial_ms:.1f} ms/trial)"
     )
     lines.append(
-        f"  overhead: setup {t.setup_s:.2f}s, sampler {t.sampler_s:.2f}s, storage {t.storage_s:.2f}s, "
+        f"  overhead: setup {t.setup_s:.2f}s, objective warm-up {t.warmup_wait_s:.2f}s, "
+        f"sampler {t.sampler_s:.2f}s, storage {t.storage_s:.2f}s, "
         f"feasibility checks {t.feasible_s:.2f}s, submit {t.submit_s:.2f}s, reports {t.report_s:.2f}s"
     )
     if result.revalidated:
@@ -204,8 +206,10 @@ def defaults_lines(result: SearchResult) -> list[str]:
         return []
     lines = ["", "defaults (evaluated first):"]
     for name, d in result.defaults.items():
+        msg = str(d.get("message") or "")
+        msg = msg if len(msg) <= 80 else msg[:79] + "…"
         what = (f"{d['time_us']:.3f} us" if d.get("status") == "ok" and d.get("time_us") is not None
-                else f"{d.get('status')}" + (f" ({d['message'][:80]})" if d.get("message") else ""))
+                else f"{d.get('status')}" + (f" ({msg})" if msg else ""))
         lines.append(f"  {name:<26} {json.dumps(d.get('params'))}: {what}")
     best = result.best_default()
     if best is None:

@@ -15,15 +15,26 @@ from test_search_toy import EDGE, FAST, SLOW, ToyObjective, _key, toy_candidates
 
 def _stored(run_dir, study_name, candidates):
     storage = f"sqlite:///{run_dir / 'study.db'}"
-    return {c.name: optuna.load_study(study_name=f"{study_name}::{c.name}", storage=storage).trials
-            for c in candidates}
+    return {
+        c.name: optuna.load_study(study_name=f"{study_name}::{c.name}", storage=storage).trials
+        for c in candidates
+    }
 
 
 def test_persistent_record_is_complete_and_consistent(tmp_path):
     obj = ToyObjective()
     cands = toy_candidates(edge=True)
-    r = run_search(obj, cands, budget=30, run_dir=tmp_path, study_name="p", executor=LocalExecutor(),
-                   timeout_per_trial_s=0.3, progress=False, plots=False)
+    r = run_search(
+        obj,
+        cands,
+        budget=30,
+        run_dir=tmp_path,
+        study_name="p",
+        executor=LocalExecutor(),
+        timeout_per_trial_s=0.3,
+        progress=False,
+        plots=False,
+    )
     stored = _stored(tmp_path, "p", cands)
     evaluated = 0
     for c in cands:
@@ -34,7 +45,8 @@ def test_persistent_record_is_complete_and_consistent(tmp_path):
             assert t.state in (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)
             assert t.datetime_start is not None and t.datetime_complete is not None
             res = t.user_attrs["result"]
-            decoded = {n: tun.ordered()[t.params[n]] for n, tun in zip(t.params, c.tunables, strict=True)}
+            domains = {tun.name: tun.ordered() for tun in c.tunables}
+            decoded = {n: domains[n][i] for n, i in t.params.items()}
             assert decoded == res["params"]  # stored index params match the decoded ones
             if t.state == TrialState.COMPLETE:
                 assert t.value == res["time_us"]
@@ -56,17 +68,26 @@ class _Spy(optuna.samplers.RandomSampler):
     seen: list = []
 
     def sample_independent(self, study, trial, param_name, param_distribution):
-        _Spy.seen.append([(t.state, dict(t.user_attrs), t.constraints)
-                          for t in study.get_trials(deepcopy=False)])
+        _Spy.seen.append(
+            [(t.state, dict(t.user_attrs), t.constraints) for t in study.get_trials(deepcopy=False)]
+        )
         return super().sample_independent(study, trial, param_name, param_distribution)
 
 
 def test_failed_evaluations_fail_in_storage_but_are_infeasible_to_the_sampler(tmp_path):
     spec = CandidateSpec(EDGE.name, EDGE.source, (TunableSpec("mode", (0, 3, 4, 5, 6), 0),))
     _Spy.seen = []
-    r = run_search(ToyObjective(), [spec], budget=10, sampler=lambda seed, c: _Spy(seed=seed),
-                   run_dir=tmp_path, study_name="f", executor=LocalExecutor(), progress=False,
-                   plots=False)
+    r = run_search(
+        ToyObjective(),
+        [spec],
+        budget=10,
+        sampler=lambda seed, c: _Spy(seed=seed),
+        run_dir=tmp_path,
+        study_name="f",
+        executor=LocalExecutor(),
+        progress=False,
+        plots=False,
+    )
     assert r.failed == {"build_error": 1}
     stored = _stored(tmp_path, "f", [spec])[spec.name]
     bad = [t for t in stored if t.user_attrs["status"] == "build_error"]
@@ -88,16 +109,27 @@ def test_each_point_is_checked_for_feasibility_once(tmp_path):
 
     obj = Counting()
     obj.checks = []
-    run_search(obj, [FAST], budget=60, run_dir=tmp_path, executor=LocalExecutor(),
-               progress=False, plots=False)
+    run_search(
+        obj,
+        [FAST],
+        budget=60,
+        run_dir=tmp_path,
+        executor=LocalExecutor(),
+        progress=False,
+        plots=False,
+    )
     assert len(obj.checks) == len(set(obj.checks))
 
 
 def test_defaults_first_and_in_the_summary(tmp_path):
     obj = ToyObjective()
-    r = run_search(obj, toy_candidates(), budget=20, run_dir=tmp_path, executor=LocalExecutor(),
-                   progress=False)
-    assert obj.calls[:2] == [_key(FAST.name, FAST.default_params()), _key(SLOW.name, SLOW.default_params())]
+    r = run_search(
+        obj, toy_candidates(), budget=20, run_dir=tmp_path, executor=LocalExecutor(), progress=False
+    )
+    assert obj.calls[:2] == [
+        _key(FAST.name, FAST.default_params()),
+        _key(SLOW.name, SLOW.default_params()),
+    ]
     for c in (FAST, SLOW):
         d = r.defaults[c.name]
         assert d["status"] == "ok" and d["params"] == c.default_params()
@@ -107,33 +139,67 @@ def test_defaults_first_and_in_the_summary(tmp_path):
     text = (tmp_path / "summary.txt").read_text()
     assert "defaults (evaluated first):" in text and "best default" in text
     assert "WORSE" not in text
-    assert json.loads((tmp_path / "summary.json").read_text())["defaults"][FAST.name]["time_us"] == t
+    assert (
+        json.loads((tmp_path / "summary.json").read_text())["defaults"][FAST.name]["time_us"] == t
+    )
 
 
 def test_infeasible_default_is_reported_and_the_search_goes_on(tmp_path):
-    spec = CandidateSpec("toy/fast", FAST.source, (TunableSpec("tile", (8, 16, 256), 256),
-                                                    TunableSpec("unroll", (1, 4), 4),
-                                                    TunableSpec("depth", (1, 2), 1)))
-    r = run_search(ToyObjective(), [spec], budget=5, run_dir=tmp_path, executor=LocalExecutor(),
-                   progress=False, plots=False)
+    spec = CandidateSpec(
+        "toy/fast",
+        FAST.source,
+        (
+            TunableSpec("tile", (8, 16, 256), 256),
+            TunableSpec("unroll", (1, 4), 4),
+            TunableSpec("depth", (1, 2), 1),
+        ),
+    )
+    r = run_search(
+        ToyObjective(),
+        [spec],
+        budget=5,
+        run_dir=tmp_path,
+        executor=LocalExecutor(),
+        progress=False,
+        plots=False,
+    )
     assert r.defaults["toy/fast"]["status"] == "infeasible"
     assert "UB overflow" in r.defaults["toy/fast"]["message"]
     assert r.best_default() is None and r.best is not None and r.evaluated == 5
 
 
 def test_timing_components_are_recorded(tmp_path):
-    r = run_search(ToyObjective(delay_s=0.01), toy_candidates(), budget=12, run_dir=tmp_path,
-                   executor=LocalExecutor(), progress=False, plots=False)
+    r = run_search(
+        ToyObjective(delay_s=0.01),
+        toy_candidates(),
+        budget=12,
+        run_dir=tmp_path,
+        executor=LocalExecutor(),
+        progress=False,
+        plots=False,
+    )
     t = r.times
     assert t.sampler_s > 0 and t.storage_s > 0 and t.feasible_s > 0 and t.loop_s > 0
     assert t.evaluate_s >= 12 * 0.01 and t.workers == 1
-    parts = t.setup_s + t.sampler_s + t.storage_s + t.feasible_s + t.submit_s + t.report_s
+    parts = (
+        t.setup_s
+        + t.warmup_wait_s
+        + t.sampler_s
+        + t.storage_s
+        + t.feasible_s
+        + t.submit_s
+        + t.report_s
+    )
     assert parts <= t.overhead_s + 1e-6
-    assert abs(t.wall_s - (t.overhead_s + t.wait_s + t.revalidate_s + t.executor_startup_s)) < 1e-6
+    one_off = t.executor_startup_s + t.executor_close_s
+    assert abs(t.wall_s - (t.overhead_s + t.wait_s + t.revalidate_s + one_off)) < 1e-6
+    assert t.warmup_s >= t.warmup_wait_s >= 0
 
 
 def test_resume_rebuilds_the_samplers_view(tmp_path):
-    kw = dict(run_dir=tmp_path, study_name="r", executor=LocalExecutor(), progress=False, plots=False)
+    kw = dict(
+        run_dir=tmp_path, study_name="r", executor=LocalExecutor(), progress=False, plots=False
+    )
     first = ToyObjective()
     run_search(first, toy_candidates(), budget=10, **kw)
     second = ToyObjective()
@@ -144,8 +210,14 @@ def test_resume_rebuilds_the_samplers_view(tmp_path):
 
 
 def test_grid_sampler_resumes_where_it_stopped(tmp_path):
-    kw = dict(sampler="grid", run_dir=tmp_path, study_name="g", executor=LocalExecutor(),
-              progress=False, plots=False)
+    kw = dict(
+        sampler="grid",
+        run_dir=tmp_path,
+        study_name="g",
+        executor=LocalExecutor(),
+        progress=False,
+        plots=False,
+    )
     spec = CandidateSpec("c", "k", (TunableSpec("x", tuple(range(12)), 0),))
 
     class Lin(ToyObjective):
