@@ -4,7 +4,7 @@ Golden files: ``tests/golden/<op>/`` pins the generated kernel source, plain til
 CANN op_host sources of ``add`` (tiles), ``softmax`` (rows) and ``max_middim`` (slabs). After an
 intended change to the lowering, regenerate them and review the diff:
 
-    ASCENDCRAFT_UPDATE_GOLDEN=1 /tmp/venv/bin/pytest tests/test_lowering_outputs.py -k golden
+    ASCENDCRAFT_UPDATE_GOLDEN=1 python -m pytest tests/test_lowering_outputs.py -k golden
 
 There is no CANN here, so the C++ checks are: the emulator form of every op is compiled for
 real by the project's emulator; the plain tiling header (with a small driver), the CANN op_host
