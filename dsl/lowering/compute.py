@@ -351,8 +351,8 @@ class _Compute:
         for i, g in enumerate(grids):
             v = f"gl.GetValue(b * 8 + {i})"
             cur = f"s_{g.target}"
-            expr = {"sum": f"{cur} + {v}", "max": f"({v} > {cur} ? {v} : {cur})",
-                    "min": f"({v} < {cur} ? {v} : {cur})"}[g.value.op]
+            expr = {"sum": f"{cur} + {v}", "max": f"acx_fmax({cur}, {v})",
+                    "min": f"acx_fmin({cur}, {v})"}[g.value.op]
             self.emit(f"    {cur} = {expr};")
         self.emit("}")
         self.emit("SetFlag<HardEvent::S_MTE2>(0);")
@@ -566,10 +566,7 @@ class _Compute:
             self.emit(f"{st} = {q.name}.DeQue<{t}>();")
         fo = self._new("col", "f32")
         oi = self._new("col", "i32")
-        mask = self.pools["mask"].get()
-        self.counter += 1
-        m = f"m{self.counter}"
-        self.emit(f"LocalTensor<uint8_t> {m} = {mask.name}.Get<uint8_t>();")
+        mask, m = self._mask()
         self.emit(f"for (int64_t kw = 0; kw < {kw}; ++kw) {{")
         self.indent += 1
         if loads:
@@ -737,6 +734,15 @@ class _Compute:
                 return Val(form, dtype, v.cpp, v.buf, temp=True)
         return self._new(form, dtype)
 
+    def _mask(self) -> tuple[Buffer, str]:
+        """A compare-result buffer from the mask pool and a named uint8 tensor over it; give
+        the buffer back with ``self.pools["mask"].put`` when the Select is emitted."""
+        mask = self.pools["mask"].get()
+        self.counter += 1
+        m = f"m{self.counter}"
+        self.emit(f"LocalTensor<uint8_t> {m} = {mask.name}.Get<uint8_t>();")
+        return mask, m
+
     def _done(self, operands: list[Val], dst: Val) -> None:
         for v in operands:
             if v.temp and v.buf is not None and not _same_storage(v, dst):
@@ -818,10 +824,7 @@ class _Compute:
         col = self._new("col", "f32")
         off = self._new("col", "i32")
         g = self._new("col", "f32")
-        mask = self.pools["mask"].get()
-        self.counter += 1
-        m = f"m{self.counter}"
-        self.emit(f"LocalTensor<uint8_t> {m} = {mask.name}.Get<uint8_t>();")
+        mask, m = self._mask()
         self.emit(f"CreateVecIndex({idx.cpp}, static_cast<int32_t>(0), static_cast<uint32_t>(wp));")
         self.emit(f"Muls({idx.cpp}, {idx.cpp}, static_cast<int32_t>(4), static_cast<int32_t>(wp));")
         self.emit(f"CreateVecIndex({col.cpp}, 0.0f, static_cast<uint32_t>(wp));")
@@ -950,11 +953,8 @@ class _Compute:
         self.emit(f"Muls({q.cpp}, {q.cpp}, {c(-1.0)}, {n});")
         self.emit(f"Adds({q.cpp}, {q.cpp}, {c(1.0)}, {n});")  # erf(|x|)
         self.emit(f"Muls({t.cpp}, {q.cpp}, {c(-1.0)}, {n});")  # -erf(|x|)
-        mask = self.pools["mask"].get()
-        m = f"m{self.counter}"
-        self.counter += 1
+        mask, m = self._mask()
         full = f"acx_align_up({n}, {256 // NBYTES[x.dtype]})"
-        self.emit(f"LocalTensor<uint8_t> {m} = {mask.name}.Get<uint8_t>();")
         self.emit(f"CompareScalar({m}, {x.cpp}, {c(0.0)}, CMPMODE::LT, {full});")
         d = self._dest(x.form, x.dtype, hint, [u], pre)
         self.emit(f"Select({d.cpp}, {m}, {t.cpp}, {q.cpp}, SELMODE::VSEL_TENSOR_TENSOR_MODE, {full});")
@@ -1058,10 +1058,7 @@ class _Compute:
         full = f"acx_align_up({n}, {256 // NBYTES[dtype]})"
         if x.form == "scalar" and y.form != "scalar":
             x, y, op = y, x, CMP_INVERSE[op]
-        mask = self.pools["mask"].get()
-        m = f"m{self.counter}"
-        self.counter += 1
-        self.emit(f"LocalTensor<uint8_t> {m} = {mask.name}.Get<uint8_t>();")
+        mask, m = self._mask()
         if b.form == "scalar":
             self.emit(f"CompareScalar({m}, {a.cpp}, static_cast<{ct}>({b.cpp}), CMPMODE::{CMP[op]}, {full});")
         else:
