@@ -22,6 +22,7 @@ from ascendcraft.search.builtin import ProposerError, propose
 
 from ascendcraft.cli import _first_feasible
 from ascendcraft.evaluate import Evaluator, prepare
+from ascendcraft.model import MODEL_VERSION
 from ascendcraft.tasks.registry import get_task, list_tasks
 
 
@@ -53,7 +54,7 @@ def main() -> None:
     tasks = [get_task(n) for n in a.ops.split(",")] if a.ops else list_tasks()
     print(f"{'op':28s} {'category':13s} {'modeled us':>11s} {'roofline us':>11s} {'% roof':>6s} "
           f"{'eager us':>10s} {'speedup':>7s} {'bound':8s} {'model s':>7s}  candidate")
-    fracs, walls = [], []
+    fracs, walls, speedups = [], [], []
     t_all = time.perf_counter()
     for task in tasks:
         try:
@@ -66,6 +67,7 @@ def main() -> None:
             continue
         fracs.append(r["roofline_frac"])
         walls.append(r["model_wall_s"])
+        speedups.append(r["speedup"])
         print(f"{task.name:28s} {task.category:13s} {r['modeled_us']:11.1f} {r['roofline_us']:11.1f} "
               f"{100 * r['roofline_frac']:6.1f} {r['eager_us']:10.1f} {r['speedup']:7.2f} {r['bound']:8s} "
               f"{r['model_wall_s']:7.2f}  {r['candidate']}", flush=True)
@@ -74,6 +76,10 @@ def main() -> None:
               f"roofline, min {100 * min(fracs):.1f}%, max {100 * max(fracs):.1f}%; model wall time "
               f"median {statistics.median(walls):.2f} s, max {max(walls):.2f} s, total "
               f"{time.perf_counter() - t_all:.0f} s including builds")
+        q = statistics.quantiles(speedups, n=4)
+        print(f"speedup vs the eager model (model {MODEL_VERSION}): median {statistics.median(speedups):.2f}x, "
+              f"quartiles {q[0]:.2f}-{q[2]:.2f}x, min {min(speedups):.2f}x, max {max(speedups):.2f}x; "
+              f"{sum(s > 1 for s in speedups)} of {len(speedups)} ops above 1.0x")
     if not a.skip_big:
         big = get_task("relu").with_shape((1 << 31,))
         ev = Evaluator(big, a.soc, seeds=(0,))

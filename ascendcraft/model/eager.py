@@ -2,15 +2,22 @@
 
 The reference runs on **meta tensors** under a ``TorchDispatchMode``, so every ATen op it
 dispatches is recorded with its shapes while nothing is allocated (8 GiB inputs are fine).
-Each recorded op is costed as one vendor library kernel:
+Each recorded op is costed as one vendor library kernel on the **same cost basis** as
+ascendcraft's own kernels (the SoC spec's tables, nothing eager-only):
 
-    op_us = host_dispatch_us + launch_us(all cores of the unit)
-            + max(bytes / (HBM peak x eager_efficiency), flops / (unit peak x eager_efficiency))
+* vector ops: ``launch_us(vector cores) + max(HBM bytes / (HBM x hbm_sustained_frac),
+  instruction cycles / vector cores)``. HBM bytes are one pass over the operands, or two
+  reads of the input when a row (the set one output depends on) does not fit in UB;
+  instruction cycles come from the op's recipe of instruction classes and the per-repeat
+  cycle table the timeline uses.
+* cube ops: the torch_npu matmul curve measured on hardware, ``launch_us(cube cores) +
+  eager_matmul_fill_us + flops / (cube peak of the *input* dtype x
+  eager_matmul_efficiency)`` (never below the HBM time of its operands).
 
-``eager_efficiency`` and ``host_dispatch_us`` come from the SoC spec, are the same for
-every op and are never tuned per task. Views and metadata ops cost nothing.
-Host dispatch is *added*, not overlapped with device time (see README: this favours
-neither side much at large sizes, and is stated in every report).
+Host dispatch is an asynchronous queue (torch_npu's task queue): the host enqueues op i at
+``i x host_dispatch_us`` and the device starts it when both it and the previous op are
+done, so the modeled time is the end of the device chain - the later of the two chains.
+The first op's dispatch is not counted: a custom kernel is dispatched once too.
 """
 
 from __future__ import annotations
@@ -39,7 +46,8 @@ FREE_OPS = frozenset({
 CUBE_OPS = frozenset({"mm", "bmm", "addmm", "baddbmm", "addbmm", "matmul", "convolution",
                       "_convolution", "addmv", "mv", "dot", "linear"})
 
-#: Vector element-ops per element for composite op kinds (default 1 per element).
+#: Vector element-ops per element for composite op kinds (default 1 per element). Used for
+#: the roofline's flop count and as the recipe length of ops without a recipe.
 FLOPS_PER_ELEM = {
     "_softmax": 5, "_log_softmax": 6, "softmax": 5, "log_softmax": 6,
     "native_layer_norm": 8, "native_group_norm": 8, "native_batch_norm": 8,
@@ -48,26 +56,95 @@ FLOPS_PER_ELEM = {
     "erf": 6, "pow": 2, "rsqrt": 1, "sqrt": 1, "exp": 1, "log": 1,
 }
 
+_U, _B, _T, _D, _F = "one_input", "two_input", "transcendental", "div", "fma"
+_RS, _RM = "whole_reduce_sum", "whole_reduce_maxmin"
+_NORM = (_RS, _B, _B, _RS, _U, _B, _F)  # mean, centre, square, variance, rsqrt, scale, affine
+
+#: Instruction classes (keys of the spec's ``vector_cycles_per_repeat``) a library kernel
+#: issues per repeat of its input, by ATen op. Ops not listed issue FLOPS_PER_ELEM[op]
+#: two-input instructions. Reductions accumulate with elementwise Add/Max (2 cycles) and
+#: fold once at the end; composite activations follow their usual exp/reciprocal forms.
+RECIPES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("relu", "abs", "neg", "reciprocal", "rsqrt", "clamp_min", "clamp_max",
+                     "leaky_relu", "fill", "clone", "copy", "_to_copy", "cat", "flip",
+                     "constant_pad_nd", "zeros_like", "ones_like", "full_like", "index_select",
+                     "gather", "masked_fill", "scalar_tensor", "zero", "logical_not",
+                     "bitwise_not"), (_U,)),
+    **dict.fromkeys(("clamp", "hardtanh", "sign"), (_U, _U)),
+    **dict.fromkeys(("add", "sub", "rsub", "mul", "maximum", "minimum", "where", "eq", "ne",
+                     "gt", "lt", "ge", "le", "logical_and", "logical_or", "bitwise_and",
+                     "bitwise_or", "sum", "mean", "amax", "amin", "max", "min", "prod",
+                     "nll_loss_forward", "lerp", "addcmul", "addcdiv"), (_B,)),
+    "div": (_D,), "exp": (_T,), "log": (_T,), "sqrt": (_T,), "log1p": (_U, _T),
+    "expm1": (_T, _U), "pow": (_T, _B, _T),
+    "sigmoid": (_U, _T, _U, _U),                 # Muls(-1), Exp, Adds(1), Reciprocal
+    "silu": (_U, _T, _U, _U, _B),
+    "tanh": (_U, _T, _U, _U, _D),
+    "softplus": (_T, _U, _T),
+    "elu": (_T, _U, _U, _B, _B),
+    "hardsigmoid": (_U, _U, _U), "hardswish": (_U, _U, _U, _B), "softsign": (_U, _U, _D),
+    "gelu": (_B, _U, _U, _T, _U, _U, _B, _B), "erf": (_B,) * 6,
+    "mish": (_T, _U, _T, _U, _T, _U, _U, _D, _B),
+    "var_mean": (_B, _B, _B), "var": (_B, _B, _B), "std": (_B, _B, _B, _T),
+    "linalg_vector_norm": (_B, _B), "norm": (_B, _B), "logsumexp": (_B, _B, _T, _B, _T),
+    "_softmax": (_RM, _B, _T, _RS, _D), "_log_softmax": (_RM, _B, _T, _RS, _T, _B),
+    "native_layer_norm": _NORM, "native_group_norm": _NORM, "native_batch_norm": _NORM,
+    "_native_batch_norm_legit": _NORM,
+    "_native_batch_norm_legit_no_training": (_B, _F),
+}
+
+#: Ops whose output element depends on a whole row (set) of the input: the row must fit in
+#: UB for one pass; otherwise a statistics pass reads the input once more.
+ROW_OPS = frozenset({"_softmax", "_log_softmax", "native_layer_norm", "native_group_norm",
+                     "native_batch_norm", "_native_batch_norm_legit"})
+#: Inclusive scans: log2(chunk) Hillis-Steele steps of one two-input op, plus the carry.
+SCAN_OPS = frozenset({"cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"})
+#: fp32 working copies of a row a one-pass row kernel keeps in UB (input, result, temporary).
+ROW_BUFFERS = 3
+#: Input bytes per tile of a streaming library kernel (at least one row for row ops). Its
+#: first load and compute are not overlapped (pipeline fill) [assumption: typical UB tile].
+LIBRARY_TILE_BYTES = 32 * 1024
+
+
+@dataclass
+class AtenCall:
+    """One dispatched ATen op with what its library kernel needs: traffic, work, row size."""
+
+    name: str
+    op: str
+    bytes: int
+    in_bytes: int
+    flops: float
+    unit: str
+    dtype: torch.dtype
+    elems: int
+    row: int = 0  # elements one output depends on (row ops and scans), 0 = elementwise
+
 
 @dataclass
 class EagerOp:
-    """One recorded ATen op with its traffic, work and modeled cost."""
+    """One recorded ATen op with its traffic, work and modeled device cost."""
 
     name: str
     bytes: int
     flops: float
     us: float
     unit: str = "vector"
+    passes: int = 1
+    start_us: float = 0.0
 
 
 @dataclass
 class EagerResult:
-    """Modeled time of the eager reference and its per-op breakdown."""
+    """Modeled time of the eager reference and its per-op breakdown. ``us`` is the end of the
+    device chain; ``host_us`` the host enqueue chain; ``device_busy_us`` the sum of kernels."""
 
     us: float
     ops: list[EagerOp] = field(default_factory=list)
     soc: str = ""
     label: str = "modeled"
+    host_us: float = 0.0
+    device_busy_us: float = 0.0
 
     @property
     def op_tuples(self) -> list[tuple[str, int, float, float]]:
@@ -95,10 +172,26 @@ def _cube_flops(name: str, args: Sequence[Any], out: torch.Tensor) -> float:
     return 2.0 * out.numel() * k + (out.numel() if name.startswith("add") else 0)
 
 
+def _row(name: str, args: Sequence[Any], x: torch.Tensor, out: torch.Tensor | None) -> int:
+    """Elements one output value depends on, for row ops and scans (0 otherwise)."""
+    if name in ("_softmax", "_log_softmax") or name in SCAN_OPS:
+        dim = args[1] if len(args) > 1 and isinstance(args[1], int) else -1
+        return int(x.shape[dim]) if x.dim() else 1
+    if name == "native_layer_norm":
+        return math.prod(int(d) for d in args[1])
+    if name == "native_group_norm":
+        c, hw, groups = int(args[4]), int(args[5]), int(args[6])
+        return c // max(1, groups) * hw
+    if name in ("native_batch_norm", "_native_batch_norm_legit"):
+        training = next((a for a in args[3:7] if isinstance(a, bool)), True)
+        return x.numel() // max(1, int(x.shape[1])) if training and x.dim() > 1 else 0
+    return 0
+
+
 class _Recorder(TorchDispatchMode):
     def __init__(self) -> None:
         super().__init__()
-        self.calls: list[tuple[str, int, float, str, torch.dtype]] = []
+        self.calls: list[AtenCall] = []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: D105
         kwargs = kwargs or {}
@@ -108,15 +201,19 @@ class _Recorder(TorchDispatchMode):
             return out
         ins = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
         outs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
-        nbytes = sum(_extent_bytes(t) for t in ins) + sum(_extent_bytes(t) for t in outs)
-        ref = outs[0] if outs else (ins[0] if ins else None)
-        dtype = ref.dtype if ref is not None else torch.float32
+        in_bytes = sum(_extent_bytes(t) for t in ins)
+        nbytes = in_bytes + sum(_extent_bytes(t) for t in outs)
+        ref = ins[0] if ins else (outs[0] if outs else None)
+        dtype = ref.dtype if ref is not None else torch.float32  # the dtype the kernel computes in
+        elems = max([t.numel() for t in ins + outs] or [0])
+        row = 0
         if name in CUBE_OPS and outs:
             flops, unit = _cube_flops(name, args, outs[0]), "cube"
         else:
-            elems = max([t.numel() for t in ins + outs] or [0])
             flops, unit = float(FLOPS_PER_ELEM.get(name, 1) * elems), "vector"
-        self.calls.append((str(func), nbytes, flops, unit, dtype))
+            if ins:
+                row = _row(name, args, ins[0], outs[0] if outs else None)
+        self.calls.append(AtenCall(str(func), name, nbytes, in_bytes, flops, unit, dtype, elems, row))
         return out
 
 
@@ -128,10 +225,9 @@ def _to_meta(x: Any) -> Any:
     return x
 
 
-def trace_aten_ops(reference: Callable[..., Any],
-                   inputs_meta: Sequence[Any]) -> list[tuple[str, int, float, str, torch.dtype]]:
-    """Run ``reference`` on meta tensors and list its non-view ATen ops (name, bytes, flops,
-    unit, dtype). Inputs may be tensors (any device; converted to meta) or (shape, dtype)."""
+def record_aten_ops(reference: Callable[..., Any], inputs_meta: Sequence[Any]) -> list[AtenCall]:
+    """Run ``reference`` on meta tensors and list its non-view ATen ops with their shapes'
+    costs. Inputs may be tensors (any device; converted to meta) or (shape, dtype)."""
     args = [_to_meta(x) for x in inputs_meta]
     rec = _Recorder()
     if isinstance(reference, torch.nn.Module):
@@ -145,22 +241,92 @@ def trace_aten_ops(reference: Callable[..., Any],
     return rec.calls
 
 
-def op_us(nbytes: float, flops: float, unit: str, dtype: torch.dtype, soc: SocSpec) -> float:
-    """Cost of one library kernel: dispatch + launch + near-roofline device time."""
-    eff = soc.eager_efficiency
-    dname = str(dtype).replace("torch.", "")
-    if unit == "cube":
-        peak, cores = soc.cube_peak_flops(dname), soc.cube_cores
-    else:
-        peak, cores = soc.vector_peak_flops(dname), soc.vector_cores
-    device = max(nbytes / (soc.hbm_gbps * 1e9 * eff), flops / (peak * eff)) * 1e6
-    return soc.host_dispatch_us + soc.launch_us(cores) + device
+def trace_aten_ops(reference: Callable[..., Any],
+                   inputs_meta: Sequence[Any]) -> list[tuple[str, int, float, str, torch.dtype]]:
+    """``(name, bytes, flops, unit, dtype)`` per non-view ATen op of ``reference``; dtype is
+    the kernel's input dtype (what sets the cube rate)."""
+    return [(c.name, c.bytes, c.flops, c.unit, c.dtype) for c in record_aten_ops(reference, inputs_meta)]
+
+
+def _dname(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def _passes(call: AtenCall, soc: SocSpec) -> int:
+    """1 when a row fits in UB (in fp32 working copies), else 2 (statistics pass first)."""
+    if call.op not in ROW_OPS or call.row <= 0:
+        return 1
+    return 1 if call.row * 4 * ROW_BUFFERS <= soc.ub_budget_kib * 1024 else 2
+
+
+def _recipe(call: AtenCall, soc: SocSpec) -> tuple[str, ...]:
+    if call.op in SCAN_OPS:
+        chunk = min(max(1, call.row), soc.ub_budget_kib * 1024 // (4 * ROW_BUFFERS))
+        steps = max(1, math.ceil(math.log2(max(2, chunk))))
+        extra = (_T, _T) if call.op == "logcumsumexp" else ()
+        return (_B,) * (steps + 1) + extra
+    return RECIPES.get(call.op, (_B,) * int(FLOPS_PER_ELEM.get(call.op, 1)))
+
+
+def vector_kernel_us(call: AtenCall, soc: SocSpec) -> tuple[float, int]:
+    """Device time of a vector library kernel and its passes over the input."""
+    passes = _passes(call, soc)
+    hbm_bytes = call.bytes + (passes - 1) * call.in_bytes
+    mem_us = hbm_bytes / (soc.hbm_gbps * 1e3 * soc.hbm_sustained_frac)
+    recipe = _recipe(call, soc)
+    dt = call.dtype
+    work = "float32" if dt in (torch.float32, torch.bfloat16, torch.int32, torch.int64, torch.float64) else "float16"
+    if dt == torch.bfloat16:  # bf16 math runs in fp32: a Cast in and a Cast out
+        recipe = (_U, *recipe, _U)
+    esize = 4 if work == "float32" else 2
+    repeats = math.ceil(call.elems * esize / 256)
+    cycles = sum(soc.class_cycles(c, work) + soc.vector_call_overhead_cycles / 255 for c in recipe)
+    vec_us = repeats * cycles / soc.vector_cores * soc.vector_cycle_ns / 1e3
+    # pipeline fill: the first tile is loaded (at one core's HBM share) and computed before
+    # the streams overlap - what the timeline shows for a double-buffered kernel
+    tile = min(call.in_bytes, max(LIBRARY_TILE_BYTES, call.row * esize if passes == 1 else 0))
+    share = soc.hbm_gbps * 1e3 * soc.hbm_sustained_frac / soc.vector_cores
+    fill_us = tile / share + math.ceil(tile / 256) * cycles * soc.vector_cycle_ns / 1e3
+    return soc.launch_us(soc.vector_cores) + max(mem_us, vec_us) + fill_us, passes
+
+
+def cube_kernel_us(call: AtenCall, soc: SocSpec) -> float:
+    """Device time of a library matmul: the measured torch_npu curve on the input dtype's peak."""
+    peak = soc.cube_peak_flops(_dname(call.dtype))
+    compute_us = call.flops / (peak * soc.eager_matmul_efficiency) * 1e6
+    mem_us = call.bytes / (soc.hbm_gbps * 1e3 * soc.hbm_sustained_frac)
+    return soc.launch_us(soc.cube_cores) + soc.eager_matmul_fill_us + max(compute_us, mem_us)
+
+
+def library_kernel_us(call: AtenCall, soc: SocSpec | str | None = None) -> tuple[float, int]:
+    """Modeled device time (us) of the library kernel for one ATen op, and its passes."""
+    soc = load_soc(soc)
+    if call.unit == "cube":
+        return cube_kernel_us(call, soc), 1
+    return vector_kernel_us(call, soc)
+
+
+def queue_us(device_us: Sequence[float], host_us: float) -> tuple[float, list[float]]:
+    """End of the device chain and each op's start when the host enqueues op i at
+    ``i x host_us`` and the device runs ops in order as soon as each is enqueued."""
+    t, starts = 0.0, []
+    for i, d in enumerate(device_us):
+        start = max(t, i * host_us)
+        starts.append(start)
+        t = start + d
+    return t, starts
 
 
 def eager_us(reference: Callable[..., Any], inputs_meta: Sequence[Any],
              soc: SocSpec | str | None = None) -> EagerResult:
     """Modeled time of running ``reference`` eagerly, op by op, on ``soc``."""
     soc = load_soc(soc)
-    ops = [EagerOp(name, nb, fl, op_us(nb, fl, unit, dt, soc), unit)
-           for name, nb, fl, unit, dt in trace_aten_ops(reference, inputs_meta)]
-    return EagerResult(us=sum(o.us for o in ops), ops=ops, soc=soc.name)
+    ops = []
+    for c in record_aten_ops(reference, inputs_meta):
+        us, passes = library_kernel_us(c, soc)
+        ops.append(EagerOp(c.name, c.bytes, c.flops, us, c.unit, passes))
+    end, starts = queue_us([o.us for o in ops], soc.host_dispatch_us)
+    for o, s in zip(ops, starts, strict=True):
+        o.start_us = s
+    return EagerResult(us=end, ops=ops, soc=soc.name, host_us=len(ops) * soc.host_dispatch_us,
+                       device_busy_us=sum(o.us for o in ops))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import MODEL_VERSION
 from .eager import EagerResult
 from .timeline import PIPE_NAMES, ModelResult
 
@@ -11,7 +12,7 @@ from .timeline import PIPE_NAMES, ModelResult
 def report_fields(result: ModelResult, roofline_us: float,
                   eager: EagerResult | float | None = None) -> dict[str, Any]:
     """Dict with soc, modeled_us, eager_us, speedup, roofline_us, roofline_frac, bound,
-    pipes, timing. ``roofline_frac`` is clamped into (0, 1]; a clamp means the roofline
+    pipes, timing ("modeled") and model_version (:data:`MODEL_VERSION`). ``roofline_frac`` is clamped into (0, 1]; a clamp means the roofline
     inputs (bytes / flops) disagree with the trace and is flagged in ``roofline_violation``."""
     e_us = eager.us if isinstance(eager, EagerResult) else eager
     frac = roofline_us / result.time_us if result.time_us > 0 else 1.0
@@ -25,6 +26,7 @@ def report_fields(result: ModelResult, roofline_us: float,
         "bound": result.bound,
         "pipes": {k: round(v, 4) for k, v in result.pipe_util.items()},
         "timing": "modeled",
+        "model_version": MODEL_VERSION,
     }
     if frac > 1.0 + 1e-9:
         out["roofline_violation"] = frac
@@ -34,7 +36,7 @@ def report_fields(result: ModelResult, roofline_us: float,
 def breakdown_text(result: ModelResult) -> str:
     """Human-readable per-pipe breakdown of the critical core."""
     lines = [
-        f"{result.soc}: {result.time_us:.2f} us modeled ({result.label}) = "
+        f"{result.soc}: {result.time_us:.2f} us modeled ({result.label}, model {MODEL_VERSION}) = "
         f"{result.launch_us:.2f} us launch + {result.kernel_us:.2f} us kernel, "
         f"block_dim {result.block_dim}, bound: {result.bound}",
         f"{'pipe':<6}{'busy us':>12}{'util':>8}",

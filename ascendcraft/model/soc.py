@@ -136,7 +136,8 @@ class SocSpec:
     aligned32_factor: float
     unaligned_factor: float
     host_dispatch_us: float
-    eager_efficiency: float
+    eager_matmul_fill_us: float
+    eager_matmul_efficiency: float
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     mmad_macs_per_cycle: dict[str, float] = field(default_factory=dict, compare=False)
 
@@ -165,6 +166,11 @@ class SocSpec:
         cls = OP_CLASS[Op(op)]
         return float(self.vector_cycles_per_repeat[cls][dtype_row(dtype)])
 
+    def class_cycles(self, cls: str, dtype: str = "float32") -> float:
+        """Cycles per 256 B repeat of an instruction class for a dtype name (the cited table)."""
+        row = "f32" if dtype in ("float32", "fp32", "f32", "int32", "int64", "float64") else "f16"
+        return float(self.vector_cycles_per_repeat[cls][row])
+
     def vector_peak_flops(self, dtype: str = "float32") -> float:
         """Chip vector peak in element-ops/s: all vector cores, one 256 B repeat per cycle."""
         elem = 4 if dtype in ("float32", "fp32", "f32", "int32") else 2
@@ -172,8 +178,8 @@ class SocSpec:
         return self.vector_cores * self.vector_clock_mhz * 1e6 * (256 / elem) / best
 
     def macs_per_cycle(self, dtype: str | int = "float16") -> float:
-        """Cube MACs per cycle for an input dtype (name or trace DType): one fractal product
-        per cycle - 4096 fp16/bf16, 2048 fp32, 8192 int8 (the spec's ``macs_per_cycle``)."""
+        """Cube MACs per cycle for an input dtype (name or trace DType), the spec's
+        ``macs_per_cycle``: 4096 fp16/bf16, 1024 fp32, 8192 int8 on 910B."""
         key = _MAC_KEY.get(dtype if isinstance(dtype, str) else int(dtype), "f16")
         if key in self.mmad_macs_per_cycle:
             return float(self.mmad_macs_per_cycle[key])
@@ -209,7 +215,7 @@ def _build(raw: dict[str, Any]) -> SocSpec:
         nb = float(p["small_bytes"])
         latency = max(0.0, nb / small - nb / peak)
         paths[pname] = PathSpec(pname, latency, peak, p["source"])
-    mm, la, al = g["mmad"], g["launch"], g["align"]
+    mm, la, al, em = g["mmad"], g["launch"], g["align"], g["eager_matmul"]
     return SocSpec(
         name=raw["name"], organisation=g["organisation"],
         cube_cores=int(g["cube_cores"]), vector_cores=int(g["vector_cores"]),
@@ -226,7 +232,8 @@ def _build(raw: dict[str, Any]) -> SocSpec:
         launch_base_us=float(la["base_us"]), launch_per_block_us=float(la["per_block_us"]),
         sync_all_us=float(g["sync_all_us"]),
         aligned32_factor=float(al["aligned32_factor"]), unaligned_factor=float(al["unaligned_factor"]),
-        host_dispatch_us=float(g["host_dispatch_us"]), eager_efficiency=float(g["eager_efficiency"]),
+        host_dispatch_us=float(g["host_dispatch_us"]),
+        eager_matmul_fill_us=float(em["fill_us"]), eager_matmul_efficiency=float(em["efficiency"]),
         sources=src,
         mmad_macs_per_cycle={k: float(v) for k, v in mm.get("macs_per_cycle", {}).items()},
     )
