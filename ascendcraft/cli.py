@@ -482,6 +482,9 @@ def _validate(args: argparse.Namespace) -> None:
         known = list_socs()
         if soc not in known:
             raise UserError(f"unknown SoC {soc!r}; known SoCs: {', '.join(known)}")
+    for flag in ("out", "storage", "study", "dsl", "task", "op"):
+        if getattr(args, flag, None) == "":
+            raise UserError(f"--{flag} is empty")
     if getattr(args, "resume", False) and not args.out:
         raise UserError("--resume needs --out: the run directory of the run to continue")
 

@@ -262,6 +262,11 @@ def open_storage(storage: str | BaseStorage | None, run_dir: Path) -> tuple[Base
     if isinstance(storage, BaseStorage):
         return storage, None
     url = storage or f"sqlite:///{(run_dir / 'study.db').resolve()}"
+    if url.startswith("sqlite") and _sqlite_file(url) is None:
+        raise SearchSetupError(
+            f"storage {url} is an in-memory SQLite database, which keeps nothing (and is not "
+            f"shared between connections); give a file, e.g. sqlite:///study.db, or leave the "
+            f"storage out for one in the run directory")
     db_file = _sqlite_file(url)
     if db_file is not None and db_file.is_file() and db_file.stat().st_size == 0:
         raise SearchSetupError(
@@ -293,15 +298,15 @@ def store_error(url: str | None, exc: BaseException) -> SearchSetupError:
     where = _redact(url) or "the given storage"
     text = " ".join(str(getattr(exc, "orig", None) or exc).split())
     text = text.split(" (Background on this error", 1)[0].split(" [SQL:", 1)[0][:300]
-    is_file = _sqlite_file(url or "") is not None
+    db_file = _sqlite_file(url or "")
     if isinstance(exc, (sa.NoSuchModuleError, sa.ArgumentError, ImportError)):
         why = (f"is not a usable database URL ({text}); give an SQLAlchemy URL such as "
                f"sqlite:///study.db or postgresql://user@host/db")
-    elif is_file and isinstance(exc, sa.OperationalError):
-        why = f"cannot be opened ({text})"
-    elif is_file and isinstance(exc, sa.DatabaseError):
+    elif db_file is not None and db_file.is_file() and isinstance(exc, sa.DatabaseError):
         why = (f"cannot be read as a study store ({text}): the file is damaged or is not an "
                f"SQLite database; it is not replaced - move it away to start a new run")
+    elif db_file is not None and isinstance(exc, sa.OperationalError):
+        why = f"cannot be opened ({text})"
     elif isinstance(exc, (sa.OperationalError, sa.InterfaceError)):
         why = f"cannot be reached ({text}); is the database server running and the URL right?"
     else:

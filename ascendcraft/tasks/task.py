@@ -77,10 +77,10 @@ def dtype_name(dtype: torch.dtype) -> str:
 def parse_shape(shape: str | Sequence[int]) -> Shape:
     """Parse ``"1x500000"`` / ``"1,500000"`` / ``"(1, 500000)"`` or a sequence of ints."""
     if isinstance(shape, str):
-        text = shape.strip().strip("()[]").strip()
+        text = shape.strip().strip("()[]").strip().rstrip(",").strip()
         if not text:
             return ()
-        parts = [p for p in re.split(r"[x×*,\s]+", text) if p]
+        parts = re.split(r"\s*[x×*,]\s*|\s+", text)
         try:
             dims = tuple(int(p) for p in parts)
         except ValueError:
