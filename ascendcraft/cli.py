@@ -393,7 +393,7 @@ def _in_domain(kind: str, args: tuple[int, ...], v: int) -> bool:
 
 # ---------------------------------------------------------------- tune
 def cmd_tune(args: argparse.Namespace) -> int:
-    from .search.driver import SearchInterrupted, SearchSetupError
+    from .search.driver import SearchInterrupted
     from .tuning import run_dir_for, tune
 
     task = _load_task(args)
@@ -401,8 +401,6 @@ def cmd_tune(args: argparse.Namespace) -> int:
     args.run_dir = run_dir_for(task, args.out)  # also where an internal error's traceback goes
     try:
         summary = tune(task, args, candidates=candidates, run_dir=args.run_dir)
-    except SearchSetupError as e:
-        raise UserError(str(e)) from None
     except SearchInterrupted as stop:
         partial = getattr(stop, "summary", None) or {}
         if args.json:
@@ -490,10 +488,17 @@ def _validate(args: argparse.Namespace) -> None:
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
-    from .search.driver import SearchSetupError
-    from .tasks.task import TaskError
+    """UserError and the user-facing errors of the layers below (imported only if they can
+    be: the error report itself must not fail)."""
+    import importlib
 
-    return UserError, TaskError, SearchSetupError
+    found: list[type[BaseException]] = [UserError]
+    for module, name in (("tasks.task", "TaskError"), ("search.driver", "SearchSetupError")):
+        try:
+            found.append(getattr(importlib.import_module(f"ascendcraft.{module}"), name))
+        except Exception:  # noqa: BLE001, S112 - then it is reported as an internal error
+            continue
+    return tuple(found)
 
 
 def _internal_error(args: argparse.Namespace, exc: BaseException) -> str:
@@ -509,7 +514,7 @@ def _internal_error(args: argparse.Namespace, exc: BaseException) -> str:
     for path in places:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(f"ascendcraft {' '.join(sys.argv[1:])}\n\n{text}")
+            path.write_text(f"ascendcraft {' '.join(getattr(args, 'argv', []))}\n\n{text}")
         except OSError:
             continue
         where = f"written to {path}"
@@ -521,6 +526,7 @@ def _internal_error(args: argparse.Namespace, exc: BaseException) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         _validate(args)
         return int(args.fn(args) or 0)

@@ -435,6 +435,7 @@ class _Progress:
         if self.enabled:
             sys.stderr.write("\n")
             sys.stderr.flush()
+            self.enabled = False
 
 
 class _DriverLock:
@@ -719,7 +720,7 @@ class _Search:
     # ---- resume -------------------------------------------------------------------------
     def _load(self, c: _Cand, trials: list[FrozenTrial]) -> None:
         """Rebuild the candidate's state (and its in-memory study) from storage; re-queue
-        trials a dead run left RUNNING (or WAITING)."""
+        trials a dead run left RUNNING (or WAITING) and those a signal interrupted."""
         finished = []
         pending = {int(k[len(REQUEUE_PREFIX):]) for k, v in c.pstudy.user_attrs.items()
                    if k.startswith(REQUEUE_PREFIX) and v}
@@ -1161,6 +1162,7 @@ def run_search(
         executor = LocalExecutor() if n <= 1 else RayExecutor(n)
     stop = StopSignals()
     stop.install()
+    search: _Search | None = None
     verbosity = optuna.logging.get_verbosity()
     optuna.logging.set_verbosity(optuna.logging.ERROR)  # e.g. GridSampler re-visit notes
     try:
@@ -1230,6 +1232,8 @@ def run_search(
                 raise SearchInterrupted(stop.name, result)
             return result
     finally:
+        if search is not None:
+            search.log.close()
         stop.restore()
         optuna.logging.set_verbosity(verbosity)
         lock.release()
