@@ -103,23 +103,81 @@ def candidate_specs(cands) -> list[CandidateSpec]:
     return out
 
 
-def tune(task, args: argparse.Namespace, candidates) -> dict[str, Any]:
-    """Run the search for one task and return the summary dict printed by --json."""
-    from .search.driver import run_search
+def run_dir_for(task, out: str | None) -> Path:
+    """The run directory: ``--out``, or a new ``results/runs/<task>-<time>``."""
+    return Path(out) if out else Path("results") / "runs" / f"{task.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def run_identity(task, ref: TaskRef, soc: str) -> dict[str, Any]:
+    """What this run's trials measure (the driver adds the candidates' source hashes): a
+    resume with any difference would mix incomparable times, so it is refused."""
+    from importlib import metadata
+
+    from .model import MODEL_VERSION
+    from .search.identity import source_hash
+    from .tasks.task import dtype_name
+
+    try:
+        version = metadata.version("ascendcraft")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    if ref.task_file:
+        what, digest = f"task file {Path(ref.task_file).name}", source_hash(task.source)
+    else:
+        what, digest = f"op {ref.op}", None
+    return {
+        "task": what,
+        "task_sha256": digest,
+        "shapes": [list(s) for s in task.shapes],
+        "dtype": dtype_name(task.dtype),
+        "soc": soc,
+        "ascendcraft_version": version,
+        "model_version": MODEL_VERSION,
+    }
+
+
+def tune(task, args: argparse.Namespace, candidates, run_dir: Path | None = None) -> dict[str, Any]:
+    """Run the search for one task and return the summary dict printed by --json.
+
+    A signal stopping the run raises :class:`~ascendcraft.search.driver.SearchInterrupted`
+    after the partial summary is written; its ``summary`` attribute holds this dict."""
+    from .search.driver import SearchInterrupted, run_search
 
     ref = TaskRef(op=args.op, task_file=args.task, shape=args.shape, dtype=args.dtype)
-    run_dir = Path(args.out) if args.out else Path("results") / "runs" / f"{task.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    run_dir = run_dir or run_dir_for(task, args.out)
     specs = candidate_specs(candidates)
-    result = run_search(
-        KernelObjective(ref, args.soc), specs, budget=args.budget, sampler=args.sampler, seed=args.seed,
-        storage=args.storage, study_name=args.study, resume=args.resume, workers=args.workers,
-        run_dir=run_dir, timeout_per_trial_s=args.timeout_per_trial, progress=not args.json,
-    )
+    try:
+        result = run_search(
+            KernelObjective(ref, args.soc), specs, budget=args.budget, sampler=args.sampler,
+            seed=args.seed, storage=args.storage, study_name=args.study, resume=args.resume,
+            workers=args.workers, run_dir=run_dir, timeout_per_trial_s=args.timeout_per_trial,
+            progress=not args.json, identity=run_identity(task, ref, args.soc),
+        )
+    except SearchInterrupted as stop:
+        stop.summary = _summary(task, stop.result, run_dir)
+        raise
+    summary = _summary(task, result, run_dir)
+    if not args.json:
+        txt = run_dir / "summary.txt"
+        if txt.exists():
+            print(txt.read_text())
+        b = summary["best"]
+        if b["correct"]:
+            print(f"winner: {b['candidate']} {b['params']} — modeled {b['modeled_us']:.1f} us, "
+                  f"{(b['speedup'] or 0):.2f}x vs eager model, {(b['roofline_frac'] or 0) * 100:.0f}% of roofline "
+                  f"(modeled, not measured)")
+        else:
+            print("no correct kernel found")
+        print(f"run directory: {run_dir}")
+    return summary
+
+
+def _summary(task, result, run_dir: Path) -> dict[str, Any]:
     d = result.to_dict()
     best = d.get("best") or {}
     outcome = best.get("outcome") or {}
     metrics = outcome.get("metrics") or {}
-    summary = {
+    return {
         "op": task.name,
         "trials": d.get("evaluated"),
         "failed": d.get("failed"),
@@ -139,18 +197,6 @@ def tune(task, args: argparse.Namespace, candidates) -> dict[str, Any]:
         "defaults": {name: {"params": e.get("params"), "status": e.get("status"),
                             "modeled_us": e.get("time_us")}
                      for name, e in (d.get("defaults") or {}).items()},
+        "partial": d.get("partial"),
         "run_dir": str(run_dir),
     }
-    if not args.json:
-        txt = run_dir / "summary.txt"
-        if txt.exists():
-            print(txt.read_text())
-        b = summary["best"]
-        if b["correct"]:
-            print(f"winner: {b['candidate']} {b['params']} — modeled {b['modeled_us']:.1f} us, "
-                  f"{(b['speedup'] or 0):.2f}x vs eager model, {(b['roofline_frac'] or 0) * 100:.0f}% of roofline "
-                  f"(modeled, not measured)")
-        else:
-            print("no correct kernel found")
-        print(f"run directory: {run_dir}")
-    return summary

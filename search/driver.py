@@ -39,7 +39,17 @@ Design (see DESIGN.md §9):
   candidates (every feasible point seen) drop out.
 * **Resume**: trials a killed driver left RUNNING are told FAIL (``status=interrupted``) and
   re-enqueued with the same params (``requeued_from``); finished trials are kept, and the run
-  continues until exactly ``budget`` evaluated trials exist in storage.
+  continues until exactly ``budget`` evaluated trials exist in storage.  A trial still owed a
+  re-run carries the study attribute ``requeue:<number>`` until its re-run is recorded, so a
+  resume that dies early loses nothing either.
+* **What a run is**: the run directory's ``run.json`` and every study record the task, shapes,
+  dtype, SoC, versions and candidate source hashes (:mod:`ascendcraft.search.identity`); a
+  resume that differs in any of them, that finds no trials, or whose store is empty or
+  damaged is refused with :class:`SearchSetupError` (a damaged store is never replaced).
+* **Signals**: SIGINT/SIGTERM stop the run at a safe point (:mod:`ascendcraft.search.stop`):
+  trials in flight are told FAIL (``status=interrupted``, ``requeue:<number>`` set), no more
+  re-validation, ``trials.jsonl`` and a summary marked partial are written, and
+  :class:`SearchInterrupted` is raised.
 """
 
 from __future__ import annotations
@@ -69,6 +79,7 @@ from ascendcraft.cluster.executor import (
     checked_outcome,
     crash_outcome,
 )
+from ascendcraft.search import identity as run_identity
 from ascendcraft.search.space import (
     FAILED_STATUSES,
     CandidateSpec,
@@ -76,15 +87,34 @@ from ascendcraft.search.space import (
     TrialOutcome,
     validate_candidates,
 )
+from ascendcraft.search.stop import Stop, StopSignals
 from optuna.distributions import IntDistribution
 from optuna.samplers import BaseSampler
 from optuna.storages import BaseStorage, RDBStorage
 from optuna.trial import FrozenTrial, Trial, TrialState
 
 SAMPLERS = ("tpe", "random", "grid", "cmaes", "gp")
+# study attribute ``requeue:<number>`` = True: a resume must re-run that interrupted trial
+# (on the study, not the trial: finished trials are immutable in Optuna)
+REQUEUE_PREFIX = "requeue:"
 MISS_CAP = 2  # consecutive infeasible/duplicate proposals before enumerating unseen points
 ENUM_LIMIT = 50_000  # enumerate the whole space below this size, sample it above
 Key = tuple[int, ...]
+
+
+class SearchSetupError(ValueError):
+    """The run cannot start as asked (run directory, storage, resume); the message is one
+    paragraph for the user."""
+
+
+class SearchInterrupted(KeyboardInterrupt):
+    """SIGINT/SIGTERM stopped the run after its bookkeeping: in-flight trials were recorded
+    as interrupted (a resume re-runs them) and the partial summary was written."""
+
+    def __init__(self, signal_name: str, result: SearchResult) -> None:
+        super().__init__(signal_name)
+        self.signal_name = signal_name
+        self.result = result
 
 
 @dataclass
@@ -143,6 +173,8 @@ class SearchResult:
     # every candidate's default parameters, evaluated first: {candidate: {"params", "status",
     # "time_us", "trial_number", "message"}} (status "not evaluated" if the budget ran out)
     defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # set when a signal stopped the run early: "interrupted by SIGINT" (the summary is partial)
+    partial: str | None = None
 
     def best_default(self) -> tuple[str, float] | None:
         """The fastest correct default: (candidate, time_us), or None."""
@@ -182,6 +214,7 @@ class SearchResult:
             "trials_per_candidate": self.trials_per_candidate,
             "revalidated": self.revalidated,
             "defaults": self.defaults,
+            "partial": self.partial,
             "times": self.times.__dict__,
         }
 
@@ -222,16 +255,63 @@ def make_sampler(name: str, seed: int, candidate: CandidateSpec) -> BaseSampler:
 
 
 def open_storage(storage: str | BaseStorage | None, run_dir: Path) -> tuple[BaseStorage, str | None]:
-    """An Optuna storage for a URL (SQLite file in the run dir by default)."""
+    """An Optuna storage for a URL (SQLite file in the run dir by default).
+
+    A URL that names no usable database, a server that does not answer, and a store that is
+    empty or damaged raise :class:`SearchSetupError`: a damaged store is never replaced."""
     if isinstance(storage, BaseStorage):
         return storage, None
     url = storage or f"sqlite:///{(run_dir / 'study.db').resolve()}"
-    if url.startswith("sqlite"):
-        rdb = RDBStorage(url, engine_kwargs={"connect_args": {"timeout": 60}})
-        _tune_sqlite(rdb)
-    else:
-        rdb = RDBStorage(sqlalchemy_url(url), engine_kwargs={"pool_pre_ping": True})
+    if url.startswith("sqlite") and _sqlite_file(url) is None:
+        raise SearchSetupError(
+            f"storage {url} is an in-memory SQLite database, which keeps nothing (and is not "
+            f"shared between connections); give a file, e.g. sqlite:///study.db, or leave the "
+            f"storage out for one in the run directory")
+    db_file = _sqlite_file(url)
+    if db_file is not None and db_file.is_file() and db_file.stat().st_size == 0:
+        raise SearchSetupError(
+            f"study store {db_file} is empty (0 bytes): it was truncated or damaged, and is not "
+            f"replaced; move it away (or delete it) to start a new run there")
+    try:
+        if url.startswith("sqlite"):
+            rdb = RDBStorage(url, engine_kwargs={"connect_args": {"timeout": 60}})
+            _tune_sqlite(rdb)
+        else:
+            rdb = RDBStorage(sqlalchemy_url(url), engine_kwargs={"pool_pre_ping": True})
+    except Exception as e:  # noqa: BLE001 - SQLAlchemy, driver imports, Optuna schema checks
+        raise store_error(url, e) from None
     return rdb, url
+
+
+def _sqlite_file(url: str) -> Path | None:
+    """The database file of a ``sqlite:///path`` URL (None for memory or other databases)."""
+    if not url.startswith("sqlite:///"):
+        return None
+    path = url[len("sqlite:///"):].split("?", 1)[0]
+    return Path(path) if path and path != ":memory:" else None
+
+
+def store_error(url: str | None, exc: BaseException) -> SearchSetupError:
+    """One paragraph for a storage that cannot be used, by what went wrong."""
+    import sqlalchemy.exc as sa
+
+    where = _redact(url) or "the given storage"
+    text = " ".join(str(getattr(exc, "orig", None) or exc).split())
+    text = text.split(" (Background on this error", 1)[0].split(" [SQL:", 1)[0][:300]
+    db_file = _sqlite_file(url or "")
+    if isinstance(exc, (sa.NoSuchModuleError, sa.ArgumentError, ImportError)):
+        why = (f"is not a usable database URL ({text}); give an SQLAlchemy URL such as "
+               f"sqlite:///study.db or postgresql://user@host/db")
+    elif db_file is not None and db_file.is_file() and isinstance(exc, sa.DatabaseError):
+        why = (f"cannot be read as a study store ({text}): the file is damaged or is not an "
+               f"SQLite database; it is not replaced - move it away to start a new run")
+    elif db_file is not None and isinstance(exc, sa.OperationalError):
+        why = f"cannot be opened ({text})"
+    elif isinstance(exc, (sa.OperationalError, sa.InterfaceError)):
+        why = f"cannot be reached ({text}); is the database server running and the URL right?"
+    else:
+        why = f"cannot be used as a study store ({type(exc).__name__}: {text})"
+    return SearchSetupError(f"storage {where} {why}")
 
 
 def sqlalchemy_url(url: str) -> str:
@@ -355,6 +435,7 @@ class _Progress:
         if self.enabled:
             sys.stderr.write("\n")
             sys.stderr.flush()
+            self.enabled = False
 
 
 class _DriverLock:
@@ -372,9 +453,9 @@ class _DriverLock:
                 info = {}
             pid = int(info.get("pid", 0) or 0)
             if info.get("host") == host and pid and pid != os.getpid() and _pid_alive(pid):
-                raise RuntimeError(
-                    f"another driver (pid {pid}) is running in {self.path.parent}; "
-                    "stop it before resuming"
+                raise SearchSetupError(
+                    f"another run (pid {pid}, started {_ago(info.get('since'))}) is using "
+                    f"{self.path.parent}; wait for it or stop it before resuming"
                 )
         self.path.write_text(json.dumps({"pid": os.getpid(), "host": host, "since": time.time()}))
 
@@ -385,6 +466,19 @@ class _DriverLock:
                 self.path.unlink()
         except (OSError, ValueError):
             pass
+
+
+def waited_part(start: float, end: float, ready: float) -> float:
+    """How much of the interval [start, end] lies after ``ready``: never more than
+    ``end - start``, whatever the order of the three readings."""
+    return max(0.0, end - max(ready, start))
+
+
+def _ago(since: Any) -> str:
+    try:
+        return f"{max(0.0, time.time() - float(since)):.0f} s ago"
+    except (TypeError, ValueError):
+        return "at an unknown time"
 
 
 def _pid_alive(pid: int) -> bool:
@@ -414,10 +508,20 @@ class _WarmUp(threading.Thread):
         self.candidates = list(candidates)
         self.plots = plots
         self.verdicts: dict[str, str | None] = {}
-        self.elapsed = 0.0
+        self.t_start = self.t_end = 0.0  # perf_counter readings, taken in this thread
+
+    @property
+    def elapsed(self) -> float:
+        return self.t_end - self.t_start
 
     def run(self) -> None:
-        t0 = time.perf_counter()
+        self.t_start = time.perf_counter()
+        try:
+            self._check_all()
+        finally:
+            self.t_end = time.perf_counter()
+
+    def _check_all(self) -> None:
         for c in self.candidates:
             try:
                 reason = self.objective.feasible(c, c.default_params())
@@ -431,7 +535,6 @@ class _WarmUp(threading.Thread):
                 _plt()
             except Exception:  # noqa: BLE001 - the report imports it again and says why
                 pass
-        self.elapsed = time.perf_counter() - t0
 
 
 class _Search:
@@ -456,6 +559,8 @@ class _Search:
         revalidate_top: int,
         defaults_first: bool = True,
         warm: _WarmUp | None = None,
+        record: dict[str, Any] | None = None,
+        stop: StopSignals | None = None,
     ) -> None:
         self.objective = objective
         self.warm = warm
@@ -477,10 +582,15 @@ class _Search:
         self.infeasible_count = 0
         self.failed_count = 0
         self.progress = _Progress(progress, budget)
+        self.stop = stop or StopSignals()
+        self.revalidated: list[dict[str, Any]] = []
+        self.winner: CandidateBest | None = None
         from ascendcraft.search.report import TrialLog
 
         self.log = TrialLog(run_dir / "trials.jsonl")
         existing = set(optuna.get_all_study_names(storage))
+        self.record = record if record is not None else run_identity.run_record(None, candidates)
+        self._check_identity(existing, resume)
         self.cands: list[_Cand] = []
         for i, spec in enumerate(candidates):
             name = f"{study_name}::{spec.name}"
@@ -497,24 +607,70 @@ class _Search:
             domains = {t.name: list(d) for t, d in zip(spec.tunables, c.domains, strict=True)}
             stored_trials = pstudy.get_trials(deepcopy=False) if name in existing else []
             if stored_trials:
-                if not resume:
-                    raise ValueError(
-                        f"study {name!r} already has trials in this storage: pass resume=True "
-                        "to continue it, or use another study name"
-                    )
                 stored = pstudy.user_attrs.get("domains")
                 if stored is not None and stored != domains:
-                    raise ValueError(f"candidate {spec.name!r} changed its tunables since the study began")
+                    raise SearchSetupError(
+                        f"candidate {spec.name!r} changed its tunables since the study began")
                 self._load(c, stored_trials)
             else:
                 pstudy.set_user_attr("candidate", spec.name)
                 pstudy.set_user_attr("run", study_name)
                 pstudy.set_user_attr("domains", domains)
+                pstudy.set_user_attr(run_identity.STUDY_ATTR, self.record)
                 if defaults_first:
                     study.enqueue_trial(c.encode(spec.default_params()),
                                         user_attrs={"default": True})
                     c.waiting = 1
             self.cands.append(c)
+
+    def _check_identity(self, existing: set[str], resume: bool) -> None:
+        """Refuse to start over a run's trials, to resume nothing, or to resume a run that
+        measured something else (see :mod:`ascendcraft.search.identity`)."""
+        prefix = f"{self.study_name}::"
+        st = self.storage
+        ids = {n[len(prefix):]: st.get_study_id_from_name(n) for n in sorted(existing)
+               if n.startswith(prefix)}
+        n_trials = sum(st.get_n_trials(i) for i in ids.values())
+        where = f"storage {_redact(self.storage_url)}" if self.storage_url else "the given storage"
+        try:
+            from_file = run_identity.read_run_file(self.run_dir)
+        except ValueError as e:
+            raise SearchSetupError(f"cannot tell what this run measured: {e}") from None
+        if not resume:
+            if n_trials:
+                raise SearchSetupError(
+                    f"study {self.study_name!r} already has {n_trials} trials in {where}: "
+                    f"continue it with --resume (resume=True), or start a new run elsewhere "
+                    f"(another --out or --study)")
+            return
+        if n_trials == 0:
+            hint = (f"; {self.run_dir / run_identity.RUN_FILE} records a run, so check that "
+                    f"--storage/--study are the ones it used" if from_file else "")
+            raise SearchSetupError(
+                f"nothing to resume: study {self.study_name!r} has no trials in {where}{hint}")
+        stored = None
+        for sid in ids.values():
+            stored = st.get_study_user_attrs(sid).get(run_identity.STUDY_ATTR)
+            if stored:
+                break
+        if stored is None and from_file is None:
+            raise SearchSetupError(
+                f"cannot resume study {self.study_name!r}: its trials carry no record of the task, "
+                f"shapes, SoC and candidates they measured (made by an older ascendcraft), so "
+                f"they could be mixed with different ones; start a new run")
+        diffs: list[str] = []
+        for old in (stored, from_file):
+            if old is None:
+                continue
+            old = dict(old)
+            # a candidate with a study in storage belongs to the run even if unrecorded
+            old["candidates"] = {**{n: "?" for n in ids}, **dict(old.get("candidates") or {})}
+            diffs += [d for d in run_identity.differences(old, self.record) if d not in diffs]
+        if diffs:
+            raise SearchSetupError(
+                f"cannot resume study {self.study_name!r}: it was recorded with a different "
+                f"setup ({'; '.join(diffs)}); resume with the options it was started with, or "
+                f"start a new run (another --out)")
 
     # ---- persistence --------------------------------------------------------------------
     def _persist(self, c: _Cand, trial: Trial, state: TrialState, value: float | None = None,
@@ -532,6 +688,9 @@ class _Search:
             system_attrs=dict(mem.system_attrs), intermediate_values={}, trial_id=0,
         )
         trial_id = c.pstore.create_new_trial(c.pid, template_trial=template)
+        old = mem.user_attrs.get("requeued_from")
+        if old is not None:  # the re-run is on record: the interrupted trial is settled
+            c.pstore.set_study_user_attr(c.pid, f"{REQUEUE_PREFIX}{old}", False)
         cached = getattr(c.pstore, "_trial_id_to_study_id_and_number", {}).get(trial_id)
         number = cached[1] if cached else c.pstore.get_trial_number_from_id(trial_id)
         self.times.storage_s += time.perf_counter() - t0
@@ -561,12 +720,14 @@ class _Search:
     # ---- resume -------------------------------------------------------------------------
     def _load(self, c: _Cand, trials: list[FrozenTrial]) -> None:
         """Rebuild the candidate's state (and its in-memory study) from storage; re-queue
-        trials a dead run left RUNNING (or WAITING)."""
+        trials a dead run left RUNNING (or WAITING) and those a signal interrupted."""
         finished = []
+        pending = {int(k[len(REQUEUE_PREFIX):]) for k, v in c.pstudy.user_attrs.items()
+                   if k.startswith(REQUEUE_PREFIX) and v}
         for t in trials:
-            if t.state in (TrialState.WAITING, TrialState.RUNNING):
+            if t.state in (TrialState.WAITING, TrialState.RUNNING) or t.number in pending:
                 self._requeue(c, t)
-            elif t.state.is_finished():
+            if t.state.is_finished():
                 finished.append(t)
                 ua = t.user_attrs
                 params = (ua.get("result") or {}).get("params")
@@ -586,17 +747,23 @@ class _Search:
         c.exhausted = c.waiting == 0 and len(set(c.done) | set(c.infeasible)) >= c.size
 
     def _requeue(self, c: _Cand, t: FrozenTrial) -> None:
+        """Re-run a trial that never finished: one a dead driver left RUNNING/WAITING (it is
+        marked interrupted here), or one a signal stopped (marked already).  Its ``requeue:N``
+        study flag is cleared only once the re-run is recorded (:meth:`_persist`), so a resume
+        that dies before that re-queues it again."""
         params = dict(t.params) or dict(t.system_attrs.get("fixed_params") or {})
         complete = set(params) == set(c.names)
-        state = "running" if t.state == TrialState.RUNNING else "queued"
-        msg = f"the driver died while this trial was {state}"
-        res = dict(t.user_attrs.get("result") or {})
-        res["evaluated"] = False  # it may have been, but never finished: it is re-run
-        attrs = {"status": "interrupted", "result": res,
-                 "message": msg + ("; re-queued" if complete else "")}
-        for k, v in attrs.items():
-            c.pstore.set_trial_user_attr(t._trial_id, k, v)
-        c.pstore.set_trial_state_values(t._trial_id, TrialState.FAIL)
+        if not t.state.is_finished():
+            state = "running" if t.state == TrialState.RUNNING else "queued"
+            msg = f"the driver died while this trial was {state}"
+            res = dict(t.user_attrs.get("result") or {})
+            res["evaluated"] = False  # it may have been, but never finished: it is re-run
+            attrs = {"status": "interrupted", "result": res,
+                     "message": msg + ("; re-queued" if complete else "")}
+            for k, v in attrs.items():
+                c.pstore.set_trial_user_attr(t._trial_id, k, v)
+            c.pstore.set_trial_state_values(t._trial_id, TrialState.FAIL)
+        c.pstore.set_study_user_attr(c.pid, f"{REQUEUE_PREFIX}{t.number}", complete)
         if complete:
             extra = {"default": True} if t.user_attrs.get("default") else {}
             c.study.enqueue_trial(params, user_attrs={"requeued_from": t.number, **extra})
@@ -774,12 +941,17 @@ class _Search:
         t, name = min(bests)
         return f"{t:.3g}us ({name})"
 
-    def _take_warm_up(self) -> None:
-        """Wait for the warm-up checks (see :class:`_WarmUp`) and keep their verdicts."""
+    def _take_warm_up(self, ready: float) -> None:
+        """Wait for the warm-up checks (see :class:`_WarmUp`) and keep their verdicts.
+
+        ``warmup_wait_s`` is the part of the warm-up after ``ready`` (executor started): both
+        figures come from the warm-up's own two clock readings, so the wait can never exceed
+        the warm-up; joining the thread itself is in-loop overhead."""
         if self.warm is None:
             return
         self.warm.join()
         self.times.warmup_s = self.warm.elapsed
+        self.times.warmup_wait_s = waited_part(self.warm.t_start, self.warm.t_end, ready)
         for c in self.cands:
             key = c.default_key
             if c.spec.name not in self.warm.verdicts or key in c.done or key in c.infeasible:
@@ -797,15 +969,18 @@ class _Search:
             # contend for the GIL, while Ray's start-up mostly waits for its processes
             self.warm.start()
         t0 = time.perf_counter()
-        ex.start()
+        with self.stop.interruptible():
+            ex.start()
         t1 = time.perf_counter()
         self.times.executor_startup_s = t1 - t0
-        self._take_warm_up()  # any wait here is the tuner's overhead
+        with self.stop.interruptible():
+            self._take_warm_up(t1)  # any wait here is the tuner's overhead
         t_loop = time.perf_counter()
-        self.times.warmup_wait_s = t_loop - t1
         self.times.workers = int(getattr(ex, "capacity", 1) or 1)
         while True:
+            self.stop.check()
             while self.evaluated() + ex.in_flight() < self.budget and ex.in_flight() < ex.capacity:
+                self.stop.check()
                 c = self._pick()
                 if c is None:
                     break
@@ -826,8 +1001,11 @@ class _Search:
             if ex.in_flight() == 0:
                 break
             tw = time.perf_counter()
-            finished = ex.poll(1.0)
-            self.times.wait_s += time.perf_counter() - tw
+            try:
+                with self.stop.interruptible():
+                    finished = ex.poll(1.0)
+            finally:
+                self.times.wait_s += time.perf_counter() - tw
             for f in finished:
                 self._on_finished(f.token, f.outcome, f.eval_s, f.worker)
             self.progress.update(self.evaluated(), self._best_text(), self.infeasible_count, self.failed_count)
@@ -837,22 +1015,24 @@ class _Search:
 
     # ---- end of run ---------------------------------------------------------------------
     def revalidate(self) -> tuple[list[dict[str, Any]], CandidateBest | None]:
+        """Re-check the fastest results on fresh inputs; the first that passes wins.  What is
+        done stays in ``self.revalidated``/``self.winner`` if a signal cuts this short."""
         ranked: list[tuple[float, _Cand, Key, int, TrialOutcome]] = []
         for c in self.cands:
             for key, (number, outcome) in c.done.items():
                 if outcome.ok:
                     ranked.append((float(outcome.time_us), c, key, number, outcome))
         ranked.sort(key=lambda r: (r[0], r[1].index, r[2]))
-        report: list[dict[str, Any]] = []
-        winner: CandidateBest | None = None
+        report = self.revalidated
         limit = max(self.revalidate_top, 3 * self.revalidate_top)
         for i, (_t, c, key, number, outcome) in enumerate(ranked):
-            if i >= limit or (winner is not None and i >= self.revalidate_top):
+            if i >= limit or (self.winner is not None and i >= self.revalidate_top):
                 break
             params = dict(zip(c.names, key, strict=True))
             t0 = time.perf_counter()
             try:
-                raw = self.objective.revalidate(c.spec, dict(params))
+                with self.stop.interruptible():
+                    raw = self.objective.revalidate(c.spec, dict(params))
                 if isinstance(raw, TrialOutcome) and raw.status == "ok" and raw.time_us is None:
                     # a re-check need not time the kernel again: keep the search's time
                     raw = TrialOutcome("ok", outcome.time_us, outcome.timing, raw.message, raw.metrics)
@@ -864,9 +1044,23 @@ class _Search:
             c.pstudy.set_user_attr(f"revalidated:{number}", _jsonable(check.to_dict()))
             report.append({"candidate": c.spec.name, "params": params, "trial_number": number,
                            "time_us": outcome.time_us, "status": check.status, "message": check.message})
-            if winner is None and check.status == "ok":
-                winner = CandidateBest(c.spec.name, params, outcome, number, check)
-        return report, winner
+            if self.winner is None and check.status == "ok":
+                self.winner = CandidateBest(c.spec.name, params, outcome, number, check)
+        return report, self.winner
+
+    def mark_interrupted(self, signal_name: str) -> None:
+        """Record every trial still in flight (and the duplicates parked on them) as
+        interrupted, flagged for a resume to re-queue with the same parameters."""
+        for c, live, key, params in list(self.tokens.values()):
+            for trial in [live, *c.parked.pop(key, [])]:
+                why = f"interrupted by {signal_name} while running; re-queued by a resume"
+                attrs = {"status": "interrupted", "message": why,
+                         "result": {"evaluated": False, "params": params}}
+                self._finish_live(c, trial, TrialState.FAIL, None, attrs)
+                c.pstore.set_study_user_attr(c.pid, f"{REQUEUE_PREFIX}{trial.number}", True)
+                self.log.write(self._live_row(c, trial.number, TrialState.FAIL.name, attrs))
+            c.in_flight.pop(key, None)
+        self.tokens.clear()
 
 
 def _tell_memory(study: optuna.Study, trial: Trial, state: TrialState, value: float | None) -> None:
@@ -933,6 +1127,7 @@ def run_search(
     revalidate_top: int = 3,
     plots: bool = True,
     defaults_first: bool = True,
+    identity: dict[str, Any] | None = None,
 ) -> SearchResult:
     """Tune every candidate's tunables with at most ``budget`` evaluations in total.
 
@@ -941,6 +1136,13 @@ def run_search(
     run of the same storage/study is continued (see the module docstring).  ``executor``
     defaults to :class:`LocalExecutor` for one worker and :class:`RayExecutor` otherwise.
     ``defaults_first=False`` leaves every point to the sampler (benchmarks comparing samplers).
+    ``identity`` describes what the trials measure (task, shapes, dtype, SoC, versions); it
+    and the candidates' source hashes are recorded, and a resume with any difference is
+    refused (:mod:`ascendcraft.search.identity`).
+
+    Setup problems (run directory, storage, resume) raise :class:`SearchSetupError`.  SIGINT
+    or SIGTERM stop the run at a safe point: in-flight trials are recorded as interrupted, the
+    partial summary is written and :class:`SearchInterrupted` is raised.
     """
     if budget < 0:
         raise ValueError("budget must be >= 0")
@@ -950,7 +1152,7 @@ def run_search(
         raise ValueError(f"unknown sampler {sampler!r}; choose one of {', '.join(SAMPLERS)}")
     t_start = time.perf_counter()
     run_path = Path(run_dir)
-    run_path.mkdir(parents=True, exist_ok=True)
+    _make_run_dir(run_path)
     study_name = study_name or run_path.resolve().name
     lock = _DriverLock(run_path)
     lock.acquire()
@@ -958,6 +1160,9 @@ def run_search(
     if executor is None:
         n = int(workers or os.cpu_count() or 1)
         executor = LocalExecutor() if n <= 1 else RayExecutor(n)
+    stop = StopSignals()
+    stop.install()
+    search: _Search | None = None
     verbosity = optuna.logging.get_verbosity()
     optuna.logging.set_verbosity(optuna.logging.ERROR)  # e.g. GridSampler re-visit notes
     try:
@@ -965,43 +1170,88 @@ def run_search(
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             from ascendcraft.search import report
 
-            warm = _WarmUp(objective, candidates, plots)
-            report.write_candidates(run_path, candidates)
+            record = run_identity.run_record(identity, candidates)
             store, url = open_storage(storage, run_path)
-            search = _Search(
-                objective, candidates, budget=budget, sampler=sampler, seed=seed, storage=store,
-                storage_url=url, study_name=study_name, resume=resume, run_dir=run_path,
-                timeout_per_trial_s=timeout_per_trial_s, executor=executor, progress=progress,
-                n_init=n_init, exploration=exploration, revalidate_top=revalidate_top,
-                defaults_first=defaults_first, warm=warm,
-            )
+            try:
+                search = _Search(
+                    objective, candidates, budget=budget, sampler=sampler, seed=seed, storage=store,
+                    storage_url=url, study_name=study_name, resume=resume, run_dir=run_path,
+                    timeout_per_trial_s=timeout_per_trial_s, executor=executor,
+                    progress=progress, n_init=n_init, exploration=exploration,
+                    revalidate_top=revalidate_top, defaults_first=defaults_first,
+                    warm=_WarmUp(objective, candidates, plots), record=record, stop=stop,
+                )
+            except SearchSetupError:
+                raise
+            except Exception as e:  # noqa: BLE001 - reading a damaged store fails here
+                import sqlalchemy.exc
+
+                if isinstance(e, sqlalchemy.exc.SQLAlchemyError):
+                    raise store_error(url, e) from None
+                raise
+            run_identity.write_run_file(run_path, record, study=study_name, storage=_redact(url))
+            report.write_candidates(run_path, candidates)
             search.times.setup_s = time.perf_counter() - t_start
+            interrupted = False
             try:
                 search.run()
+            except Stop:
+                interrupted = True
             finally:
-                search.log.close()
+                search.progress.close()
                 if own_executor:
                     tc = time.perf_counter()
                     executor.close()
                     search.times.executor_close_s = time.perf_counter() - tc
-            revalidated, winner = search.revalidate()
+            if interrupted:
+                search.mark_interrupted(stop.name)
+            else:
+                try:
+                    search.revalidate()
+                except Stop:
+                    interrupted = True
+            search.log.close()
             t_report = time.perf_counter()
-            result = _result(search, revalidated, winner)
+            result = _result(search, search.revalidated, search.winner)
+            if interrupted:
+                result.partial = f"interrupted by {stop.name}"
+                result.exhausted = False
             rows = report.collect_rows([(c.spec.name, c.pstudy) for c in search.cands])
             report.write_trials(run_path / "trials.jsonl", rows)
             _finish_times(result, t_start, search)
-            studies = [(c.spec.name, c.pstudy) for c in search.cands]
-            report.write_report(run_path, result, rows, studies, plots=plots)
-            from ascendcraft.search import t4
+            if not interrupted:  # plots and the T4 export describe finished runs only
+                studies = [(c.spec.name, c.pstudy) for c in search.cands]
+                report.write_report(run_path, result, rows, studies, plots=plots)
+                from ascendcraft.search import t4
 
-            t4.write_t4(run_path, rows, candidates)
+                t4.write_t4(run_path, rows, candidates)
             search.times.report_s = time.perf_counter() - t_report
             _finish_times(result, t_start, search)
             report.write_summary(run_path, result, candidates)
+            if interrupted:
+                raise SearchInterrupted(stop.name, result)
             return result
     finally:
+        if search is not None:
+            search.log.close()
+        stop.restore()
         optuna.logging.set_verbosity(verbosity)
         lock.release()
+
+
+def _make_run_dir(path: Path) -> None:
+    """Create the run directory and prove it is writable, before any work."""
+    if path.exists() and not path.is_dir():
+        raise SearchSetupError(f"run directory {path} exists and is not a directory; "
+                               f"give --out a directory (new or from an earlier run)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".write-test-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise SearchSetupError(f"cannot use {path} as the run directory: "
+                               f"{e.strerror or e}{f' ({e.filename})' if e.filename else ''}") from None
 
 
 def _finish_times(result: SearchResult, t_start: float, search: _Search) -> None:

@@ -140,6 +140,10 @@ def summary_text(result: SearchResult, candidates: Sequence[CandidateSpec]) -> s
     header = f"{'candidate':<28} {'trials':>6} {'best us':>10} {'speedup':>8} {'roofline':>9} {'timing':>9}  params"
     lines = [f"study {result.study_name}  sampler {result.sampler}  budget {result.budget}", "", header,
              "-" * len(header)]
+    if result.partial:
+        lines[:0] = [f"PARTIAL RESULT: {result.partial} after {result.evaluated}/{result.budget} "
+                     f"evaluated trials; trials in flight were recorded as interrupted, and "
+                     f"--resume re-runs them and completes the budget", ""]
     for c in candidates:
         b = result.per_candidate.get(c.name)
         n = result.trials_per_candidate.get(c.name, 0)
@@ -170,6 +174,8 @@ def summary_text(result: SearchResult, candidates: Sequence[CandidateSpec]) -> s
         if m.get("cube_peak_frac") is not None:
             tf = f" ({m['tflops']:.0f} TFLOPS)" if m.get("tflops") else ""
             lines.append(f"  cube unit: {100 * m['cube_peak_frac']:.1f}% of the SoC's cube peak{tf}, modeled")
+    elif result.partial:
+        lines.append("winner: none yet (stopped before any configuration passed re-validation)")
     else:
         lines.append("winner: none (no configuration passed re-validation)")
     lines += defaults_lines(result)

@@ -7,7 +7,7 @@ import json
 
 import optuna
 from ascendcraft.cluster.executor import LocalExecutor
-from ascendcraft.search.driver import _sampler_view, run_search
+from ascendcraft.search.driver import _sampler_view, run_search, waited_part
 from ascendcraft.search.space import CandidateSpec, TrialOutcome, TunableSpec
 from optuna.trial import TrialState
 from test_search_toy import EDGE, FAST, SLOW, ToyObjective, _key, toy_candidates
@@ -193,7 +193,21 @@ def test_timing_components_are_recorded(tmp_path):
     assert parts <= t.overhead_s + 1e-6
     one_off = t.executor_startup_s + t.executor_close_s
     assert abs(t.wall_s - (t.overhead_s + t.wait_s + t.revalidate_s + one_off)) < 1e-6
+    # both warm-up figures come from the warm-up thread's own two clock readings (the wait is
+    # the part after the executor was ready), so this holds by construction, not by timing luck
     assert t.warmup_s >= t.warmup_wait_s >= 0
+
+
+def test_warmup_wait_never_exceeds_the_warmup():
+    """The readings of the flaky run (warm-up 14.6 us, measured wait 15.5 us) and every order
+    of start, end and executor-ready: the waited part is within [0, end - start]."""
+    start, end = 100.0, 100.0 + 1.456e-05
+    for ready in (99.0, start, start + 5e-06, end, end + 1.552e-05):
+        w = waited_part(start, end, ready)
+        assert 0.0 <= w <= end - start
+    assert waited_part(start, end, 99.0) == end - start  # executor ready first: all waited
+    assert waited_part(start, end, end + 1.0) == 0.0  # warm-up done first: nothing waited
+    assert abs(waited_part(0.0, 3.0, 1.0) - 2.0) < 1e-12
 
 
 def test_resume_rebuilds_the_samplers_view(tmp_path):

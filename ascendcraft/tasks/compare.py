@@ -67,7 +67,9 @@ def compare(
     integer/bool expected outputs), NaN in ``expected`` is matched by NaN in ``actual``,
     and +-inf by the same inf.  A 0-d expected output also accepts a 1-element actual
     (kernels often write scalars into a 1-element buffer).  Shapes or dtypes that differ
-    fail with a message saying so; errors are measured over finite positions.
+    fail with a message saying so; errors are measured over finite positions, except that
+    any NaN/inf mismatch makes ``max_abs_err`` and ``max_rel_err`` infinite.  An expected
+    output that is NaN everywhere fails: an unwritten (NaN-filled) output would match it.
     """
     if tolerance is None:
         tol = None
@@ -110,6 +112,12 @@ def compare(
     if e64.numel() == 0:
         return CompareResult(True, 0.0, 0.0, 0.0, 0, None, "ok (empty)")
     e_nan, a_nan = torch.isnan(e64), torch.isnan(a64)
+    if bool(e_nan.all()):
+        return _fail(
+            f"the reference output is NaN everywhere ({e64.numel()} elements): an output that "
+            f"was never written (NaN-filled) would match it, so nothing can be verified; fix the "
+            f"task's inputs or forward"
+        )
     e_inf, a_inf = torch.isinf(e64), torch.isinf(a64)
     finite = torch.isfinite(e64) & torch.isfinite(a64)
     # special positions: NaN must match NaN, inf must match the same inf
@@ -119,13 +127,15 @@ def compare(
     value_bad = finite & (diff > limit)
     bad = special_bad | value_bad
     n_bad = int(bad.sum())
-    max_abs = float(diff.max())
+    n_special = int(special_bad.sum())
+    # a NaN or inf where the reference has something else is an unbounded error, not 0
+    max_abs = math.inf if n_special else float(diff.max())
     n_fin = int(finite.sum())
-    mean_abs = float(diff.sum()) / n_fin if n_fin else 0.0
+    mean_abs = math.inf if n_special else float(diff.sum()) / n_fin if n_fin else 0.0
     denom = e64.abs()
     rel = torch.where(finite & (denom > 0), diff / torch.where(denom > 0, denom, 1.0),
                       torch.where(finite & (diff > 0), math.inf, 0.0))
-    max_rel = float(rel.max())
+    max_rel = math.inf if n_special else float(rel.max())
     tol_txt = f"atol={tol.atol:g}, rtol={tol.rtol:g}"
     if n_bad == 0:
         return CompareResult(True, max_abs, max_rel, mean_abs, 0, None,
@@ -136,6 +146,8 @@ def compare(
     if math.isnan(got) and not math.isnan(want):
         n_nan = int((a_nan & ~e_nan).sum())
         why = f" ({n_nan} NaN where a finite value was expected - output not written?)"
+    if n_special:
+        why += f"; {n_special} NaN/inf mismatches"
     n_total = e.numel()
     msg = (f"{n_bad} of {n_total} elements out of tolerance ({tol_txt}); first at "
            f"{first}: got {got:.6g}, expected {want:.6g}{why}; max_abs_err={max_abs:.3g}, "

@@ -34,6 +34,8 @@ INPUT_KINDS: tuple[str, ...] = ("tensor", "scalar", "index", "mask")
 
 Shape = tuple[int, ...]
 
+INT64_MAX = (1 << 63) - 1
+
 
 class TaskError(Exception):
     """A task cannot be built or used; the message is one readable paragraph."""
@@ -75,10 +77,10 @@ def dtype_name(dtype: torch.dtype) -> str:
 def parse_shape(shape: str | Sequence[int]) -> Shape:
     """Parse ``"1x500000"`` / ``"1,500000"`` / ``"(1, 500000)"`` or a sequence of ints."""
     if isinstance(shape, str):
-        text = shape.strip().strip("()[]").strip()
+        text = shape.strip().strip("()[]").strip().rstrip(",").strip()
         if not text:
             return ()
-        parts = [p for p in re.split(r"[x×*,\s]+", text) if p]
+        parts = re.split(r"\s*[x×*,]\s*|\s+", text)
         try:
             dims = tuple(int(p) for p in parts)
         except ValueError:
@@ -89,6 +91,12 @@ def parse_shape(shape: str | Sequence[int]) -> Shape:
         dims = tuple(int(d) for d in shape)
     if any(d < 0 for d in dims):
         raise TaskError(f"Shape {dims} has a negative dimension.")
+    n = math.prod(dims)
+    if n > INT64_MAX:
+        raise TaskError(
+            f"Shape {'x'.join(map(str, dims))} has {n} elements, more than an int64 index can "
+            f"address (2^63 - 1); give a smaller shape."
+        )
     return dims
 
 

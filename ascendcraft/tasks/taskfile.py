@@ -504,9 +504,10 @@ def load_task_file(path: str | Path, name: str | None = None) -> Task:
     try:
         with torch.no_grad():
             out = model(*meta_inputs)
-        out_shapes = [tuple(o.shape) for o in as_tensor_list(out)]
     except Exception as meta_err:  # noqa: BLE001
         out_shapes = _check_on_cpu(task, path, meta_err)
+    else:
+        out_shapes = _output_shapes(out, path)
     try:
         model_src = inspect.getsource(model_cls)
     except (OSError, TypeError):
@@ -530,8 +531,28 @@ def _check_on_cpu(task: Task, path: Path, meta_err: Exception) -> list[tuple[int
     try:
         inputs = task.make_inputs(shapes, seed=0)
         with torch.no_grad():
-            task.reference(*inputs)
+            out = task.reference(*inputs)
     except Exception as e:  # noqa: BLE001
         raise _located_error(path, "Model.forward", e, _FIX_FWD) from None
+    _output_shapes(out, path)
     task.meta_ok = False
     return []
+
+
+def _output_shapes(out: Any, path: Path) -> list[tuple[int, ...]]:
+    """Shapes of what forward returned; anything but tensors (and numbers) is refused here,
+    where the message can name the file, instead of failing every later shape check."""
+    try:
+        outs = as_tensor_list(out)
+    except TaskError:
+        outs = None
+    if not outs:
+        what = "None" if out is None else f"a {type(out).__name__}"
+        if isinstance(out, (tuple, list)):
+            odd = [type(o).__name__ for o in out if not isinstance(o, (torch.Tensor, int, float, bool))]
+            what += f" of {len(out)} items" + (f" containing {', '.join(sorted(set(odd)))}" if odd else "")
+        raise TaskError(_one_paragraph(
+            f"{path}: Model.forward returned {what}; it must return a tensor or a tuple of "
+            f"tensors (the kernel's outputs)."
+        ))
+    return [tuple(o.shape) for o in outs]

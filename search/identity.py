@@ -1,0 +1,87 @@
+"""What a run measured, recorded so that a resume never mixes trials of different setups.
+
+A trial's time only compares with another's when both timed the same task at the same
+shapes and dtype on the same SoC model, with the same candidate sources, ascendcraft and
+model versions.  The caller describes the task part (``identity``); the candidates' source
+hashes are added here.  The record is kept twice: ``run.json`` in the run directory (for
+people, and for a run whose storage lives elsewhere) and the ``identity`` user attribute of
+every candidate's study (the storage is the source of truth).  A resume compares the stored
+record with the current one and refuses any difference, naming it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ascendcraft.search.space import CandidateSpec
+
+RUN_FILE = "run.json"
+STUDY_ATTR = "identity"
+
+
+def source_hash(text: str) -> str:
+    """Short content hash of a candidate's DSL source (or a task file)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def run_record(identity: Mapping[str, Any] | None, candidates: Sequence[CandidateSpec]) -> dict[str, Any]:
+    """The full record: the caller's fields plus ``candidates`` = {name: source hash},
+    normalised through JSON so it compares equal to a stored copy."""
+    record = dict(identity or {})
+    record["candidates"] = {c.name: source_hash(c.source) for c in candidates}
+    return json.loads(json.dumps(record, default=str))
+
+
+def write_run_file(run_dir: Path, record: Mapping[str, Any], **extra: Any) -> None:
+    """``run.json``: the record (``identity``) and where its trials are (``extra``)."""
+    path = run_dir / RUN_FILE
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps({"identity": record, **extra}, indent=2, default=str) + "\n")
+    tmp.replace(path)
+
+
+def read_run_file(run_dir: Path) -> dict[str, Any] | None:
+    """The record in ``run.json``, None when there is none; ValueError when it is damaged."""
+    path = run_dir / RUN_FILE
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        record = data["identity"]
+        if not isinstance(record, dict):
+            raise TypeError("identity is not an object")
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{path} is damaged ({type(e).__name__}: {e})") from None
+    return record
+
+
+def differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """What differs between a stored record and the current one, one phrase per field."""
+    out = []
+    for key in sorted((set(old) | set(new)) - {"candidates"}):
+        if old.get(key) != new.get(key):
+            out.append(f"{key} {_show(old.get(key))} -> {_show(new.get(key))}")
+    was, now = dict(old.get("candidates") or {}), dict(new.get("candidates") or {})
+    added = sorted(set(now) - set(was))
+    removed = sorted(set(was) - set(now))
+    changed = sorted(n for n in set(was) & set(now) if was[n] != now[n])
+    if added:
+        out.append("candidates added: " + ", ".join(added))
+    if removed:
+        out.append("candidates removed: " + ", ".join(removed))
+    if changed:
+        out.append("candidate sources changed: " + ", ".join(changed))
+    return out
+
+
+def _show(value: Any) -> str:
+    """Shapes as 4096x4096, nothing as (none), everything else as JSON."""
+    if value is None:
+        return "(none)"
+    if isinstance(value, list) and all(isinstance(s, list) for s in value):
+        return "[" + ", ".join("x".join(map(str, s)) or "()" for s in value) + "]"
+    return value if isinstance(value, str) else json.dumps(value)
