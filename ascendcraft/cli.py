@@ -194,7 +194,7 @@ def check_task(task, *, soc: str, full: bool, timing: bool, explicit_shape: bool
     }
     if best:
         for k in ("modeled_us", "eager_us", "speedup", "roofline_us", "roofline_frac", "bound", "pipes",
-                  "timing"):
+                  "timing", "model_version"):
             if k in best:
                 report[k] = best[k]
         report["best"] = best["candidate"]

@@ -10,10 +10,6 @@ from .roofline import min_bytes, roofline_us  # noqa: E402
 from .soc import DEFAULT_SOC, OP_CLASS, SocSpec, list_socs, load_soc  # noqa: E402
 from .timeline import ModelResult, simulate  # noqa: E402
 
-#: Version of the performance model; bump it whenever modeled times change, so runs made with
-#: another model are not resumed or compared as if they were the same.
-MODEL_VERSION = "1"
-
 __all__ = [
     "DEFAULT_SOC", "MODEL_VERSION", "OP_CLASS", "EagerOp", "EagerResult", "ModelResult", "SocSpec",
     "breakdown_text", "eager_us", "list_socs", "load_soc", "min_bytes", "report_fields",
