@@ -149,9 +149,12 @@ def _dsl_candidates(args: argparse.Namespace) -> list | None:
     from .search.builtin import Candidate
 
     try:
-        source = Path(args.dsl).read_text()
+        source = Path(args.dsl).read_text(encoding="utf-8")
     except OSError as e:
         raise UserError(f"cannot read DSL file {args.dsl}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise UserError(f"DSL file {args.dsl} is not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset "
+                        f"{e.start})") from None
     return [Candidate(f"{Path(args.dsl).stem}/file", source, origin="file")]
 
 

@@ -31,8 +31,8 @@ MAX_NAME = 64
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 _CATEGORY = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}\Z")
 
-ROLES = ("arg", "gm", "inq", "outq", "ld", "out", "tun", "sc", "s", "p", "h", "ti", "nel", "n", "w",
-         "attr", "shape", "t", "c", "oshape")
+ROLES = ("arg", "gm", "inq", "outq", "ld", "out", "tun", "sc", "s", "p", "h", "ti", "nel", "numel", "width",
+         "attr", "shape", "t", "ct", "oshape")
 """Role prefixes of derived C++ identifiers (``ld``/``out`` are followed by a counter)."""
 
 CPP_KEYWORDS = frozenset("""

@@ -106,8 +106,8 @@ class CubeTiling:
         if self.program.cube is not None:
             out += ["Bt", "M", "N", "K"]
         if self.program.vector is not None:
-            out += ["vN", "vW"] + [f"n_{t}" for t in self.vec_tensors]
-            out += [f"w_{t}" for t, w in self.vec_tensors.items() if w]
+            out += ["vN", "vW"] + [mangle("numel", t) for t in self.vec_tensors]
+            out += [mangle("width", t) for t, w in self.vec_tensors.items() if w]
         return out
 
     def fields(self) -> list[str]:
@@ -201,12 +201,12 @@ def shape_vars(p: C.CubeProgram, dims: list[list[int]], vec_tensors: dict[str, b
         out.update(vN=n_rows, vW=w)
         for t, needs_w in vec_tensors.items():
             n_t = _numel(dims_of(t))
-            out[f"n_{t}"] = n_t
+            out[mangle("numel", t)] = n_t
             if needs_w:
                 if n_t % n_rows:
                     raise ValueError(f"'{t}' has {n_t} elements, not a whole number per row of the {n_rows} "
                                      f"rows of '{v.tensor}'")
-                out[f"w_{t}"] = n_t // n_rows
+                out[mangle("width", t)] = n_t // n_rows
     return out
 
 
@@ -339,11 +339,11 @@ def render_header(t: CubeTiling) -> str:
               "    t->vN = vN; t->vW = vW;"]
         for tn, needs_w in t.vec_tensors.items():
             n_expr = "Bt * M * N" if p.is_workspace(tn) else f"numel[{names.index(tn)}]"
-            L.append(f"    t->n_{tn} = {n_expr};")
+            L.append(f"    t->{mangle('numel', tn)} = {n_expr};")
             if needs_w:
                 L.append(f"    if (({n_expr}) % vN != 0) return \"a tensor of the rows stage is not a whole number "
                          "of values per row\";")
-                L.append(f"    t->w_{tn} = ({n_expr}) / vN;")
+                L.append(f"    t->{mangle('width', tn)} = ({n_expr}) / vN;")
     L.append("    t->coreNumCube = coreNumCube; t->coreNumVec = coreNumVec;")
     for name, expr in t.all_formulas():
         L.append(f"    const int64_t {name} = {expr};")
@@ -1010,7 +1010,7 @@ class _VecGen:
         self.k = -1
 
     def _gm_off(self, tensor: str, part: int | None, k: int) -> str:
-        off = f"gr * td_.{mangle('w', tensor)} + c0"
+        off = f"gr * td_.{mangle('width', tensor)} + c0"
         if part:
             off += f" + {part} * td_.pw{k}"
         return off
@@ -1026,7 +1026,7 @@ class _VecGen:
         name = self.fresh("ld")
         self.emit(f"LocalTensor<{T}> {name} = {q.name}.AllocTensor<{T}>();")
         if mode == "tile":
-            self.emit(f"RowsIn({name}, {mangle('gm', tensor)}[{self._gm_off(tensor, part, k)}], r, cw, td_.{mangle('w', tensor)}, td_.ch{k});")
+            self.emit(f"RowsIn({name}, {mangle('gm', tensor)}[{self._gm_off(tensor, part, k)}], r, cw, td_.{mangle('width', tensor)}, td_.ch{k});")
         else:
             self.emit(f"RowsIn({name}, {mangle('gm', tensor)}[c0], 1, cw, cw, td_.ch{k});")
         self.emit(f"{q.name}.EnQue({name});")
@@ -1038,7 +1038,7 @@ class _VecGen:
         self.emit("for (int64_t s = 1; s < td_.splits; ++s) {  // split-K partial results")
         self.emit(f"    LocalTensor<float> wsx = {x}.Get<float>();")
         self.emit(f"    RowsIn(wsx, {mangle('gm', tensor)}[s * td_.Bt * td_.M * td_.N + {self._gm_off(tensor, part, k)}], r, cw, "
-                  f"td_.{mangle('w', tensor)}, td_.ch{k});")
+                  f"td_.{mangle('width', tensor)}, td_.ch{k});")
         self.emit("    SetFlag<HardEvent::MTE2_V>(1); WaitFlag<HardEvent::MTE2_V>(1);")
         self.emit(f"    Add({v.ref}, {v.ref}, wsx, static_cast<int32_t>(r * td_.ch{k}));")
         self.emit("    SetFlag<HardEvent::V_MTE2>(1); WaitFlag<HardEvent::V_MTE2>(1);")
@@ -1060,7 +1060,7 @@ class _VecGen:
             self._into(o, dt, value, "tile")
             self.emit(f"{q.name}.EnQue({o});")
             self.emit(f"{o} = {q.name}.DeQue<{T}>();")
-            self.emit(f"RowsOut({mangle('gm', s.tensor)}[{self._gm_off(s.tensor, s.part, k)}], {o}, r, cw, td_.{mangle('w', s.tensor)}, "
+            self.emit(f"RowsOut({mangle('gm', s.tensor)}[{self._gm_off(s.tensor, s.part, k)}], {o}, r, cw, td_.{mangle('width', s.tensor)}, "
                       f"td_.ch{k});")
             self.emit(f"{q.name}.FreeTensor({o});")
             return
@@ -1537,7 +1537,7 @@ def _vector_kernel_class(p: C.CubeProgram, gen: _VecGen) -> str:
     L.append("        td_ = td;")
     for t in gen.vec_tensors:
         T = CTYPE[p.dtype_of(t)]
-        size = f"td.splits * td.{mangle('n', t)}" if p.is_workspace(t) else f"td.{mangle('n', t)}"
+        size = f"td.splits * td.{mangle('numel', t)}" if p.is_workspace(t) else f"td.{mangle('numel', t)}"
         L.append(f"        {mangle('gm', t)}.SetGlobalBuffer(reinterpret_cast<__gm__ {T}*>({mangle('arg', t)}), "
                  f"static_cast<uint64_t>({size}));")
     for b in gen.bufs:
@@ -1707,9 +1707,9 @@ extern "C" int acx_tiling(const int64_t* dims, const int32_t* ranks, int32_t n_t
     return static_cast<int>(sizeof(t));
 }}
 
-extern "C" int acx_run(void** gm, const uint64_t* gm_bytes, int n_gm, const AcxRunOptions* opt, char* err, int errlen) {{
+extern "C" int acx_run(void** gm, const uint64_t* gmBytes, int n_gm, const AcxRunOptions* opt, char* err, int errlen) {{
     if (n_gm != {n_gm}) {{ std::snprintf(err, errlen, "expected {n_gm} GM buffers, got %d", n_gm); return -1; }}
-    return acx::Run(gm, gm_bytes, n_gm, opt, err, errlen, [&] {{ {p.name}_{which}({call}); }});
+    return acx::Run(gm, gmBytes, n_gm, opt, err, errlen, [&] {{ {p.name}_{which}({call}); }});
 }}
 """
 

@@ -178,9 +178,9 @@ extern "C" int acx_tiling(const int64_t* dims, const int32_t* ranks, int32_t n_t
     return static_cast<int>(sizeof(t));
 }}
 
-extern "C" int acx_run(void** gm, const uint64_t* gm_bytes, int n_gm, const AcxRunOptions* opt, char* err, int errlen) {{
+extern "C" int acx_run(void** gm, const uint64_t* gmBytes, int n_gm, const AcxRunOptions* opt, char* err, int errlen) {{
     if (n_gm != {n_gm}) {{ std::snprintf(err, errlen, "expected {n_gm} GM buffers, got %d", n_gm); return -1; }}
-    return acx::Run(gm, gm_bytes, n_gm, opt, err, errlen, [&] {{ {self.entry}({call}); }});
+    return acx::Run(gm, gmBytes, n_gm, opt, err, errlen, [&] {{ {self.entry}({call}); }});
 }}
 """
         )

@@ -810,13 +810,13 @@ target_link_libraries({op}_main PRIVATE kernels ascendcl)
                   f"\"{op}: {t.name} must be an NPU tensor\");",
                   f"    TORCH_CHECK({a}.scalar_type() == {TORCH_TYPE[t.dtype]}, "
                   f"\"{op}: {t.name} must be {DTYPE_NAME[t.dtype]}\");",
-                  f"    const at::Tensor {mangle('c', t.name)} = {a}.contiguous();"]
-        src0 = mangle("c", p.inputs[0].name)
+                  f"    const at::Tensor {mangle('ct', t.name)} = {a}.contiguous();"]
+        src0 = mangle("ct", p.inputs[0].name)
         for o in self.shapes:
             t = p.param(o.output)
             L.append(f"    at::Tensor {mangle('t', t.name)} = at::empty({mangle('oshape', t.name)}("
-                     f"{mangle('c', o.source)}.sizes().vec()), {src0}.options().dtype({TORCH_TYPE[t.dtype]}));")
-        refs = [mangle("c" if t.kind == "in" else "t", t.name) for t in p.tensors]
+                     f"{mangle('ct', o.source)}.sizes().vec()), {src0}.options().dtype({TORCH_TYPE[t.dtype]}));")
+        refs = [mangle("ct" if t.kind == "in" else "t", t.name) for t in p.tensors]
         scalars = [f"static_cast<float>({mangle('sc', x.name)})" for x in p.scalars]
         L += ["",
               "    // Tiling on the host, from the shapes in kernel-argument order.",
