@@ -18,7 +18,6 @@ import tokenize
 from pathlib import Path
 
 import pytest
-from ascendcraft.cli import check_task
 from ascendcraft.dsl import names as N
 from ascendcraft.dsl.cube import is_cube_source, parse_cube
 from ascendcraft.dsl.lowering.cube import lower_cube, render_cube_outputs
@@ -26,6 +25,8 @@ from ascendcraft.dsl.lowering.kernel import lower
 from ascendcraft.dsl.lowering.outputs import render_outputs
 from ascendcraft.dsl.parser import DslError, parse
 from ascendcraft.search.builtin import Candidate, propose
+
+from ascendcraft.cli import check_task
 from ascendcraft.tasks.registry import get_task, list_tasks
 
 # ---------------------------------------------------------------- helpers
