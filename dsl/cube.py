@@ -32,6 +32,7 @@ from .parser import (
     DslError,
     fold_number,
     int_literal,
+    nonzero_divisor,
     number_literal,
     parse_domain,
     parse_tree,
@@ -854,7 +855,7 @@ class _CubeParser:
             op = BINOPS.get(type(node.op))
             if op is None:
                 raise DslError(f"operator {type(node.op).__name__} is not supported (+ - * / ** only)", loc)
-            return VBinary(loc, op, self._vexpr(node.left, depth), self._vexpr(node.right, depth))
+            return VBinary(loc, op, self._vexpr(node.left, depth), nonzero_divisor(op, self._vexpr(node.right, depth)))
         if isinstance(node, ast.Subscript):
             arg = self._vexpr(node.value, depth)
             s = node.slice

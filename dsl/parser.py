@@ -483,7 +483,7 @@ class _Parser:
             op = BINOPS.get(type(node.op))
             if op is None:
                 raise DslError(f"operator {type(node.op).__name__} is not supported (+ - * / ** only)", loc)
-            return ir.Binary(loc, op, self._expr(node.left, depth), self._expr(node.right, depth))
+            return ir.Binary(loc, op, self._expr(node.left, depth), nonzero_divisor(op, self._expr(node.right, depth)))
         if isinstance(node, ast.Compare):
             if len(node.ops) != 1:
                 raise DslError("chained comparisons are not supported", loc)
@@ -676,6 +676,13 @@ def fold_number(op: str, args: tuple[float, ...], loc: Loc) -> float:
     if not isinstance(v, (int, float)) or math.isnan(v) or (math.isinf(v) and all(map(math.isfinite, args))):
         raise DslError(f"{shown} is not a finite real number", loc)
     return float(v)
+
+
+def nonzero_divisor(op: str, rhs, loc: Loc | None = None):
+    """``x / 0.0`` is a mistake in a kernel (inf or NaN everywhere): refuse a constant 0 divisor."""
+    if op == "div" and getattr(rhs, "value", None) == 0 and type(rhs).__name__ in ("Const", "VConst"):
+        raise DslError("division by the constant 0", loc or rhs.loc)
+    return rhs
 
 
 def _fold(e: ir.Expr) -> ir.Expr:
