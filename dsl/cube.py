@@ -452,7 +452,7 @@ class _CubeParser:
         self.params[a.arg] = Param(a.arg, kind, dtype, loc)
 
     def _fresh(self, name: str, loc: Loc) -> None:
-        N.check_name(name, "name", loc)
+        N.check_name(name, "declared", loc)
         if name in self.params or name in self.tunables or name in self.workspaces or name in self.loop_vars:
             raise DslError(f"'{name}' is already a parameter, tunable, workspace or loop variable", loc)
         if name in UNARY or name in CONSTANTS or name in ORDER_NAMES:

@@ -13,7 +13,7 @@ Python: validated identifiers and numbers. The rules (REFERENCE.md, *Names and l
   ``workspace``, ``pipe`` or ``xGm`` and still compile;
 - parameter names are public as well — the CANN op's input/attribute names (aclnn turns
   them into C++ parameters), the torch wrapper's keyword arguments — so they must not be a
-  C++ or Python keyword, a macro-like ALL_CAPS name, or a name those interfaces use;
+  C++ or Python keyword, a macro-like ALL_CAPS name with '_', or a name those interfaces use;
 - strings (the category, docstrings, source lines) never reach generated code raw: the
   category is an identifier-like word, docstrings are not copied, and the ``DSL line N``
   comments carry the statement as re-printed from the syntax tree, passed through
@@ -56,6 +56,9 @@ assert errno stdin stdout stderr offsetof major minor makedev unix linux setjmp 
 (``workspace``, ``workspaceSize``, ``executor``, ``stream``), and lower-case C macros."""
 
 
+MACRO_LIKE = frozenset("NULL EOF BUFSIZ CHAR_BIT INFINITY NAN".split())
+
+
 def _raise(message: str, loc: Loc | None):
     from .parser import DslError  # the error type lives with the parser; imported late (cycle)
 
@@ -77,14 +80,14 @@ def check_name(name: str, what: str, loc: Loc | None) -> None:
 def check_public_name(name: str, what: str, loc: Loc | None) -> None:
     """A parameter name, which is also a name of the CANN op and of the torch wrapper."""
     check_name(name, what, loc)
-    if name in CPP_KEYWORDS or keyword.iskeyword(name) or keyword.issoftkeyword(name):
+    if name in CPP_KEYWORDS or keyword.iskeyword(name):
         _raise(f"{what} name {name!r} is a C++ or Python keyword; the CANN op and the torch wrapper "
                "use parameter names as they are: rename it", loc)
     if name in PUBLIC_RESERVED:
         _raise(f"{what} name {name!r} is used by the generated torch wrapper / aclnn API: rename it", loc)
-    if len(name) > 1 and name.upper() == name and any(ch.isalpha() for ch in name):
-        _raise(f"{what} name {name!r} looks like a C macro (ALL_CAPS); parameter names are also names "
-               "in CANN's and torch's headers: use lower case", loc)
+    if name in MACRO_LIKE or ("_" in name and name.upper() == name and any(ch.isalpha() for ch in name)):
+        _raise(f"{what} name {name!r} looks like a C macro (ALL_CAPS with '_'); parameter names are also "
+               "names in CANN's and torch's headers: rename it", loc)
 
 
 def check_category(category: str, loc: Loc | None) -> None:

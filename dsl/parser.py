@@ -67,6 +67,10 @@ def parse_tree(source: str) -> ast.Module:
     except ValueError as e:  # e.g. an integer literal beyond Python's digit limit, NUL bytes
         raise DslError(f"syntax error: {e}") from None
     _check_depth(tree)
+    for node in ast.walk(tree):  # every identifier, used or declared: messages quote them
+        name = getattr(node, "id", None) or getattr(node, "arg", None) or getattr(node, "name", None)
+        if isinstance(name, str) and (not name.isascii() or len(name) > N.MAX_NAME):
+            N.check_name(name, "identifier", _loc(node))
     return tree
 
 

@@ -254,7 +254,7 @@ def test_hostile_names_cube_compile_and_run(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["int", "new", "auto", "class_", "GM_ADDR", "workspace", "torch", "float",
-                                  "DEPTH", "café", "a__b", "_x", "x" * 65])
+                                  "INT64_MAX", "NULL", "café", "a__b", "_x", "x" * 65])
 @pytest.mark.parametrize("kind", ["vector", "cube"])
 def test_unusable_parameter_names_are_one_line_errors(name: str, kind: str) -> None:
     if name == "class_":
