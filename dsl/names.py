@@ -1,7 +1,7 @@
 """Which DSL text may reach generated code, and in what form.
 
 DSL text is untrusted (an LLM writes it). Only two kinds of it ever reach generated C++ or
-Python: validated identifiers and numbers. The rules (REFERENCE.md, *Names and limits*):
+Python: validated identifiers and numbers. The rules (REFERENCE.md, *Names, strings and limits*):
 
 - every DSL identifier (kernel name, parameters, tunables, workspaces, values, loop
   variables) is ASCII ``[A-Za-z][A-Za-z0-9_]*``, at most ``MAX_NAME`` characters, without
