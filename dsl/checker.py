@@ -212,7 +212,7 @@ class _Checker:
                     raise DslError(f"'{e.name}' is not defined here (only scalars and total_* results "
                                    "of earlier loops are visible outside loops)", e.loc)
                 return scope[e.name]
-            if isinstance(e, (ir.Binary, ir.Unary)):
+            if isinstance(e, (ir.Binary, ir.Unary, ir.Power)):
                 return self._scalar_expr(e, scope)
             raise DslError(f"{type(e).__name__} needs a loop: outside loops only scalar arithmetic "
                            "is allowed", e.loc)
@@ -286,6 +286,14 @@ class _Checker:
             if e.op in FLOAT_ONLY_UNARY and a.dtype not in ("f32", "f16"):
                 raise DslError(f"{e.op}() needs a float value, got {a.dtype}: cast it first", e.loc)
             return a
+        if isinstance(e, ir.Power):
+            a = self._expr(e.base, scope, loop_var)
+            if a.form == "scalar":
+                return self._scalar_expr(e, scope, loop_var)
+            if a.form == "mask":
+                raise DslError("a comparison can only be used inside where(cond, a, b)", e.loc)
+            self._arith_operand(a, e, "**")
+            return a
         if isinstance(e, ir.LeakyRelu):
             a = self._expr(e.arg, scope, loop_var)
             self._arith_operand(a, e, "leaky_relu")
@@ -357,7 +365,7 @@ class _Checker:
         """Arithmetic on scalars. Space H = computable on the host from constants, Scalar
         parameters and numel (the tiling does it once); K = involves a total_* result (the
         kernel computes it); L = involves width(t) (only inside the loop)."""
-        parts = [e.lhs, e.rhs] if isinstance(e, ir.Binary) else [e.arg]
+        parts = [e.lhs, e.rhs] if isinstance(e, ir.Binary) else [e.base] if isinstance(e, ir.Power) else [e.arg]
         spaces = set()
         for x in parts:
             t = self._expr(x, scope, loop_var)
@@ -365,7 +373,7 @@ class _Checker:
                 raise DslError("this operation takes scalars only here", e.loc)
             spaces.add(t.space or "H")
         space = "K" if "K" in spaces else ("L" if "L" in spaces else "H")
-        op = e.op
+        op = "mul" if isinstance(e, ir.Power) else e.op
         if space != "H" and op not in ("add", "sub", "mul", "div", "max", "min", "neg", "exp", "log",
                                        "sqrt", "rsqrt", "abs", "reciprocal"):
             raise DslError(f"{op} on a kernel-side scalar is not supported (only on host scalars: "

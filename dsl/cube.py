@@ -19,12 +19,24 @@ outside the language is a :class:`DslError` naming the line and column. See CUBE
 from __future__ import annotations
 
 import ast
-import math
 from dataclasses import dataclass, field
 
 from . import ir
-from .ir import Domain, Loc, Param, Tunable
-from .parser import CONSTANTS, DTYPE_NAMES, MAX_SOURCE_BYTES, PARAM_KINDS, DslError
+from . import names as N
+from .ir import Loc, Param, Tunable
+from .parser import (
+    CONSTANTS,
+    DTYPE_NAMES,
+    MAX_INT,
+    PARAM_KINDS,
+    DslError,
+    fold_number,
+    int_literal,
+    nonzero_divisor,
+    number_literal,
+    parse_domain,
+    parse_tree,
+)
 
 Size = str | int  # a tunable name or an integer literal
 
@@ -39,6 +51,7 @@ BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
 CUBE_IN_DTYPES = ("f16", "bf16", "f32")
 MAX_UNROLL = 64
 MAX_GROUP = 256
+MAX_STATEMENTS = 20_000  # vector-stage statements visited while expanding unroll(...) loops
 
 
 # ============================================================================ IR
@@ -147,6 +160,15 @@ class VBinary(VExpr):
     op: str  # add sub mul div max min
     lhs: VExpr
     rhs: VExpr
+
+
+@dataclass(frozen=True)
+class VPow(VExpr):
+    """``x ** n`` (n = 2..4): x evaluated once and multiplied by itself, so nested powers
+    stay linear in size."""
+
+    arg: VExpr
+    n: int
 
 
 @dataclass(frozen=True)
@@ -284,8 +306,8 @@ def is_cube_source(source: str) -> bool:
     """Does this DSL text define a ``@cube_kernel`` (rather than a vector ``@kernel``)?"""
     try:
         tree = ast.parse(source)
-    except SyntaxError:
-        return False
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False  # not a valid program of either kind: the vector parser reports why
     for n in tree.body:
         if isinstance(n, ast.FunctionDef):
             for d in n.decorator_list:
@@ -311,12 +333,7 @@ _FORBIDDEN = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.Generator
 
 def parse_cube(source: str) -> CubeProgram:
     """Parse one ``@cube_kernel`` program; raises DslError naming the line and column."""
-    if len(source.encode()) > MAX_SOURCE_BYTES:
-        raise DslError(f"program is {len(source.encode())} bytes; the limit is {MAX_SOURCE_BYTES}")
-    try:
-        tree = ast.parse(source, mode="exec")
-    except SyntaxError as e:
-        raise DslError(f"syntax error: {e.msg}", Loc(e.lineno or 0, e.offset or 0)) from None
+    tree = parse_tree(source)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             raise DslError("import is not allowed in the DSL", _loc(node))
@@ -350,10 +367,12 @@ class _CubeParser:
         self.workspaces: dict[str, Workspace] = {}
         self.unroll: dict[str, int] = {}  # unroll variable -> current value
         self.loop_vars: dict[str, str] = {}
+        self.visited = 0  # vector-stage statements visited (unroll expansion budget)
 
     # ------------------------------------------------------------ kernel
     def kernel(self, fn: ast.FunctionDef) -> CubeProgram:
         category = self._decorator(fn)
+        N.check_name(fn.name, "kernel", _loc(fn))
         a = fn.args
         if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
             raise DslError("kernel parameters are plain names with In[...]/Out[...]/Scalar[...] annotations",
@@ -409,10 +428,12 @@ class _CubeParser:
             if kw.arg != "category" or not isinstance(kw.value, ast.Constant) or not isinstance(kw.value.value, str):
                 raise DslError("@cube_kernel accepts only category=\"...\"", _loc(kw.value))
             category = kw.value.value
+            N.check_category(category, _loc(kw.value))
         return category
 
     def _param(self, a: ast.arg) -> None:
         loc = _loc(a)
+        N.check_public_name(a.arg, "parameter", loc)
         if a.arg in self.params:
             raise DslError(f"duplicate parameter '{a.arg}'", loc)
         ann = a.annotation
@@ -431,6 +452,7 @@ class _CubeParser:
         self.params[a.arg] = Param(a.arg, kind, dtype, loc)
 
     def _fresh(self, name: str, loc: Loc) -> None:
+        N.check_name(name, "declared", loc)
         if name in self.params or name in self.tunables or name in self.workspaces or name in self.loop_vars:
             raise DslError(f"'{name}' is already a parameter, tunable, workspace or loop variable", loc)
         if name in UNARY or name in CONSTANTS or name in ORDER_NAMES:
@@ -445,23 +467,8 @@ class _CubeParser:
         call = st.value
         if len(call.args) != 1 or any(k.arg != "default" for k in call.keywords):
             raise DslError("tunable(domain, default=v) takes one domain and an optional default", loc)
-        dn = call.args[0]
-        if not (isinstance(dn, ast.Call) and isinstance(dn.func, ast.Name) and dn.func.id in ("pow2", "choice", "span")):
-            raise DslError("a tunable's domain is pow2(lo, hi), choice(a, b, ...) or span(lo, hi, step)", _loc(dn))
-        args = tuple(self._tunable_value(x) for x in dn.args)
-        kind = dn.func.id
-        if kind == "pow2" and (len(args) != 2 or args[0] < 1 or args[0] > args[1]):
-            raise DslError("pow2(lo, hi) needs 1 <= lo <= hi", _loc(dn))
-        if kind == "span" and (len(args) != 3 or args[2] < 1 or args[0] > args[1]):
-            raise DslError("span(lo, hi, step) needs lo <= hi and step >= 1", _loc(dn))
-        if kind == "choice" and (not args or len(set(args)) != len(args)):
-            raise DslError("choice(...) needs distinct values", _loc(dn))
-        if any(v < 0 for v in args):
-            raise DslError("tunable values are non-negative integers", _loc(dn))
-        domain = Domain(kind, args)
+        domain = parse_domain(call.args[0], self._tunable_value, lowest=0)
         values = domain.values()
-        if not values or len(values) > 4096:
-            raise DslError(f"domain has {len(values)} values; it needs 1 to 4096", _loc(dn))
         default = values[len(values) // 2]
         if call.keywords:
             default = self._tunable_value(call.keywords[0].value)
@@ -476,9 +483,7 @@ class _CubeParser:
 
     @staticmethod
     def _int(node: ast.AST) -> int:
-        if isinstance(node, ast.Constant) and type(node.value) is int:
-            return node.value
-        raise DslError("expected an integer literal", _loc(node))
+        return int_literal(node, 0, MAX_INT)
 
     def _workspace(self, st: ast.Assign) -> None:
         loc = _loc(st)
@@ -708,6 +713,10 @@ class _CubeParser:
         out: list = []
         for st in stmts:
             loc = _loc(st)
+            self.visited += 1
+            if self.visited > MAX_STATEMENTS:
+                raise DslError(f"the vector stage expands to more than {MAX_STATEMENTS} statements "
+                               "(nested unroll(...) loops multiply): unroll less", loc)
             if isinstance(st, ast.Pass) or (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)
                                             and isinstance(st.value.value, str)):
                 continue
@@ -715,6 +724,7 @@ class _CubeParser:
                 if len(st.targets) != 1 or not isinstance(st.targets[0], ast.Name):
                     raise DslError("assign to one plain name", loc)
                 name = st.targets[0].id
+                N.check_name(name, "value", loc)
                 if name in self.params or name in self.tunables or name in self.workspaces \
                         or name in self.loop_vars or name in self.unroll or name in UNARY or name in CONSTANTS:
                     raise DslError(f"'{name}' cannot be assigned (it is a parameter, tunable, workspace, loop "
@@ -786,15 +796,18 @@ class _CubeParser:
     def _static_int(self, node: ast.AST) -> int:
         """An integer known at compile time: literals, unroll variables, + - * // %."""
         if isinstance(node, ast.Constant) and type(node.value) is int:
-            return node.value
+            return int_literal(node)
         if isinstance(node, ast.Name) and node.id in self.unroll:
             return self.unroll[node.id]
         if isinstance(node, ast.BinOp) and type(node.op) in (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod):
             a, b = self._static_int(node.left), self._static_int(node.right)
             if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and b == 0:
                 raise DslError("division by zero", _loc(node))
-            return {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b, ast.FloorDiv: a // b,
-                    ast.Mod: a % b}[type(node.op)]
+            v = {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b, ast.FloorDiv: a // b,
+                 ast.Mod: a % b}[type(node.op)]
+            if abs(v) > MAX_INT:
+                raise DslError(f"compile-time integer out of range (|v| <= {MAX_INT})", _loc(node))
+            return v
         raise DslError(f"expected a compile-time integer (literal or unroll variable), got {ast.unparse(node)!r}",
                        _loc(node))
 
@@ -807,9 +820,7 @@ class _CubeParser:
     def _vexpr_raw(self, node: ast.AST, depth: int) -> VExpr:
         loc = _loc(node)
         if isinstance(node, ast.Constant):
-            if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
-                raise DslError(f"only numeric constants are allowed, got {node.value!r}", loc)
-            return VConst(loc, float(node.value))
+            return VConst(loc, number_literal(node))
         if isinstance(node, ast.Name):
             n = node.id
             if n in CONSTANTS:
@@ -838,14 +849,13 @@ class _CubeParser:
                         and 1 <= node.right.value <= 4):
                     raise DslError("x ** n takes an integer literal n in 1..4", loc)
                 base = self._vexpr(node.left, depth)
-                out = base
-                for _ in range(node.right.value - 1):
-                    out = VBinary(loc, "mul", out, base)
-                return out
+                if isinstance(base, VConst):
+                    return VConst(loc, fold_number("pow", (base.value, float(node.right.value)), loc))
+                return base if node.right.value == 1 else VPow(loc, base, node.right.value)
             op = BINOPS.get(type(node.op))
             if op is None:
                 raise DslError(f"operator {type(node.op).__name__} is not supported (+ - * / ** only)", loc)
-            return VBinary(loc, op, self._vexpr(node.left, depth), self._vexpr(node.right, depth))
+            return VBinary(loc, op, self._vexpr(node.left, depth), nonzero_divisor(op, self._vexpr(node.right, depth)))
         if isinstance(node, ast.Subscript):
             arg = self._vexpr(node.value, depth)
             s = node.slice
@@ -945,22 +955,9 @@ class _CubeParser:
 def _fold(e: VExpr) -> VExpr:
     """Fold arithmetic on constants (``1.0 / sqrt(2.0)`` is one number)."""
     if isinstance(e, VBinary) and isinstance(e.lhs, VConst) and isinstance(e.rhs, VConst):
-        a, b = e.lhs.value, e.rhs.value
-        v = {"add": a + b, "sub": a - b, "mul": a * b, "max": max(a, b), "min": min(a, b),
-             "div": a / b if b != 0 else math.copysign(math.inf, a)}[e.op]
-        return VConst(e.loc, v)
+        return VConst(e.loc, fold_number(e.op, (e.lhs.value, e.rhs.value), e.loc))
     if isinstance(e, VUnary) and isinstance(e.arg, VConst):
-        x = e.arg.value
-        try:
-            v = {"neg": lambda: -x, "exp": lambda: math.exp(x), "log": lambda: math.log(x),
-                 "abs": lambda: abs(x), "sqrt": lambda: math.sqrt(x), "rsqrt": lambda: 1 / math.sqrt(x),
-                 "reciprocal": lambda: 1 / x, "relu": lambda: max(x, 0.0),
-                 "sigmoid": lambda: 1 / (1 + math.exp(-x)), "tanh": lambda: math.tanh(x),
-                 "erf": lambda: math.erf(x), "gelu": lambda: 0.5 * x * (1 + math.erf(x / math.sqrt(2))),
-                 "silu": lambda: x / (1 + math.exp(-x))}[e.op]()
-        except (ValueError, ZeroDivisionError, OverflowError):
-            raise DslError(f"{e.op}({x}) is not a finite number", e.loc) from None
-        return VConst(e.loc, v)
+        return VConst(e.loc, fold_number(e.op, (e.arg.value,), e.loc))
     return e
 
 
@@ -1057,7 +1054,7 @@ def _walk_stores(body) -> list[VStore]:
 
 def walk_vexpr(e: VExpr):
     """``e`` and its sub-expressions, operands first."""
-    if isinstance(e, (VUnary, VLeakyRelu, VCast, VReduce, VIndex, VSinkhorn)):
+    if isinstance(e, (VUnary, VLeakyRelu, VCast, VReduce, VIndex, VSinkhorn, VPow)):
         yield from walk_vexpr(e.arg)
     elif isinstance(e, VBinary):
         yield from walk_vexpr(e.lhs)
@@ -1192,9 +1189,9 @@ class _VChecker:
                                f"{a.form}/{a.size}", e.loc)
             self._arith(a, e, "sinkhorn")
             return a
-        if isinstance(e, (VUnary, VLeakyRelu)):
+        if isinstance(e, (VUnary, VLeakyRelu, VPow)):
             a = self._expr(e.arg, scope, chunk)
-            self._arith(a, e, getattr(e, "op", "leaky_relu"))
+            self._arith(a, e, getattr(e, "op", "leaky_relu" if isinstance(e, VLeakyRelu) else "**"))
             return a
         if isinstance(e, VBinary):
             a = self._expr(e.lhs, scope, chunk)

@@ -59,6 +59,18 @@ class Domain:
     kind: str  # "pow2" | "choice" | "span"
     args: tuple[int, ...]
 
+    def size(self) -> int:
+        """How many values, computed without enumerating them (a domain is checked before
+        anything is allocated for it)."""
+        if self.kind == "pow2":
+            lo, hi = self.args
+            first = max(0, math.ceil(math.log2(lo)))
+            return max(0, hi.bit_length() - 1 - first + 1)
+        if self.kind == "span":
+            lo, hi, step = self.args
+            return max(0, (hi - lo) // step + 1)
+        return len(self.args)
+
     def values(self) -> list[int]:
         if self.kind == "pow2":
             lo, hi = self.args
@@ -144,6 +156,15 @@ class Binary(Expr):
     op: str
     lhs: Expr
     rhs: Expr
+
+
+@dataclass(frozen=True)
+class Power(Expr):
+    """``base ** n`` for a literal n in 2..4: the base is evaluated once and multiplied by
+    itself (``x ** 4`` is two multiplies of one value), so nested powers stay linear."""
+
+    base: Expr
+    n: int
 
 
 @dataclass(frozen=True)
@@ -305,6 +326,12 @@ class Program:
     doc: str = ""
     meta: dict = field(default_factory=dict, compare=False, hash=False)
     top: tuple = ()  # top-level items in order: scalar Assign, Loop, scalar Store
+    lines: dict = field(default_factory=dict, compare=False, hash=False)  # line -> text for comments
+
+    def line_text(self, line: int) -> str:
+        """The statement on ``line`` as the generated ``// DSL line N:`` comments show it
+        (re-printed from the syntax tree and sanitised by the parser, never the raw source)."""
+        return self.lines.get(line, "")
 
     @property
     def loops(self) -> list[Loop]:
@@ -356,6 +383,8 @@ def walk_exprs(e: Expr):
     """Yield ``e`` and all its sub-expressions, depth first, operands before users."""
     if isinstance(e, (Unary, LeakyRelu, Cast, RowReduce, GridReduce, RowLast)):
         yield from walk_exprs(e.arg)
+    elif isinstance(e, Power):
+        yield from walk_exprs(e.base)
     elif isinstance(e, Scan):
         yield from walk_exprs(e.arg)
         yield from walk_exprs(e.carry)

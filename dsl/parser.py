@@ -12,6 +12,7 @@ import ast
 import math
 
 from . import ir
+from . import names as N
 from .ir import Loc
 
 DTYPE_NAMES = {"f32": "f32", "f16": "f16", "bf16": "bf16", "i32": "i32", "i64": "i64", "i8": "i8",
@@ -29,6 +30,10 @@ CMPOPS = {ast.Lt: "lt", ast.Gt: "gt", ast.LtE: "le", ast.GtE: "ge", ast.Eq: "eq"
           ast.NotEq: "ne"}
 MAX_SOURCE_BYTES = 64 * 1024
 MAX_DEPTH = 64
+MAX_SYNTAX_DEPTH = 128  # nesting of the whole syntax tree (statements and expressions)
+MAX_INT = 2**31 - 1  # integer literals: sizes, tunable values, dims
+MAX_DOMAIN = 4096  # values of one tunable
+MAX_RANK = 16  # size(x, d): |d| bound
 
 
 class DslError(ValueError):
@@ -44,14 +49,52 @@ def _loc(node: ast.AST) -> Loc:
     return Loc(getattr(node, "lineno", 0), getattr(node, "col_offset", 0) + 1)
 
 
-def parse(source: str) -> ir.Program:
-    """Parse one DSL kernel. Raises DslError for anything outside the language."""
-    if len(source.encode()) > MAX_SOURCE_BYTES:
-        raise DslError(f"program is {len(source.encode())} bytes; the limit is {MAX_SOURCE_BYTES}")
+def parse_tree(source: str) -> ast.Module:
+    """``ast.parse`` within the DSL's limits: source size and nesting depth are checked, and
+    whatever the Python parser raises on hostile text (too deep, too long a literal) is a
+    DslError. Shared by the vector and the cube front ends."""
+    if not isinstance(source, str):
+        raise DslError("a program is text (UTF-8)")
+    size = len(source.encode("utf-8", "surrogatepass"))
+    if size > MAX_SOURCE_BYTES:
+        raise DslError(f"program is {size} bytes; the limit is {MAX_SOURCE_BYTES}")
     try:
         tree = ast.parse(source, mode="exec")
     except SyntaxError as e:
         raise DslError(f"syntax error: {e.msg}", Loc(e.lineno or 0, e.offset or 0)) from None
+    except (RecursionError, MemoryError):
+        raise DslError(f"the program nests too deeply (the limit is {MAX_SYNTAX_DEPTH} levels)") from None
+    except ValueError as e:  # e.g. an integer literal beyond Python's digit limit, NUL bytes
+        raise DslError(f"syntax error: {e}") from None
+    _check_depth(tree)
+    for node in ast.walk(tree):  # every identifier, used or declared: messages quote them
+        name = getattr(node, "id", None) or getattr(node, "arg", None) or getattr(node, "name", None)
+        if isinstance(name, str) and (not name.isascii() or len(name) > N.MAX_NAME):
+            N.check_name(name, "identifier", _loc(node))
+    return tree
+
+
+def _check_depth(tree: ast.AST) -> None:
+    """Reject syntax trees deeper than MAX_SYNTAX_DEPTH (iteratively: no recursion on hostile
+    input), so every later recursive pass, ``ast.unparse`` included, stays far from the
+    interpreter's recursion limit."""
+    stack = [(tree, 1)]
+    while stack:
+        node, d = stack.pop()
+        if d > MAX_SYNTAX_DEPTH:
+            raise DslError(f"the program nests too deeply (more than {MAX_SYNTAX_DEPTH} levels)", _loc(node))
+        stack.extend((c, d + 1) for c in ast.iter_child_nodes(node))
+
+
+def statement_text(node: ast.stmt) -> str:
+    """A statement as re-printed from its syntax tree (first line only), for the generated
+    ``// DSL line N:`` comments: validated names, numbers and operators, never raw source."""
+    return N.comment_text(ast.unparse(node).splitlines()[0]) if isinstance(node, ast.stmt) else ""
+
+
+def parse(source: str) -> ir.Program:
+    """Parse one DSL kernel. Raises DslError for anything outside the language."""
+    tree = parse_tree(source)
     _reject_forbidden(tree)
     funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     for n in tree.body:
@@ -97,10 +140,15 @@ class _Parser:
         self.tunables: dict[str, ir.Tunable] = {}
         self.loop_vars: dict[str, str] = {}  # var -> kind (tiles/rows/slabs/chunks/steps)
         self.values: set[str] = set()
+        self.lines: dict[int, str] = {}  # line -> statement text for generated comments
+
+    def _line(self, st: ast.stmt) -> None:
+        self.lines.setdefault(st.lineno, statement_text(st))
 
     # ------------------------------------------------------------ kernel
     def kernel(self, fn: ast.FunctionDef) -> ir.Program:
         category = self._decorator(fn)
+        N.check_name(fn.name, "kernel", _loc(fn))
         if fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or fn.args.posonlyargs:
             raise DslError("kernel parameters are plain names with In[...]/Out[...]/Scalar[...] annotations", _loc(fn))
         if fn.args.defaults:
@@ -128,6 +176,7 @@ class _Parser:
             elif isinstance(st, ast.Assign):
                 top += self._block([st], "", "top")
             elif isinstance(st, ast.Expr) and self._is_call(st.value, "store"):
+                self._line(st)
                 top.append(self._store(st.value, top_level=True))
             elif isinstance(st, ast.Pass) or (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)
                                               and isinstance(st.value.value, str)):
@@ -142,7 +191,7 @@ class _Parser:
         return ir.Program(
             name=fn.name, category=category, params=tuple(self.params.values()),
             tunables=tuple(self.tunables.values()), loop=loops[0], source=self.source,
-            loc=_loc(fn), doc=doc, top=tuple(top),
+            loc=_loc(fn), doc=doc, top=tuple(top), lines=self.lines,
         )
 
     def _decorator(self, fn: ast.FunctionDef) -> str:
@@ -160,10 +209,12 @@ class _Parser:
             if kw.arg != "category" or not isinstance(kw.value, ast.Constant) or not isinstance(kw.value.value, str):
                 raise DslError("@kernel accepts only category=\"...\"", _loc(kw.value))
             category = kw.value.value
+            N.check_category(category, _loc(kw.value))
         return category
 
     def _param(self, a: ast.arg) -> None:
         loc = _loc(a)
+        N.check_public_name(a.arg, "parameter", loc)
         if a.arg in self.params:
             raise DslError(f"duplicate parameter '{a.arg}'", loc)
         ann = a.annotation
@@ -185,29 +236,14 @@ class _Parser:
         if len(st.targets) != 1 or not isinstance(st.targets[0], ast.Name):
             raise DslError("a tunable is declared as NAME = tunable(domain, default=v)", loc)
         name = st.targets[0].id
+        N.check_name(name, "tunable", loc)
         if name in self.tunables or name in self.params:
             raise DslError(f"'{name}' is declared twice", loc)
         call = st.value
         if len(call.args) != 1 or any(k.arg != "default" for k in call.keywords):
             raise DslError("tunable(domain, default=v) takes one domain and an optional default", loc)
-        dom_node = call.args[0]
-        if not (isinstance(dom_node, ast.Call) and isinstance(dom_node.func, ast.Name)
-                and dom_node.func.id in ("pow2", "choice", "span")):
-            raise DslError("a tunable's domain is pow2(lo, hi), choice(a, b, ...) or span(lo, hi, step)", _loc(dom_node))
-        args = tuple(self._int_literal(x) for x in dom_node.args)
-        kind = dom_node.func.id
-        if kind == "pow2" and (len(args) != 2 or args[0] < 1 or args[0] > args[1]):
-            raise DslError("pow2(lo, hi) needs 1 <= lo <= hi", _loc(dom_node))
-        if kind == "span" and (len(args) != 3 or args[2] < 1 or args[0] > args[1]):
-            raise DslError("span(lo, hi, step) needs lo <= hi and step >= 1", _loc(dom_node))
-        if kind == "choice" and not args:
-            raise DslError("choice(...) needs at least one value", _loc(dom_node))
-        if any(v < 1 for v in args):
-            raise DslError("tunable values are positive integers", _loc(dom_node))
-        domain = ir.Domain(kind, args)
+        domain = parse_domain(call.args[0], self._int_literal, lowest=1)
         values = domain.values()
-        if len(values) > 4096:
-            raise DslError(f"domain has {len(values)} values; the limit is 4096", _loc(dom_node))
         default = values[len(values) // 2]
         if call.keywords:
             default = self._int_literal(call.keywords[0].value)
@@ -216,9 +252,7 @@ class _Parser:
         self.tunables[name] = ir.Tunable(name, domain, default, loc)
 
     def _int_literal(self, node: ast.AST) -> int:
-        if isinstance(node, ast.Constant) and type(node.value) is int:
-            return node.value
-        raise DslError("expected an integer literal", _loc(node))
+        return int_literal(node, 0, MAX_INT)
 
     # ------------------------------------------------------------ loops
     def _loop(self, st: ast.For) -> ir.Loop:
@@ -298,6 +332,7 @@ class _Parser:
                 fill = f.value
         var = st.target.id
         self._fresh_name(var, _loc(st.target))
+        self._line(st)
         self.loop_vars[var] = kind
         body = self._block(st.body, var, kind)
         del self.loop_vars[var]  # sequential distribution loops may reuse the name
@@ -323,6 +358,7 @@ class _Parser:
         return node.id
 
     def _fresh_name(self, name: str, loc: Loc) -> None:
+        N.check_name(name, "value", loc)
         if name in self.params or name in self.tunables or name in self.loop_vars:
             raise DslError(f"'{name}' is already a parameter, tunable or loop variable", loc)
         if name in UNARY_FUNCS or name in CONSTANTS or name in BINARY_FUNCS or name in REDUCE_FUNCS \
@@ -335,6 +371,8 @@ class _Parser:
             loc = _loc(st)
             if isinstance(st, ast.Pass):
                 continue
+            if isinstance(st, (ast.Assign, ast.For)) or (isinstance(st, ast.Expr) and self._is_call(st.value, "store")):
+                self._line(st)
             if isinstance(st, ast.Assign):
                 if len(st.targets) != 1 or not isinstance(st.targets[0], ast.Name):
                     raise DslError("assign to one plain name", loc)
@@ -423,9 +461,7 @@ class _Parser:
     def _expr_raw(self, node: ast.AST, depth: int) -> ir.Expr:
         loc = _loc(node)
         if isinstance(node, ast.Constant):
-            if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
-                raise DslError(f"only numeric constants are allowed, got {node.value!r}", loc)
-            return ir.Const(loc, float(node.value))
+            return ir.Const(loc, number_literal(node))
         if isinstance(node, ast.Name):
             n = node.id
             if n in CONSTANTS:
@@ -451,7 +487,7 @@ class _Parser:
             op = BINOPS.get(type(node.op))
             if op is None:
                 raise DslError(f"operator {type(node.op).__name__} is not supported (+ - * / ** only)", loc)
-            return ir.Binary(loc, op, self._expr(node.left, depth), self._expr(node.right, depth))
+            return ir.Binary(loc, op, self._expr(node.left, depth), nonzero_divisor(op, self._expr(node.right, depth)))
         if isinstance(node, ast.Compare):
             if len(node.ops) != 1:
                 raise DslError("chained comparisons are not supported", loc)
@@ -466,13 +502,12 @@ class _Parser:
         base = self._expr(node.left, depth)
         if isinstance(node.right, ast.Constant) and type(node.right.value) is int \
                 and 1 <= node.right.value <= 4:
-            out = base
-            for _ in range(node.right.value - 1):
-                out = ir.Binary(loc, "mul", out, base)
-            return out
+            if isinstance(base, ir.Const):
+                return ir.Const(loc, fold_number("pow", (base.value, float(node.right.value)), loc))
+            return base if node.right.value == 1 else ir.Power(loc, base, node.right.value)
         exp_ = self._expr(node.right, depth)
         if isinstance(base, ir.Const) and isinstance(exp_, ir.Const):
-            return ir.Const(loc, base.value ** exp_.value)
+            return ir.Const(loc, fold_number("pow", (base.value, exp_.value), loc))
         return ir.Binary(loc, "pow", base, exp_)  # the checker allows it on host scalars only
 
     def _call(self, node: ast.Call, depth: int) -> ir.Expr:
@@ -547,7 +582,10 @@ class _Parser:
             lit = d.operand if neg else d
             if not (isinstance(lit, ast.Constant) and type(lit.value) is int):
                 raise DslError("size(x, d) takes an integer literal dim", loc)
-            return ir.Numel(loc, self._tensor_name(args[0]), -lit.value if neg else lit.value)
+            dim = -lit.value if neg else lit.value
+            if not -MAX_RANK <= dim < MAX_RANK:
+                raise DslError(f"size(x, {dim}): a dim is in {-MAX_RANK}..{MAX_RANK - 1}", loc)
+            return ir.Numel(loc, self._tensor_name(args[0]), dim)
         if f in SCAN_FUNCS:
             want(2)
             return ir.Scan(loc, SCAN_FUNCS[f], self._expr(args[0], depth), self._expr(args[1], depth))
@@ -563,26 +601,98 @@ class _Parser:
         raise DslError(f"unknown function '{f}'", loc)
 
 
+def int_literal(node: ast.AST, lo: int = -MAX_INT, hi: int = MAX_INT) -> int:
+    """An integer literal (``-n`` included) within [lo, hi]; DslError otherwise."""
+    neg = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+    lit = node.operand if neg else node
+    if not (isinstance(lit, ast.Constant) and type(lit.value) is int):
+        raise DslError("expected an integer literal", _loc(node))
+    v = -lit.value if neg else lit.value
+    if not lo <= v <= hi:
+        raise DslError(f"integer {v if abs(v) < 10**12 else 'literal'} is out of range ({lo}..{hi})", _loc(node))
+    return v
+
+
+def number_literal(node: ast.Constant) -> float:
+    """A numeric constant as a finite float; DslError for strings, bools, complex, overflow."""
+    v = node.value
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        shown = repr(v) if not isinstance(v, (str, bytes)) else f"a {type(v).__name__} literal"
+        raise DslError(f"only numeric constants are allowed, got {shown}", _loc(node))
+    try:
+        f = float(v)
+    except OverflowError:
+        raise DslError("numeric constant is out of the float range", _loc(node)) from None
+    if not math.isfinite(f):
+        raise DslError("numeric constant is out of the float range", _loc(node))
+    return f
+
+
+def parse_domain(node: ast.AST, int_of, lowest: int) -> ir.Domain:
+    """``pow2(lo, hi)``, ``choice(...)`` or ``span(lo, hi, step)``, sized arithmetically
+    (never enumerated) before it is accepted: at most MAX_DOMAIN values."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id in ("pow2", "choice", "span")) or node.keywords:
+        raise DslError("a tunable's domain is pow2(lo, hi), choice(a, b, ...) or span(lo, hi, step)", _loc(node))
+    if len(node.args) > MAX_DOMAIN:
+        raise DslError(f"choice() has {len(node.args)} values; the limit is {MAX_DOMAIN}", _loc(node))
+    args = tuple(int_of(x) for x in node.args)
+    kind = node.func.id
+    if kind == "pow2" and (len(args) != 2 or args[0] < 1 or args[0] > args[1]):
+        raise DslError("pow2(lo, hi) needs 1 <= lo <= hi", _loc(node))
+    if kind == "span" and (len(args) != 3 or args[2] < 1 or args[0] > args[1]):
+        raise DslError("span(lo, hi, step) needs lo <= hi and step >= 1", _loc(node))
+    if kind == "choice" and (not args or len(set(args)) != len(args)):
+        raise DslError("choice(...) needs distinct values", _loc(node))
+    if any(v < lowest or v > MAX_INT for v in args):
+        raise DslError(f"tunable values are integers in {lowest}..{MAX_INT}", _loc(node))
+    domain = ir.Domain(kind, args)
+    n = domain.size()
+    if n < 1 or n > MAX_DOMAIN:
+        raise DslError(f"domain {domain} has {n} values; it needs 1 to {MAX_DOMAIN}", _loc(node))
+    return domain
+
+
+_UNARY_FOLD = {
+    "neg": lambda x: -x, "exp": math.exp, "log": math.log, "abs": abs, "sqrt": math.sqrt,
+    "rsqrt": lambda x: 1 / math.sqrt(x), "reciprocal": lambda x: 1 / x, "relu": lambda x: max(x, 0.0),
+    "tanh": math.tanh, "sigmoid": lambda x: 1 / (1 + math.exp(-x)), "erf": math.erf,
+    "gelu": lambda x: 0.5 * x * (1 + math.erf(x / math.sqrt(2))), "silu": lambda x: x / (1 + math.exp(-x)),
+}
+_BINARY_FOLD = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b, "max": max, "min": min, "pow": lambda a, b: a ** b,
+}
+
+
+def fold_number(op: str, args: tuple[float, ...], loc: Loc) -> float:
+    """Constant folding of one DSL operation. A result that is not a real number (``0.0 /
+    0.0``, ``(-8.0) ** 0.5``, ``log(-1.0)``) or that overflows from finite operands
+    (``10.0 ** 400``) is a DslError, never a silent inf or NaN."""
+    fn = _UNARY_FOLD[op] if len(args) == 1 else _BINARY_FOLD[op]
+    shown = f"{op}({', '.join(f'{a:g}' for a in args)})"
+    if op == "div" and args[1] == 0:
+        raise DslError(f"{shown}: division by the constant 0", loc)
+    try:
+        v = fn(*args)
+    except (ValueError, ZeroDivisionError, OverflowError):
+        v = math.nan
+    if not isinstance(v, (int, float)) or math.isnan(v) or (math.isinf(v) and all(map(math.isfinite, args))):
+        raise DslError(f"{shown} is not a finite real number", loc)
+    return float(v)
+
+
+def nonzero_divisor(op: str, rhs, loc: Loc | None = None):
+    """``x / 0.0`` is a mistake in a kernel (inf or NaN everywhere): refuse a constant 0 divisor."""
+    if op == "div" and getattr(rhs, "value", None) == 0 and type(rhs).__name__ in ("Const", "VConst"):
+        raise DslError("division by the constant 0", loc or rhs.loc)
+    return rhs
+
+
 def _fold(e: ir.Expr) -> ir.Expr:
     """Constant-fold arithmetic on constants, so ``sqrt(2.0 / pi)`` is one number."""
     if isinstance(e, ir.Binary) and isinstance(e.lhs, ir.Const) and isinstance(e.rhs, ir.Const):
-        a, b = e.lhs.value, e.rhs.value
-        try:
-            v = {"add": a + b, "sub": a - b, "mul": a * b, "max": max(a, b), "min": min(a, b),
-                 "div": a / b if b != 0 else math.copysign(math.inf, a)}[e.op]
-        except OverflowError:
-            v = math.inf
-        return ir.Const(e.loc, v)
+        return ir.Const(e.loc, fold_number(e.op, (e.lhs.value, e.rhs.value), e.loc))
     if isinstance(e, ir.Unary) and isinstance(e.arg, ir.Const):
-        x = e.arg.value
-        try:
-            v = {
-                "neg": lambda: -x, "exp": lambda: math.exp(x), "log": lambda: math.log(x),
-                "abs": lambda: abs(x), "sqrt": lambda: math.sqrt(x), "rsqrt": lambda: 1 / math.sqrt(x),
-                "reciprocal": lambda: 1 / x, "relu": lambda: max(x, 0.0), "tanh": lambda: math.tanh(x),
-                "sigmoid": lambda: 1 / (1 + math.exp(-x)), "erf": lambda: math.erf(x),
-            }[e.op]()
-        except (ValueError, ZeroDivisionError, OverflowError):
-            raise DslError(f"{e.op}({x}) is not a finite number", e.loc) from None
-        return ir.Const(e.loc, v)
+        return ir.Const(e.loc, fold_number(e.op, (e.arg.value,), e.loc))
     return e

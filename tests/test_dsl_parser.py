@@ -149,5 +149,5 @@ def test_host_scalars_are_computed_by_the_tiling() -> None:
            "    bc = 1.0 - 0.9 ** step\n"
            "    for t in tiles(x, tile=256):\n        store(y, t, load(x, t) / bc + numel(x))\n")
     lk = lower(src)
-    assert "__builtin_pow(0.9, static_cast<double>(step))" in lk.tiling_header
+    assert "__builtin_pow(0.9, static_cast<double>(sc_step))" in lk.tiling_header
     assert "td_.h_bc" in lk.kernel_class and "nel_x" in lk.tiling_header

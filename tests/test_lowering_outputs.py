@@ -129,7 +129,7 @@ def test_cann_tiling_class_mirrors_plain_struct(written: dict[str, Path], lowere
         lk = lowered[op]
         header = (out / f"cann/op_host/{op}_custom_tiling.h").read_text()
         fields = re.findall(r"TILING_DATA_FIELD_DEF\((\w+), (\w+)\);", header)
-        expected = ([("int64_t", f) for f in lk.tiling.fields()] + [("float", s) for s in lk.tiling.scalars]
+        expected = ([("int64_t", f) for f in lk.tiling.fields()] + [("float", f"sc_{s}") for s in lk.tiling.scalars]
                     + [("float", n) for n, _ in lk.tiling.host])
         assert fields == expected, op
         plain = re.findall(r"^    (int64_t|float) (\w+);$", lk.tiling_header, re.M)
@@ -153,14 +153,14 @@ def test_output_shape_rules(lowered: dict[str, LoweredKernel]) -> None:
     assert rule("max_middim").apply([2, 3, 4]) == [2, 4]
     assert rule("layer_norm").source == "x"
     host = render_outputs(lowered["max_middim"])["cann/op_host/max_middim_custom.cpp"]
-    assert "if (i != 1) outShape->SetDim(j++, xShape->GetDim(i));" in host
+    assert "if (i != 1) shape_out->SetDim(j++, shape_x->GetDim(i));" in host
 
 
 def test_tunables_are_baked_in(lowered: dict[str, LoweredKernel]) -> None:
     src = propose(get_task("softmax"))[0].source
     files = render_outputs(lowered["softmax"], params={"ROWS": 16})
     for path in ("cann/op_host/softmax_custom.cpp", "direct/main.cpp", "torch/softmax_custom_binding.cpp"):
-        assert re.search(r"constexpr int64_t ROWS\s+= 16;\s+// tuned \(DSL default 4\)", files[path]), path
+        assert re.search(r"constexpr int64_t tun_ROWS\s+= 16;\s+// tuned \(DSL default 4\)", files[path]), path
     assert "| `ROWS` | 16 | 4 |" in files["README.md"]
     with pytest.raises(ValueError, match="unknown tunables"):
         render_outputs(lowered["softmax"], params={"NOPE": 1})

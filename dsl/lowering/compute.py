@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from .. import ir
 from ..checker import TypedProgram
+from ..names import mangle
 from ..parser import DslError
 from .tiling import window_params
 
@@ -156,9 +157,18 @@ class _Pool:
             self.free.append(b)
 
 
+MAX_KERNEL_LINES = 20_000
+"""Budget of generated Process() lines. Real kernels use a few hundred; the budget stops a
+hostile program from making the compiler chew megabytes of C++ (checked before any build)."""
+
+
 def plan_kernel(tp: TypedProgram) -> KernelPlan:
     """Lower the loop body of a checked program to AscendC statements plus its UB plan."""
-    return _Compute(tp, unit_elems(tp.program)).run()
+    plan = _Compute(tp, unit_elems(tp.program)).run()
+    if len(plan.body) > MAX_KERNEL_LINES:
+        raise DslError(f"the lowered kernel has {len(plan.body)} lines of AscendC; the budget is "
+                       f"{MAX_KERNEL_LINES}: simplify the program")
+    return plan
 
 
 def unit_elems(program: ir.Program) -> int:
@@ -285,10 +295,10 @@ class _Compute:
             elif isinstance(item, ir.Assign):
                 self.top_names.append(item.target)
                 if self.tp.type_of(item.value).space == "H":
-                    self.host_scalars.append((f"h_{item.target}", item.value))
+                    self.host_scalars.append((mangle("h", item.target), item.value))
                 else:
                     self.emit(f"// DSL line {item.loc.line}: {self._src(item)}")
-                    self.emit(f"const float s_{item.target} = {self._scalar_cpp(item.value)};")
+                    self.emit(f"const float {mangle('s', item.target)} = {self._scalar_cpp(item.value)};")
             elif isinstance(item, ir.Store):
                 self._scalar_store(item)
         buffers = list(self.queues.values())
@@ -303,13 +313,13 @@ class _Compute:
         return KernelPlan(self.lines, buffers, self.roles, self.host_scalars, self.grid_loops)
 
     def _src(self, s) -> str:
-        return self.p.source.splitlines()[s.loc.line - 1].strip() if s.loc.line else ""
+        return self.p.line_text(s.loc.line)
 
     def _loop(self, loop: ir.Loop) -> None:
         grids = [s for s in ir.walk_stmts(loop.body)
                  if isinstance(s, ir.Assign) and isinstance(s.value, ir.GridReduce)]
         for g in grids:
-            self.emit(f"float p_{g.target} = {GRID_INIT[g.value.op]};  // this core's part of total_{g.value.op}")
+            self.emit(f"float {mangle('p', g.target)} = {GRID_INIT[g.value.op]};  // this core's part of total_{g.value.op}")
         self.emit("{")
         self.indent += 1
         granule = 16 * self.unit if loop.kind == "tiles" else self.unit  # see tiling.formulas
@@ -333,12 +343,12 @@ class _Compute:
         k = self.grid_loops
         self.grid_loops += 1
         for g in grids:
-            self.emit(f"float s_{g.target} = {GRID_INIT[g.value.op]};")
+            self.emit(f"float {mangle('s', g.target)} = {GRID_INIT[g.value.op]};")
         self.emit("{  // combine the per-core partials of total_* across all cores")
         self.indent += 1
         self.emit("LocalTensor<float> gl = gridBuf.Get<float>();")
         for i, g in enumerate(grids):
-            self.emit(f"gl.SetValue({i}, p_{g.target});")
+            self.emit(f"gl.SetValue({i}, {mangle('p', g.target)});")
         self.emit("SetFlag<HardEvent::S_MTE3>(0);")
         self.emit("WaitFlag<HardEvent::S_MTE3>(0);")
         self.emit(f"DataCopy(gridGm[({k} * td_.blockDim + core) * 8], gl, 8);")
@@ -350,7 +360,7 @@ class _Compute:
         self.emit("for (int64_t b = 0; b < td_.blockDim; ++b) {")
         for i, g in enumerate(grids):
             v = f"gl.GetValue(b * 8 + {i})"
-            cur = f"s_{g.target}"
+            cur = mangle("s", g.target)
             expr = {"sum": f"{cur} + {v}", "max": f"acx_fmax({cur}, {v})",
                     "min": f"acx_fmin({cur}, {v})"}[g.value.op]
             self.emit(f"    {cur} = {expr};")
@@ -371,16 +381,16 @@ class _Compute:
         self.emit(f"    Duplicate(so, static_cast<{t}>({self._scalar_cpp(s.value)}), {32 // NBYTES[out.dtype]});")
         self.emit("    SetFlag<HardEvent::V_MTE3>(0);")
         self.emit("    WaitFlag<HardEvent::V_MTE3>(0);")
-        self.emit(f"    CopyRowsOut({s.tensor}Gm[0], so, 1, 1, 1, {32 // NBYTES[out.dtype]});")
+        self.emit(f"    CopyRowsOut({mangle('gm', s.tensor)}[0], so, 1, 1, 1, {32 // NBYTES[out.dtype]});")
         self.emit("}")
 
     # ------------------------------------------------------------ scalars
     def _host_name(self, e: ir.Expr) -> str:
         """A host-computable scalar expression becomes a field of the tiling struct."""
         if isinstance(e, ir.Var):
-            return f"td_.h_{e.name}"
+            return f"td_.{mangle('h', e.name)}"
         if isinstance(e, ir.ScalarRef):
-            return f"td_.{e.name}"
+            return f"td_.{mangle('sc', e.name)}"
         key = id(e)
         if key not in self.host_names:
             name = f"hs{len(self.host_names)}"
@@ -397,7 +407,7 @@ class _Compute:
         if (t.space or "H") == "H":
             return self._host_name(e)
         if isinstance(e, ir.Var):
-            return f"s_{e.name}"
+            return mangle("s", e.name)
         if isinstance(e, ir.Extent):
             return "static_cast<float>(td_.A * td_.W)" if self.loop.kind == "rows" else "static_cast<float>(td_.K)"
         if isinstance(e, ir.Binary):
@@ -405,6 +415,11 @@ class _Compute:
             if e.op in ("max", "min"):
                 return f"acx_f{e.op}({a}, {b})"
             return f"({a} {dict(add='+', sub='-', mul='*', div='/')[e.op]} {b})"
+        if isinstance(e, ir.Power):  # the base once, in a local: nested powers stay linear
+            self.counter += 1
+            b = f"pw{self.counter}"
+            self.emit(f"const float {b} = {self._scalar_cpp(e.base)};")
+            return "(" + " * ".join([b] * e.n) + ")"
         if isinstance(e, ir.Unary):
             a = self._scalar_cpp(e.arg)
             if e.op == "neg":
@@ -418,7 +433,7 @@ class _Compute:
 
     def _block(self, stmts, loop_var: str) -> None:
         for s in stmts:
-            src = self.p.source.splitlines()[s.loc.line - 1].strip() if s.loc.line else ""
+            src = self._src(s)
             if isinstance(s, ir.InnerLoop):
                 self.emit(f"// DSL line {s.loc.line}: {src}")
                 self._inner_loop(s)
@@ -458,7 +473,7 @@ class _Compute:
         extra = ", false" if g.op != "sum" else ""
         self.emit(f"{REDUCE[g.op]}<float>({red}, {v.cpp}, {work}, static_cast<int32_t>({n}){extra});")
         self.emit("SyncVS();")
-        cur, x = f"p_{s.target}", f"{red}.GetValue(0)"
+        cur, x = mangle("p", s.target), f"{red}.GetValue(0)"
         expr = {"sum": f"{cur} + {x}", "max": f"acx_fmax({cur}, {x})", "min": f"acx_fmin({cur}, {x})"}[g.op]
         self.emit(f"{cur} = {expr};")
         self.emit("SyncSV();")
@@ -559,7 +574,7 @@ class _Compute:
             self.emit("}")
             self.emit("if (hi > lo) {  // one strided copy: input rows SH * IW apart")
             self.emit(f"    const int64_t ih = (oh0 + lo) * {sh} - {ph} + kh;")
-            self.emit(f"    CopyRowsIn({st}[lo * td_.stW], {x}Gm[((pl * td_.ID + id) * td_.IH + ih) * td_.IW + g0], "
+            self.emit(f"    CopyRowsIn({st}[lo * td_.stW], {mangle('gm', x)}[((pl * td_.ID + id) * td_.IH + ih) * td_.IW + g0], "
                       f"hi - lo, g1 - g0, {sh} * td_.IW, td_.stW);")
             self.emit("}")
             self.emit(f"{q.name}.EnQue({st});")
@@ -611,8 +626,7 @@ class _Compute:
             elems = {"tile": "align_up(tileElems, 128)", "col": "align_up(colElems, 128)",
                      "stage": "align_up(stageElems, 128)",
                      "row": "rowElems"}[form]
-            prefix = "inQue" if kind == "inq" else "outQue"
-            q = Buffer(f"{prefix}{tensor[:1].upper()}{tensor[1:]}", kind, f"{elems} * {NBYTES[dtype]}",
+            q = Buffer(mangle(kind, tensor), kind, f"{elems} * {NBYTES[dtype]}",
                        slots=0, tensor=tensor, dtype=dtype, form=form)
             self.queues[tensor] = q
         elif q.form != form:
@@ -652,10 +666,10 @@ class _Compute:
         form = {"tile": "tile", "bcast": "col", "per_row": "row"}[e.mode]
         q = self._queue(e.tensor, "inq", form)
         self.counter += 1
-        name = f"{e.tensor}L{self.counter}"
+        name = mangle(f"ld{self.counter}", e.tensor)
         t = CTYPE[dtype]
         off = self._gm_offset(e.tensor, e.at, e.mode)
-        gm = f"{e.tensor}Gm[{off}]"
+        gm = f"{mangle('gm', e.tensor)}[{off}]"
         self.emit(f"LocalTensor<{t}> {name} = {q.name}.AllocTensor<{t}>();")
         if self.loop.kind == "rows" and e.mode == "tile":
             self.emit(f"CopyRowsIn({name}, {gm}, r, w, td_.W, wp);")
@@ -676,7 +690,8 @@ class _Compute:
         q = self._queue(s.tensor, "outq", form)
         t = CTYPE[out.dtype]
         self.counter += 1
-        name = f"{s.tensor}S{self.counter}"
+        name = mangle(f"out{self.counter}", s.tensor)
+        gm = mangle("gm", s.tensor)
         if isinstance(s.value, (ir.Var, ir.Load)):
             v = self._expr(s.value, loop_var)
             self.emit(f"LocalTensor<{t}> {name} = {q.name}.AllocTensor<{t}>();")
@@ -692,16 +707,16 @@ class _Compute:
         self.emit(f"{name} = {q.name}.DeQue<{t}>();")
         if self.loop.kind == "rows" and form == "row":
             self.roles[s.tensor] = "row_out"
-            self.emit(f"CopyRowsOut({s.tensor}Gm[gr], {name}, 1, r, r, td_.rowElems);")
+            self.emit(f"CopyRowsOut({gm}[gr], {name}, 1, r, r, td_.rowElems);")
         elif self.loop.kind == "rows":
             self.roles[s.tensor] = "tile"
-            self.emit(f"CopyRowsOut({s.tensor}Gm[{self._row_off()}], {name}, r, w, td_.W, wp);")
+            self.emit(f"CopyRowsOut({gm}[{self._row_off()}], {name}, r, w, td_.W, wp);")
         elif self.loop.kind == "windows":
             self.roles[s.tensor] = "window_out"
-            self.emit(f"CopyRowsOut({s.tensor}Gm[gr * td_.OW + c0], {name}, r, w, td_.OW, wp);")
+            self.emit(f"CopyRowsOut({gm}[gr * td_.OW + c0], {name}, r, w, td_.OW, wp);")
         else:
             off = self._gm_offset(s.tensor, s.at, "tile")
-            self.emit(f"CopyRowsOut({s.tensor}Gm[{off}], {name}, 1, cnt, cnt, cnt);")
+            self.emit(f"CopyRowsOut({gm}[{off}], {name}, 1, cnt, cnt, cnt);")
         self.emit(f"{q.name}.FreeTensor({name});")
 
     # ------------------------------------------------------------ values
@@ -791,6 +806,8 @@ class _Compute:
         if isinstance(e, ir.Unary):
             a = self._expr(e.arg, loop_var)
             return self._unary(e.op, a, hint, pre)
+        if isinstance(e, ir.Power):
+            return self._power(self._expr(e.base, loop_var), e.n, hint, pre)
         if isinstance(e, ir.LeakyRelu):
             a = self._expr(e.arg, loop_var)
             d = self._dest(a.form, a.dtype, hint, [a], pre)
@@ -860,8 +877,8 @@ class _Compute:
         d = self._dest("row", dtype, hint, [], pre)
         self.emit("SyncVS();")
         self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
-        self.emit(f"    const int64_t ix = static_cast<int64_t>({e.index}Gm.GetValue(gr + ri));")
-        self.emit(f"    {d.cpp}.SetValue(ri, {e.tensor}Gm.GetValue((gr + ri) * td_.W + ix));")
+        self.emit(f"    const int64_t ix = static_cast<int64_t>({mangle('gm', e.index)}.GetValue(gr + ri));")
+        self.emit(f"    {d.cpp}.SetValue(ri, {mangle('gm', e.tensor)}.GetValue((gr + ri) * td_.W + ix));")
         self.emit("}")
         self.emit("SyncSV();")
         return d
@@ -897,6 +914,24 @@ class _Compute:
             mode = "CAST_NONE"
         self.emit(f"Cast({d.cpp}, {a.cpp}, RoundMode::{mode}, {self._count(a.form)});")
         self._done([a], d)
+        return d
+
+    def _power(self, a: Val, n: int, hint: Val | None, pre) -> Val:
+        """a ** n (n = 2..4) from one evaluation of a: a*a, (a*a)*a, or (a*a)*(a*a)."""
+        cnt = self._count(a.form)
+        if n == 2:
+            d = self._dest(a.form, a.dtype, hint, [a], pre)
+            self.emit(f"Mul({d.cpp}, {a.cpp}, {a.cpp}, {cnt});")
+            self._done([a], d)
+            return d
+        # a*a goes to a fresh buffer when a is still needed (n = 3), else may reuse a
+        sq = self._new(a.form, a.dtype) if n == 3 else self._dest(a.form, a.dtype, None, [a])
+        self.emit(f"Mul({sq.cpp}, {a.cpp}, {a.cpp}, {cnt});")
+        if n == 4:
+            self._done([a], sq)
+        d = self._dest(a.form, a.dtype, hint, [sq], pre)
+        self.emit(f"Mul({d.cpp}, {sq.cpp}, {a.cpp if n == 3 else sq.cpp}, {cnt});")
+        self._done([sq, a] if n == 3 else [sq], d)
         return d
 
     def _unary(self, op: str, a: Val, hint: Val | None, pre) -> Val:

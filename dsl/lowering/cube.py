@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from .. import cube as C
 from ..ir import DTYPE_BYTES
+from ..names import mangle, size_expr, tunable
 from ..parser import DslError
 from .tiling import camel
 
@@ -105,8 +106,8 @@ class CubeTiling:
         if self.program.cube is not None:
             out += ["Bt", "M", "N", "K"]
         if self.program.vector is not None:
-            out += ["vN", "vW"] + [f"n_{t}" for t in self.vec_tensors]
-            out += [f"w_{t}" for t, w in self.vec_tensors.items() if w]
+            out += ["vN", "vW"] + [mangle("numel", t) for t in self.vec_tensors]
+            out += [mangle("width", t) for t, w in self.vec_tensors.items() if w]
         return out
 
     def fields(self) -> list[str]:
@@ -128,7 +129,7 @@ class CubeTiling:
     def evaluate(self, dims: list[list[int]], tunables: dict[str, int], core_cube: int,
                  core_vec: int) -> dict[str, int]:
         env: dict = dict(_PY)
-        env.update(tunables)
+        env.update({tunable(k): v for k, v in tunables.items()})
         env.update(shape_vars(self.program, dims, self.vec_tensors))
         env["coreNumCube"], env["coreNumVec"] = core_cube, core_vec
         out = {k: env[k] for k in self.shape_fields()}
@@ -200,12 +201,12 @@ def shape_vars(p: C.CubeProgram, dims: list[list[int]], vec_tensors: dict[str, b
         out.update(vN=n_rows, vW=w)
         for t, needs_w in vec_tensors.items():
             n_t = _numel(dims_of(t))
-            out[f"n_{t}"] = n_t
+            out[mangle("numel", t)] = n_t
             if needs_w:
                 if n_t % n_rows:
                     raise ValueError(f"'{t}' has {n_t} elements, not a whole number per row of the {n_rows} "
                                      f"rows of '{v.tensor}'")
-                out[f"w_{t}"] = n_t // n_rows
+                out[mangle("width", t)] = n_t // n_rows
     return out
 
 
@@ -213,21 +214,21 @@ def _cube_formulas(p: C.CubeProgram) -> list[tuple[str, str]]:
     c = p.cube
     assert c is not None
     eb = DTYPE_BYTES[p.dtype_of(c.a.tensor)]
-    cores = "coreNumCube" if c.cores is None else f"min({c.cores}, coreNumCube)"
+    cores = "coreNumCube" if c.cores is None else f"min({size_expr(c.cores)}, coreNumCube)"
     return [
-        ("bm", f"max(16, min({c.m}, align_up(M, 16)))"),
-        ("bn", f"max(16, min({c.n}, align_up(N, 16)))"),
-        ("bk", f"max(16, {c.k_l0})"),
-        ("spl0", f"max(1, min({c.split_k}, ceil_div(K, bk)))"),
+        ("bm", f"max(16, min({size_expr(c.m)}, align_up(M, 16)))"),
+        ("bn", f"max(16, min({size_expr(c.n)}, align_up(N, 16)))"),
+        ("bk", f"max(16, {size_expr(c.k_l0)})"),
+        ("spl0", f"max(1, min({size_expr(c.split_k)}, ceil_div(K, bk)))"),
         ("kPerSplit", "align_up(ceil_div(K, spl0), bk)"),
         ("splits", "ceil_div(K, kPerSplit)"),
-        ("kl1", f"min(max(bk, align_down({c.k_l1}, bk)), kPerSplit)"),
+        ("kl1", f"min(max(bk, align_down({size_expr(c.k_l1)}, bk)), kPerSplit)"),
         ("nM", "ceil_div(M, bm)"),
         ("nN", "ceil_div(N, bn)"),
         ("blocks", "Bt * nM * nN * splits"),
         ("cubeDim", f"max(1, min({cores}, blocks))"),
-        ("order", f"{c.order}"),
-        ("group", f"max(1, {c.group})"),
+        ("order", size_expr(c.order)),
+        ("group", f"max(1, {size_expr(c.group)})"),
         ("eb", f"{eb}"),
     ]
 
@@ -235,12 +236,12 @@ def _cube_formulas(p: C.CubeProgram) -> list[tuple[str, str]]:
 def _vec_formulas(p: C.CubeProgram, chunks: list[C.VChunks]) -> list[tuple[str, str]]:
     v = p.vector
     assert v is not None
-    cores = "coreNumVec" if v.cores is None else f"min({v.cores}, coreNumVec)"
+    cores = "coreNumVec" if v.cores is None else f"min({size_expr(v.cores)}, coreNumVec)"
     out = [
         ("vDim", f"max(1, min({cores}, vN))"),
         ("baseRows", "floor_div(vN, vDim)"),
         ("bigRows", "vN - baseRows * vDim"),
-        ("tileRows", f"max(1, min({v.rows}, baseRows + sel(bigRows > 0, 1, 0)))"),
+        ("tileRows", f"max(1, min({size_expr(v.rows)}, baseRows + sel(bigRows > 0, 1, 0)))"),
         ("rpad", "align_up(tileRows, 64)"),
     ]
     if p.cube is None:
@@ -248,7 +249,7 @@ def _vec_formulas(p: C.CubeProgram, chunks: list[C.VChunks]) -> list[tuple[str, 
     for i, ch in enumerate(chunks):
         out += [
             (f"pw{i}", f"floor_div(vW, {ch.parts})"),
-            (f"ch{i}", f"max({U}, min(align_down({ch.size}, {U}), align_up(pw{i}, {U})))"),
+            (f"ch{i}", f"max({U}, min(align_down({size_expr(ch.size)}, {U}), align_up(pw{i}, {U})))"),
         ]
     chmax = str(U)
     for i in range(len(chunks)):
@@ -284,10 +285,10 @@ def render_header(t: CubeTiling) -> str:
     for f in t.fields():
         L.append(f"    int64_t {f};")
     for sc in p.scalars:
-        L.append(f"    float {sc.name};")
+        L.append(f"    float {mangle('sc', sc.name)};")
     L += ["};", ""]
-    tun = "".join(f", int64_t {x.name}" for x in p.tunables)
-    scs = "".join(f", float {x.name}" for x in p.scalars)
+    tun = "".join(f", int64_t {tunable(x.name)}" for x in p.tunables)
+    scs = "".join(f", float {mangle('sc', x.name)}" for x in p.scalars)
     L += [
         "// dims/ranks: shapes of the kernel's tensors (inputs then outputs, workspaces excluded).",
         "// Returns nullptr or an error message (static string).",
@@ -338,11 +339,11 @@ def render_header(t: CubeTiling) -> str:
               "    t->vN = vN; t->vW = vW;"]
         for tn, needs_w in t.vec_tensors.items():
             n_expr = "Bt * M * N" if p.is_workspace(tn) else f"numel[{names.index(tn)}]"
-            L.append(f"    t->n_{tn} = {n_expr};")
+            L.append(f"    t->{mangle('numel', tn)} = {n_expr};")
             if needs_w:
                 L.append(f"    if (({n_expr}) % vN != 0) return \"a tensor of the rows stage is not a whole number "
                          "of values per row\";")
-                L.append(f"    t->w_{tn} = ({n_expr}) / vN;")
+                L.append(f"    t->{mangle('width', tn)} = ({n_expr}) / vN;")
     L.append("    t->coreNumCube = coreNumCube; t->coreNumVec = coreNumVec;")
     for name, expr in t.all_formulas():
         L.append(f"    const int64_t {name} = {expr};")
@@ -350,7 +351,7 @@ def render_header(t: CubeTiling) -> str:
     for mem in ("L1", "L0A", "L0B", "L0C", "UB"):
         L.append(f"    t->bytes{mem} = {t.mem_expr(mem)};")
     for sc in p.scalars:
-        L.append(f"    t->{sc.name} = {sc.name};")
+        L.append(f"    t->{mangle('sc', sc.name)} = {mangle('sc', sc.name)};")
     L += ["    return nullptr;", "}", ""]
     return "\n".join(L)
 
@@ -363,11 +364,11 @@ def _cube_buffers(p: C.CubeProgram) -> list[Buf]:
     assert c is not None
     dt = p.dtype_of(c.a.tensor)
     return [
-        Buf("qA1", "A1", "bm * kl1 * eb", str(c.stages), dt),
-        Buf("qB1", "B1", "kl1 * bn * eb", str(c.stages), dt),
-        Buf("qA2", "A2", "bm * bk * eb", str(c.l0_depth), dt),
-        Buf("qB2", "B2", "bk * bn * eb", str(c.l0_depth), dt),
-        Buf("qC1", "CO1", "bm * bn * 4", str(c.acc_depth), "f32"),
+        Buf("qA1", "A1", "bm * kl1 * eb", size_expr(c.stages), dt),
+        Buf("qB1", "B1", "kl1 * bn * eb", size_expr(c.stages), dt),
+        Buf("qA2", "A2", "bm * bk * eb", size_expr(c.l0_depth), dt),
+        Buf("qB2", "B2", "bk * bn * eb", size_expr(c.l0_depth), dt),
+        Buf("qC1", "CO1", "bm * bn * 4", size_expr(c.acc_depth), "f32"),
     ]
 
 
@@ -474,14 +475,15 @@ def _cube_kernel_class(p: C.CubeProgram, t: CubeTiling) -> str:
     ta, tb = c.a.transpose, c.b.transpose
     L = [CUBE_PRELUDE.replace("CUBE_T", T), ""]
     L += ["template <typename TilingT>", f"class {cls} {{", "public:", f"    __aicore__ inline {cls}() {{}}"]
-    L.append(f"    __aicore__ inline void Init({', '.join('GM_ADDR ' + n for n in gm_args)}, const TilingT& td) {{")
+    L.append(f"    __aicore__ inline void Init({', '.join('GM_ADDR ' + mangle('arg', n) for n in gm_args)}, "
+             "const TilingT& td) {")
     L.append("        td_ = td;")
-    L.append(f"        aGm.SetGlobalBuffer(reinterpret_cast<__gm__ {T}*>({c.a.tensor}), "
+    L.append(f"        aGm.SetGlobalBuffer(reinterpret_cast<__gm__ {T}*>({mangle('arg', c.a.tensor)}), "
              "static_cast<uint64_t>(td.Bt * td.M * td.K));")
-    L.append(f"        bGm.SetGlobalBuffer(reinterpret_cast<__gm__ {T}*>({c.b.tensor}), "
+    L.append(f"        bGm.SetGlobalBuffer(reinterpret_cast<__gm__ {T}*>({mangle('arg', c.b.tensor)}), "
              "static_cast<uint64_t>(td.Bt * td.K * td.N));")
     slices = "td.splits * " if p.is_workspace(c.target) else ""
-    L.append(f"        cGm.SetGlobalBuffer(reinterpret_cast<__gm__ {out_t}*>({c.target}), "
+    L.append(f"        cGm.SetGlobalBuffer(reinterpret_cast<__gm__ {out_t}*>({mangle('arg', c.target)}), "
              f"static_cast<uint64_t>({slices}td.Bt * td.M * td.N));")
     for b in t.buffers:
         if b.mem != "UB":
@@ -772,7 +774,7 @@ class _VecGen:
 
     def queue(self, key: tuple, pos: str, dtype: str, bytes_expr: str) -> Buf:
         if key not in self.queue_of:
-            b = Buf(f"q{len(self.queue_of)}", pos, bytes_expr, str(self.v.depth), dtype)
+            b = Buf(f"q{len(self.queue_of)}", pos, bytes_expr, size_expr(self.v.depth), dtype)
             self.queue_of[key] = b
             self.bufs.append(b)
         b = self.queue_of[key]
@@ -1008,7 +1010,7 @@ class _VecGen:
         self.k = -1
 
     def _gm_off(self, tensor: str, part: int | None, k: int) -> str:
-        off = f"gr * td_.w_{tensor} + c0"
+        off = f"gr * td_.{mangle('width', tensor)} + c0"
         if part:
             off += f" + {part} * td_.pw{k}"
         return off
@@ -1024,9 +1026,9 @@ class _VecGen:
         name = self.fresh("ld")
         self.emit(f"LocalTensor<{T}> {name} = {q.name}.AllocTensor<{T}>();")
         if mode == "tile":
-            self.emit(f"RowsIn({name}, {tensor}Gm[{self._gm_off(tensor, part, k)}], r, cw, td_.w_{tensor}, td_.ch{k});")
+            self.emit(f"RowsIn({name}, {mangle('gm', tensor)}[{self._gm_off(tensor, part, k)}], r, cw, td_.{mangle('width', tensor)}, td_.ch{k});")
         else:
-            self.emit(f"RowsIn({name}, {tensor}Gm[c0], 1, cw, cw, td_.ch{k});")
+            self.emit(f"RowsIn({name}, {mangle('gm', tensor)}[c0], 1, cw, cw, td_.ch{k});")
         self.emit(f"{q.name}.EnQue({name});")
         self.loads[key] = _V("tile" if mode == "tile" else "col", 1, name, dt, None, k)
 
@@ -1035,8 +1037,8 @@ class _VecGen:
         x = self.tbuf("tb_wsx", "tileRows * chmax * 4")
         self.emit("for (int64_t s = 1; s < td_.splits; ++s) {  // split-K partial results")
         self.emit(f"    LocalTensor<float> wsx = {x}.Get<float>();")
-        self.emit(f"    RowsIn(wsx, {tensor}Gm[s * td_.Bt * td_.M * td_.N + {self._gm_off(tensor, part, k)}], r, cw, "
-                  f"td_.w_{tensor}, td_.ch{k});")
+        self.emit(f"    RowsIn(wsx, {mangle('gm', tensor)}[s * td_.Bt * td_.M * td_.N + {self._gm_off(tensor, part, k)}], r, cw, "
+                  f"td_.{mangle('width', tensor)}, td_.ch{k});")
         self.emit("    SetFlag<HardEvent::MTE2_V>(1); WaitFlag<HardEvent::MTE2_V>(1);")
         self.emit(f"    Add({v.ref}, {v.ref}, wsx, static_cast<int32_t>(r * td_.ch{k}));")
         self.emit("    SetFlag<HardEvent::V_MTE2>(1); WaitFlag<HardEvent::V_MTE2>(1);")
@@ -1058,7 +1060,7 @@ class _VecGen:
             self._into(o, dt, value, "tile")
             self.emit(f"{q.name}.EnQue({o});")
             self.emit(f"{o} = {q.name}.DeQue<{T}>();")
-            self.emit(f"RowsOut({s.tensor}Gm[{self._gm_off(s.tensor, s.part, k)}], {o}, r, cw, td_.w_{s.tensor}, "
+            self.emit(f"RowsOut({mangle('gm', s.tensor)}[{self._gm_off(s.tensor, s.part, k)}], {o}, r, cw, td_.{mangle('width', s.tensor)}, "
                       f"td_.ch{k});")
             self.emit(f"{q.name}.FreeTensor({o});")
             return
@@ -1081,7 +1083,7 @@ class _VecGen:
         self.emit(f"Gather({o}, {raw}, {tbl}, 0, static_cast<uint32_t>(r * {g}));  // [G][rows] -> [rows][G]")
         self.emit(f"{q.name}.EnQue({o});")
         self.emit(f"{o} = {q.name}.DeQue<{T}>();")
-        self.emit(f"RowsOut({s.tensor}Gm[gr * {g}], {o}, 1, r * {g}, r * {g}, td_.tileRows * {g});")
+        self.emit(f"RowsOut({mangle('gm', s.tensor)}[gr * {g}], {o}, 1, r * {g}, r * {g}, td_.tileRows * {g});")
         self.emit(f"{q.name}.FreeTensor({o});")
         self.done(src)
         if dt != "f32":
@@ -1153,7 +1155,7 @@ class _VecGen:
         if isinstance(e, C.VConst):
             return _V("scalar", 1, _f(e.value))
         if isinstance(e, C.VScalar):
-            return _V("scalar", 1, f"td_.{e.name}")
+            return _V("scalar", 1, f"td_.{mangle('sc', e.name)}")
         if isinstance(e, C.VWidth):
             return _V("scalar", 1, "static_cast<float>(td_.vW)")
         if isinstance(e, C.VVar):
@@ -1207,6 +1209,8 @@ class _VecGen:
             return out
         if isinstance(e, C.VUnary):
             return self._unary(e, dst)
+        if isinstance(e, C.VPow):
+            return self._power(e, dst)
         if isinstance(e, C.VBinary):
             return self._binary(e, dst)
         raise DslError(f"cannot lower {type(e).__name__}", e.loc)
@@ -1242,7 +1246,7 @@ class _VecGen:
             q = self.queue((e.tensor, "members", None, -1), "VECIN", dt, f"align_up({g}, 16) * {eb}")
             m = self.fresh("ldm")
             self.emit(f"LocalTensor<{T}> {m} = {q.name}.AllocTensor<{T}>();")
-            self.emit(f"RowsIn({m}, {e.tensor}Gm[0], 1, {g}, {g}, {g});")
+            self.emit(f"RowsIn({m}, {mangle('gm', e.tensor)}[0], 1, {g}, {g}, {g});")
             self.emit(f"{q.name}.EnQue({m});")
             self.emit(f"{m} = {q.name}.DeQue<{T}>();")
             src = m
@@ -1261,14 +1265,14 @@ class _VecGen:
             q = self.queue((e.tensor, "cols", None, -1), "VECIN", dt, f"{g} * rpad * {eb}")
             m = self.fresh("ldc")
             self.emit(f"LocalTensor<{T}> {m} = {q.name}.AllocTensor<{T}>();")
-            self.emit(f"RowsIn({m}, {e.tensor}Gm[gr], {g}, r, td_.vN, td_.rpad);  // [G, rows] columns of this tile")
+            self.emit(f"RowsIn({m}, {mangle('gm', e.tensor)}[gr], {g}, r, td_.vN, td_.rpad);  // [G, rows] columns of this tile")
             self.emit(f"{q.name}.EnQue({m});")
             self.emit(f"{m} = {q.name}.DeQue<{T}>();")
             if self.p.is_workspace(e.tensor):
                 x = self.tbuf(f"tb_wsc{g}", f"{g} * rpad * 4")
                 self.emit("for (int64_t s = 1; s < td_.splits; ++s) {  // split-K partial results")
                 self.emit(f"    LocalTensor<float> wsx = {x}.Get<float>();")
-                self.emit(f"    RowsIn(wsx, {e.tensor}Gm[s * td_.Bt * td_.M * td_.N + gr], {g}, r, td_.vN, td_.rpad);")
+                self.emit(f"    RowsIn(wsx, {mangle('gm', e.tensor)}[s * td_.Bt * td_.M * td_.N + gr], {g}, r, td_.vN, td_.rpad);")
                 self.emit("    SetFlag<HardEvent::MTE2_V>(1); WaitFlag<HardEvent::MTE2_V>(1);")
                 self.emit(f"    Add({m}, {m}, wsx, static_cast<int32_t>({g} * td_.rpad));")
                 self.emit("    SetFlag<HardEvent::V_MTE2>(1); WaitFlag<HardEvent::V_MTE2>(1);")
@@ -1284,7 +1288,7 @@ class _VecGen:
         m = self.fresh("ldg")
         tbl = self._load_table(g, eb)
         self.emit(f"LocalTensor<{T}> {m} = {q.name}.AllocTensor<{T}>();")
-        self.emit(f"RowsIn({m}, {e.tensor}Gm[gr * {g}], 1, r * {g}, r * {g}, td_.tileRows * {g});")
+        self.emit(f"RowsIn({m}, {mangle('gm', e.tensor)}[gr * {g}], 1, r * {g}, r * {g}, td_.tileRows * {g});")
         self.emit(f"{q.name}.EnQue({m});")
         self.emit(f"{m} = {q.name}.DeQue<{T}>();")
         if dt == "f32":
@@ -1297,6 +1301,31 @@ class _VecGen:
             self.emit(f"Cast({out.ref}, {raw}_raw, RoundMode::CAST_NONE, static_cast<uint32_t>({g} * td_.rpad));")
             self.release(raw)
         self.emit(f"{q.name}.FreeTensor({m});")
+        return out
+
+    # ---- powers
+    def _power(self, e: C.VPow, dst: str | None) -> _V:
+        """x ** n (n = 2..4) from one evaluation of x: x*x, (x*x)*x or (x*x)*(x*x)."""
+        a = self.ev(e.arg)
+        if a.form == "scalar":  # the base once, in a local: nested powers stay linear
+            v = self.fresh("pw")
+            self.emit(f"const float {v} = {a.ref};")
+            return _V("scalar", 1, "(" + " * ".join([v] * e.n) + ")")
+        n = f"static_cast<int32_t>({self.count(a)})"
+        if e.n == 2:
+            out = self._dst(a, dst)
+            self.emit(f"Mul({out.ref}, {a.ref}, {a.ref}, {n});  // ** 2")
+            self._finish(a, out)
+            return out
+        sq = self.new_like(a.form, a.size, a.k) if e.n == 3 else self._dst(a, None)
+        self.emit(f"Mul({sq.ref}, {a.ref}, {a.ref}, {n});  // ** {e.n}")
+        if e.n == 4:
+            self._finish(a, sq)
+        out = self._dst(sq, dst)
+        self.emit(f"Mul({out.ref}, {sq.ref}, {a.ref if e.n == 3 else sq.ref}, {n});")
+        self._finish(sq, out)
+        if e.n == 3:
+            self.done(a)
         return out
 
     # ---- unary
@@ -1503,12 +1532,14 @@ def _vector_kernel_class(p: C.CubeProgram, gen: _VecGen) -> str:
     names = [x.name for x in p.tensors]
     gm_args = names[:len(p.inputs)] + [w.name for w in p.workspaces] + names[len(p.inputs):]
     L = [VEC_PRELUDE, "", "template <typename TilingT>", f"class {cls} {{", "public:", f"    __aicore__ inline {cls}() {{}}"]
-    L.append(f"    __aicore__ inline void Init({', '.join('GM_ADDR ' + n for n in gm_args)}, const TilingT& td) {{")
+    L.append(f"    __aicore__ inline void Init({', '.join('GM_ADDR ' + mangle('arg', n) for n in gm_args)}, "
+             "const TilingT& td) {")
     L.append("        td_ = td;")
     for t in gen.vec_tensors:
         T = CTYPE[p.dtype_of(t)]
-        size = "td.splits * td.n_" + t if p.is_workspace(t) else f"td.n_{t}"
-        L.append(f"        {t}Gm.SetGlobalBuffer(reinterpret_cast<__gm__ {T}*>({t}), static_cast<uint64_t>({size}));")
+        size = f"td.splits * td.{mangle('numel', t)}" if p.is_workspace(t) else f"td.{mangle('numel', t)}"
+        L.append(f"        {mangle('gm', t)}.SetGlobalBuffer(reinterpret_cast<__gm__ {T}*>({mangle('arg', t)}), "
+                 f"static_cast<uint64_t>({size}));")
     for b in gen.bufs:
         if b.pos in ("VECIN", "VECOUT"):
             L.append(f"        pipe.InitBuffer({b.name}, VDEPTH, static_cast<uint32_t>(td.b_{b.name}));")
@@ -1537,7 +1568,7 @@ def _vector_kernel_class(p: C.CubeProgram, gen: _VecGen) -> str:
         else:
             L.append(f"    TBuf<TPosition::VECCALC> {b.name};")
     for t in gen.vec_tensors:
-        L.append(f"    GlobalTensor<{CTYPE[p.dtype_of(t)]}> {t}Gm;")
+        L.append(f"    GlobalTensor<{CTYPE[p.dtype_of(t)]}> {mangle('gm', t)};")
     L.append("    TilingT td_;")
     L.append("};")
     return "\n".join(L)
@@ -1608,14 +1639,15 @@ class CubeLowered:
             ws_lines = ""
             off = "0"
             for w in p.workspaces:
-                ws_lines += f"    GM_ADDR {w.name} = GetUserWorkspace(workspace) + {off};\n"
+                ws_lines += f"    GM_ADDR {mangle('arg', w.name)} = GetUserWorkspace(workspace) + {off};  // {w.name}\n"
                 off = f"({off} + td.splits * td.Bt * td.M * td.N * 4)"
-            sig = ", ".join(f"GM_ADDR {n}" for n in args if not p.is_workspace(n))
+            sig = ", ".join(f"GM_ADDR {mangle('arg', n)}" for n in args if not p.is_workspace(n))
             return (f"{banner}#include \"kernel_operator.h\"\nusing namespace AscendC;\n\n{consts}\n{body}\n\n"
                     f"extern \"C\" __global__ __aicore__ void {entry}({sig}, GM_ADDR workspace, GM_ADDR tiling) {{\n"
                     f"    KERNEL_TASK_TYPE_DEFAULT({ktype});\n{load}{ws_lines}"
-                    f"    {cls}<decltype(td)> op;\n    op.Init({', '.join(args)}, td);\n    op.Process();\n}}\n")
-        sig = ", ".join(f"GM_ADDR {n}" for n in args)
+                    f"    {cls}<decltype(td)> op;\n    op.Init({', '.join(mangle('arg', n) for n in args)}, td);\n"
+                    "    op.Process();\n}\n")
+        sig = ", ".join(f"GM_ADDR {mangle('arg', n)}" for n in args)
         return (f"{banner}#include \"kernel_operator.h\"\n{inc}using namespace AscendC;\n\n{consts}\n{body}\n\n"
                 f"extern \"C\" __global__ __aicore__ void {entry}({sig}, GM_ADDR workspace, GM_ADDR tiling) {{\n"
                 f"    KERNEL_TASK_TYPE_DEFAULT({ktype});\n"
@@ -1623,7 +1655,8 @@ class CubeLowered:
                 f"    const __gm__ int64_t* src = reinterpret_cast<const __gm__ int64_t*>(tiling);\n"
                 f"    int64_t* dst = reinterpret_cast<int64_t*>(&td);\n"
                 f"    for (uint32_t i = 0; i < sizeof({s}) / sizeof(int64_t); ++i) dst[i] = src[i];\n"
-                f"    {cls}<{s}> op;\n    op.Init({', '.join(args)}, td);\n    op.Process();\n}}\n")
+                f"    {cls}<{s}> op;\n    op.Init({', '.join(mangle('arg', n) for n in args)}, td);\n"
+                "    op.Process();\n}\n")
 
     def kernel_source(self, which: str) -> str:
         """Kernel .cpp for direct launch and the emulator (tiling read from the GM pointer)."""
@@ -1674,9 +1707,9 @@ extern "C" int acx_tiling(const int64_t* dims, const int32_t* ranks, int32_t n_t
     return static_cast<int>(sizeof(t));
 }}
 
-extern "C" int acx_run(void** gm, const uint64_t* gm_bytes, int n_gm, const AcxRunOptions* opt, char* err, int errlen) {{
+extern "C" int acx_run(void** gm, const uint64_t* gmBytes, int n_gm, const AcxRunOptions* opt, char* err, int errlen) {{
     if (n_gm != {n_gm}) {{ std::snprintf(err, errlen, "expected {n_gm} GM buffers, got %d", n_gm); return -1; }}
-    return acx::Run(gm, gm_bytes, n_gm, opt, err, errlen, [&] {{ {p.name}_{which}({call}); }});
+    return acx::Run(gm, gmBytes, n_gm, opt, err, errlen, [&] {{ {p.name}_{which}({call}); }});
 }}
 """
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from .. import ir
 from ..checker import TypedProgram, check_program
+from ..names import mangle, size_expr, size_value
 from ..parser import DslError, parse
 from .compute import CTYPE, KernelPlan, plan_kernel, unit_elems
 from .tiling import TilingSpec, camel, formulas, host_expr, render_header
@@ -112,8 +113,8 @@ class LoweredKernel:
     def kernel_source(self, tiling_include: bool = True) -> str:
         """Kernel .cpp for direct launch and the emulator: tiling read from the GM pointer."""
         p = self.program
-        args = ", ".join(f"GM_ADDR {t.name}" for t in p.tensors)
-        names = ", ".join(t.name for t in p.tensors)
+        args = ", ".join(f"GM_ADDR {mangle('arg', t.name)}" for t in p.tensors)
+        names = ", ".join(mangle("arg", t.name) for t in p.tensors)
         s = self.tiling.struct_name
         inc = f'#include "{self.op}_tiling.h"\n' if tiling_include else ""
         return (
@@ -133,8 +134,8 @@ class LoweredKernel:
     def cann_kernel_source(self) -> str:
         """op_kernel/<op>.cpp for a CANN custom-op project: tiling via GET_TILING_DATA."""
         p = self.program
-        args = ", ".join(f"GM_ADDR {t.name}" for t in p.tensors)
-        names = ", ".join(t.name for t in p.tensors)
+        args = ", ".join(f"GM_ADDR {mangle('arg', t.name)}" for t in p.tensors)
+        names = ", ".join(mangle("arg", t.name) for t in p.tensors)
         return (
             f"{self._banner()}#include \"kernel_operator.h\"\nusing namespace AscendC;\n\n{self.kernel_class}\n\n"
             f"extern \"C\" __global__ __aicore__ void {self.entry}({args}, GM_ADDR workspace, GM_ADDR tiling) {{\n"
@@ -177,9 +178,9 @@ extern "C" int acx_tiling(const int64_t* dims, const int32_t* ranks, int32_t n_t
     return static_cast<int>(sizeof(t));
 }}
 
-extern "C" int acx_run(void** gm, const uint64_t* gm_bytes, int n_gm, const AcxRunOptions* opt, char* err, int errlen) {{
+extern "C" int acx_run(void** gm, const uint64_t* gmBytes, int n_gm, const AcxRunOptions* opt, char* err, int errlen) {{
     if (n_gm != {n_gm}) {{ std::snprintf(err, errlen, "expected {n_gm} GM buffers, got %d", n_gm); return -1; }}
-    return acx::Run(gm, gm_bytes, n_gm, opt, err, errlen, [&] {{ {self.entry}({call}); }});
+    return acx::Run(gm, gmBytes, n_gm, opt, err, errlen, [&] {{ {self.entry}({call}); }});
 }}
 """
         )
@@ -223,7 +224,7 @@ def tiling_spec(tp: TypedProgram, plan: KernelPlan) -> TilingSpec:
     buffers = []
     depth = p.loop.depth
     for b in plan.buffers:
-        slots = str(depth) if b.kind in ("inq", "outq") else "1"
+        slots = size_expr(depth) if b.kind in ("inq", "outq") else "1"
         buffers.append((f"{b.name}Bytes", slots, b.bytes_expr))
     return TilingSpec(
         op=op_name(p), kind=p.loop.kind, ref_index=ref, dim=p.loop.dim, unit=unit_elems(p),
@@ -261,13 +262,13 @@ def _kernel_class(tp: TypedProgram, plan: KernelPlan, spec: TilingSpec, depth: i
     L.append(f"class {cls} {{")
     L.append("public:")
     L.append(f"    __aicore__ inline {cls}() {{}}")
-    args = ", ".join(f"GM_ADDR {t.name}" for t in p.tensors)
+    args = ", ".join(f"GM_ADDR {mangle('arg', t.name)}" for t in p.tensors)
     L.append(f"    __aicore__ inline void Init({args}, GM_ADDR workspace, const TilingT& td) {{")
     L.append("        td_ = td;")
     for t in p.tensors:
         role = plan.roles.get(t.name, "tile")
-        L.append(f"        {t.name}Gm.SetGlobalBuffer(reinterpret_cast<__gm__ {CTYPE[t.dtype]}*>({t.name}), "
-                 f"static_cast<uint64_t>({_gm_size(p, role)}));")
+        L.append(f"        {mangle('gm', t.name)}.SetGlobalBuffer(reinterpret_cast<__gm__ {CTYPE[t.dtype]}*>"
+                 f"({mangle('arg', t.name)}), static_cast<uint64_t>({_gm_size(p, role)}));")
     if plan.grid_loops:
         L.append("        gridGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(GetUserWorkspace(workspace)), "
                  "static_cast<uint64_t>(td.workspaceBytes / 4));")
@@ -293,12 +294,22 @@ def _kernel_class(tp: TypedProgram, plan: KernelPlan, spec: TilingSpec, depth: i
         else:
             L.append(f"    TBuf<QuePosition::VECCALC> {b.name};")
     for t in p.tensors:
-        L.append(f"    GlobalTensor<{CTYPE[t.dtype]}> {t.name}Gm;")
+        L.append(f"    GlobalTensor<{CTYPE[t.dtype]}> {mangle('gm', t.name)};")
     if plan.grid_loops:
         L.append("    GlobalTensor<float> gridGm;  // per-core partials of total_* values")
     L.append("    TilingT td_;")
     L.append("};")
     return "\n".join(L)
+
+
+def _check_dims(p: ir.Program, dims: list[list[int]]) -> None:
+    """``size(x, d)`` must name a dim the tensor has (the tiling would otherwise read 0)."""
+    names = [t.name for t in p.tensors]
+    for e in ir.program_exprs(p):
+        if isinstance(e, ir.Numel) and e.dim is not None and names.index(e.tensor) < len(dims):
+            rank = len(dims[names.index(e.tensor)])
+            if not -rank <= e.dim < rank:
+                raise DslError(f"size({e.tensor}, {e.dim}): '{e.tensor}' has rank {rank}", e.loc)
 
 
 def budget_spec(tp: TypedProgram) -> TilingSpec:
@@ -313,12 +324,13 @@ def check_budget(tp: TypedProgram, dims: list[list[int]], params: dict[str, int]
     spec = spec or budget_spec(tp)
     values = dict(tp.program.defaults())
     values.update(params)
+    _check_dims(tp.program, dims)
     try:
         t = spec.evaluate(dims, values, core_num)
     except ValueError as e:
         raise DslError(f"shapes do not fit the kernel: {e}") from None
     if t["ubBytes"] > ub_bytes:
-        parts = ", ".join(f"{f.removesuffix('Bytes')}={t[f] * int(values.get(slots, slots))}"
+        parts = ", ".join(f"{f.removesuffix('Bytes')}={t[f] * size_value(slots, values)}"
                           for f, slots, _ in spec.buffers)
         raise DslError(f"UB budget exceeded: needs {t['ubBytes']} B, {ub_bytes} B available "
                        f"({parts}; tunables {values})")

@@ -21,6 +21,7 @@ from pathlib import Path
 from ascendcraft.model.soc import load_soc
 
 from .. import ir
+from ..names import mangle, tunable
 from .kernel import LoweredKernel
 from .tiling import camel
 
@@ -223,17 +224,17 @@ class _Gen:
         return "DSL default" if self.values[name] == default else f"tuned (DSL default {default})"
 
     def _tunable_consts(self, indent: str = "") -> list[str]:
-        width = max((len(t.name) for t in self.p.tunables), default=0)
+        width = max((len(tunable(t.name)) for t in self.p.tunables), default=0)
         vwidth = max((len(str(self.values[t.name])) + 1 for t in self.p.tunables), default=0)
         out = []
         for t in self.p.tunables:
             value = f"{self.values[t.name]};"
-            out.append(f"{indent}constexpr int64_t {t.name.ljust(width)} = {value.ljust(vwidth)}  "
+            out.append(f"{indent}constexpr int64_t {tunable(t.name).ljust(width)} = {value.ljust(vwidth)}  "
                        f"// {self._tunable_comment(t.name)}")
         return out
 
     def _compute_args(self, prefix: str, scalars: list[str]) -> str:
-        tun = "".join(f", {prefix}{t.name}" for t in self.p.tunables)
+        tun = "".join(f", {prefix}{tunable(t.name)}" for t in self.p.tunables)
         sc = "".join(f", {s}" for s in scalars)
         return tun + sc
 
@@ -248,38 +249,39 @@ class _Gen:
         for name, expr in self.lk.tiling.all_formulas():
             notes[name] = expr
         for s in self.lk.tiling.scalars:
-            notes[s] = "runtime scalar"
+            notes[mangle("sc", s)] = f"runtime scalar {s}"
         return notes
 
     def _fields(self) -> list[tuple[str, str]]:
         """(C++ type, name) of every tiling field, in the plain struct's order."""
         return ([("int64_t", f) for f in self.lk.tiling.fields()]
-                + [("float", s) for s in self.lk.tiling.scalars]
+                + [("float", mangle("sc", s)) for s in self.lk.tiling.scalars]
                 + [("float", n) for n, _ in self.lk.tiling.host])
 
     def _vector_shape_fn(self, o: OutputShape) -> list[str]:
         """C++ over std::vector<int64_t>: the output shape, same rules as InferShape."""
-        fn = f"OutputShape{camel(o.output)}"
+        fn = mangle("oshape", o.output)
+        src = mangle("shape", o.source)
         L = [f"// {o.output}: {o.describe()} (the rule InferShape uses in the CANN op).",
-             f"static std::vector<int64_t> {fn}(const std::vector<int64_t>& {o.source}) {{"]
+             f"static std::vector<int64_t> {fn}(const std::vector<int64_t>& {src}) {{"]
         if o.rule == "same":
-            L.append(f"    return {o.source};")
+            L.append(f"    return {src};")
         elif o.rule == "scalar":
-            L.append(f"    (void){o.source};")
+            L.append(f"    (void){src};")
             L.append("    return {};")
         elif o.rule == "window":
             k, st, pd = o.window
-            L.append(f"    std::vector<int64_t> shape = {o.source};")
+            L.append(f"    std::vector<int64_t> shape = {src};")
             L.append(f"    for (size_t i = shape.size() - {o.n}; i < shape.size(); ++i) "
                      f"shape[i] = (shape[i] + {2 * pd - k}) / {st} + 1;")
             L.append("    return shape;")
         elif o.rule == "drop_trailing":
-            L.append(f"    if ({o.source}.size() < {o.n}) return {{}};")
-            L.append(f"    return std::vector<int64_t>({o.source}.begin(), {o.source}.end() - {o.n});")
+            L.append(f"    if ({src}.size() < {o.n}) return {{}};")
+            L.append(f"    return std::vector<int64_t>({src}.begin(), {src}.end() - {o.n});")
         else:
             L.append("    std::vector<int64_t> shape;")
-            L.append(f"    for (size_t i = 0; i < {o.source}.size(); ++i) {{")
-            L.append(f"        if (i != {o.n}) shape.push_back({o.source}[i]);")
+            L.append(f"    for (size_t i = 0; i < {src}.size(); ++i) {{")
+            L.append(f"        if (i != {o.n}) shape.push_back({src}[i]);")
             L.append("    }")
             L.append("    return shape;")
         L.append("}")
@@ -381,11 +383,11 @@ class _Gen:
                   "    const gert::RuntimeAttrs* attrs = context->GetAttrs();",
                   "    if (attrs == nullptr) return ge::GRAPH_FAILED;"]
             for i, s in enumerate(p.scalars):
-                ptr = f"{s.name}Attr"
-                L += [f"    const float* {ptr} = attrs->GetAttrPointer<float>({i});",
+                ptr, val = mangle("attr", s.name), mangle("sc", s.name)
+                L += [f"    const float* {ptr} = attrs->GetAttrPointer<float>({i});  // {s.name}",
                       f"    if ({ptr} == nullptr) return ge::GRAPH_FAILED;",
-                      f"    const float {s.name} = *{ptr};"]
-                scalar_names.append(s.name)
+                      f"    const float {val} = *{ptr};"]
+                scalar_names.append(val)
             L.append("")
         L += [f"    // {4 if p.scalars else 3}. The split: the one plain C++ tiling function.",
               f"    acx_plain::{self.struct} plain{{}};",
@@ -432,11 +434,11 @@ class _Gen:
              "static ge::graphStatus InferShape(gert::InferShapeContext* context) {"]
         sources = sorted({o.source for o in self.shapes}, key=lambda n: in_idx[n])
         for src in sources:
-            L += [f"    const gert::Shape* {src}Shape = context->GetInputShape({in_idx[src]});",
-                  f"    if ({src}Shape == nullptr) return ge::GRAPH_FAILED;"]
+            L += [f"    const gert::Shape* {mangle('shape', src)} = context->GetInputShape({in_idx[src]});",
+                  f"    if ({mangle('shape', src)} == nullptr) return ge::GRAPH_FAILED;"]
         for o in self.shapes:
-            src = f"{o.source}Shape"
-            dst = f"{o.output}Shape"
+            src = mangle("shape", o.source)
+            dst = mangle("shape", o.output)
             L += [f"    // {o.output}: {o.describe()}",
                   f"    gert::Shape* {dst} = context->GetOutputShape({out_idx[o.output]});",
                   f"    if ({dst} == nullptr) return ge::GRAPH_FAILED;"]
@@ -630,31 +632,34 @@ class _Gen:
               "        return 2;",
               "    }",
               ""]
-        names = [t.name for t in p.tensors]
+        def T(name: str) -> str:  # noqa: N802 - the host variable of a tensor
+            return mangle("t", name)
+
+        names = [T(t.name) for t in p.tensors]
         for t in p.tensors:
-            L.append(f"    Tensor {t.name};")
-            L.append(f"    {t.name}.name = \"{t.name}\";")
-            L.append(f"    {t.name}.elemBytes = {ir.DTYPE_BYTES[t.dtype]};  // {DTYPE_NAME[t.dtype]}")
+            L.append(f"    Tensor {T(t.name)};")
+            L.append(f"    {T(t.name)}.name = \"{t.name}\";")
+            L.append(f"    {T(t.name)}.elemBytes = {ir.DTYPE_BYTES[t.dtype]};  // {DTYPE_NAME[t.dtype]}")
         pos = 0
         for t in p.inputs:
-            L += [f"    if (!ParseTensorArg(positional[{pos}], &{t.name})) {{",
+            L += [f"    if (!ParseTensorArg(positional[{pos}], &{T(t.name)})) {{",
                   "        PrintUsage();",
                   "        return 2;",
                   "    }"]
             pos += 1
         for o in self.shapes:
-            L.append(f"    {o.output}.path = positional[{pos}];")
-            L.append(f"    {o.output}.shape = OutputShape{camel(o.output)}({o.source}.shape);")
-            L.append(f"    {o.output}.host.resize({o.output}.Bytes());")
+            L.append(f"    {T(o.output)}.path = positional[{pos}];")
+            L.append(f"    {T(o.output)}.shape = {mangle('oshape', o.output)}({T(o.source)}.shape);")
+            L.append(f"    {T(o.output)}.host.resize({T(o.output)}.Bytes());")
             pos += 1
         for s in p.scalars:
-            L.append(f"    const float {s.name} = std::strtof(positional[{pos}].c_str(), nullptr);")
+            L.append(f"    const float {mangle('sc', s.name)} = std::strtof(positional[{pos}].c_str(), nullptr);")
             pos += 1
         L += [f"    Tensor* tensors[] = {{{', '.join('&' + n for n in names)}}};  // kernel-argument order",
               ""]
         for t in p.inputs:
-            L += [f"    if (!ReadBinary(&{t.name})) {{",
-                  f"        std::fprintf(stderr, \"cannot read {t.name} from %s\\n\", {t.name}.path.c_str());",
+            L += [f"    if (!ReadBinary(&{T(t.name)})) {{",
+                  f"        std::fprintf(stderr, \"cannot read {t.name} from %s\\n\", {T(t.name)}.path.c_str());",
                   "        return 1;",
                   "    }"]
         L += ["",
@@ -667,7 +672,7 @@ class _Gen:
               "    }",
               f"    {self.struct} tiling{{}};",
               f"    const char* error = {self.compute}(dims.data(), ranks.data(), static_cast<int32_t>(ranks.size()), "
-              f"coreNum{self._compute_args('tunables::', [s.name for s in p.scalars])}, &tiling);",
+              f"coreNum{self._compute_args('tunables::', [mangle('sc', s.name) for s in p.scalars])}, &tiling);",
               "    if (error != nullptr) {",
               f"        std::fprintf(stderr, \"{op} tiling: %s\\n\", error);",
               "        return 1;",
@@ -682,8 +687,8 @@ class _Gen:
               "        CHECK_ACL(aclrtMalloc(&t->device, t->Bytes(), ACL_MEM_MALLOC_HUGE_FIRST));",
               "    }"]
         for t in p.inputs:
-            L.append(f"    CHECK_ACL(aclrtMemcpy({t.name}.device, {t.name}.Bytes(), {t.name}.host.data(), "
-                     f"{t.name}.Bytes(), ACL_MEMCPY_HOST_TO_DEVICE));")
+            L.append(f"    CHECK_ACL(aclrtMemcpy({T(t.name)}.device, {T(t.name)}.Bytes(), {T(t.name)}.host.data(), "
+                     f"{T(t.name)}.Bytes(), ACL_MEMCPY_HOST_TO_DEVICE));")
         L += ["    void* tilingDevice = nullptr;",
               "    CHECK_ACL(aclrtMalloc(&tilingDevice, sizeof(tiling), ACL_MEM_MALLOC_HUGE_FIRST));",
               "    CHECK_ACL(aclrtMemcpy(tilingDevice, sizeof(tiling), &tiling, sizeof(tiling), ACL_MEMCPY_HOST_TO_DEVICE));",
@@ -698,10 +703,10 @@ class _Gen:
               "    CHECK_ACL(aclrtSynchronizeStream(stream));",
               ""]
         for o in p.outputs:
-            L += [f"    CHECK_ACL(aclrtMemcpy({o.name}.host.data(), {o.name}.Bytes(), {o.name}.device, "
-                  f"{o.name}.Bytes(), ACL_MEMCPY_DEVICE_TO_HOST));",
-                  f"    if (!WriteBinary({o.name})) {{",
-                  f"        std::fprintf(stderr, \"cannot write {o.name} to %s\\n\", {o.name}.path.c_str());",
+            L += [f"    CHECK_ACL(aclrtMemcpy({T(o.name)}.host.data(), {T(o.name)}.Bytes(), {T(o.name)}.device, "
+                  f"{T(o.name)}.Bytes(), ACL_MEMCPY_DEVICE_TO_HOST));",
+                  f"    if (!WriteBinary({T(o.name)})) {{",
+                  f"        std::fprintf(stderr, \"cannot write {o.name} to %s\\n\", {T(o.name)}.path.c_str());",
                   "        return 1;",
                   "    }"]
         L += ["",
@@ -763,7 +768,8 @@ target_link_libraries({op}_main PRIVATE kernels ascendcl)
     def torch_binding(self) -> str:
         p = self.p
         op = self.op
-        args = [f"const at::Tensor& {t.name}" for t in p.inputs] + [f"double {s.name}" for s in p.scalars]
+        args = ([f"const at::Tensor& {mangle('t', t.name)}" for t in p.inputs]
+                + [f"double {mangle('sc', s.name)}" for s in p.scalars])
         ret = "at::Tensor" if len(p.outputs) == 1 else "std::vector<at::Tensor>"
         L = [f"// torch_npu extension for kernel '{op}', generated by ascendcraft.",
              "// Takes NPU tensors, allocates the outputs with the shapes the CANN InferShape gives,",
@@ -799,17 +805,19 @@ target_link_libraries({op}_main PRIVATE kernels ascendcl)
         L += ["}  // namespace", "",
               f"{ret} {op}_npu({', '.join(args)}) {{"]
         for t in p.inputs:
-            L += [f"    TORCH_CHECK({t.name}.device().type() == c10::DeviceType::PrivateUse1, "
+            a = mangle("t", t.name)
+            L += [f"    TORCH_CHECK({a}.device().type() == c10::DeviceType::PrivateUse1, "
                   f"\"{op}: {t.name} must be an NPU tensor\");",
-                  f"    TORCH_CHECK({t.name}.scalar_type() == {TORCH_TYPE[t.dtype]}, "
+                  f"    TORCH_CHECK({a}.scalar_type() == {TORCH_TYPE[t.dtype]}, "
                   f"\"{op}: {t.name} must be {DTYPE_NAME[t.dtype]}\");",
-                  f"    const at::Tensor {t.name}Contig = {t.name}.contiguous();"]
-        src0 = p.inputs[0].name
+                  f"    const at::Tensor {mangle('ct', t.name)} = {a}.contiguous();"]
+        src0 = mangle("ct", p.inputs[0].name)
         for o in self.shapes:
             t = p.param(o.output)
-            L.append(f"    at::Tensor {t.name} = at::empty(OutputShape{camel(t.name)}({o.source}Contig.sizes().vec()), "
-                     f"{src0}Contig.options().dtype({TORCH_TYPE[t.dtype]}));")
-        refs = [(f"{t.name}Contig" if t.kind == "in" else t.name) for t in p.tensors]
+            L.append(f"    at::Tensor {mangle('t', t.name)} = at::empty({mangle('oshape', t.name)}("
+                     f"{mangle('ct', o.source)}.sizes().vec()), {src0}.options().dtype({TORCH_TYPE[t.dtype]}));")
+        refs = [mangle("ct" if t.kind == "in" else "t", t.name) for t in p.tensors]
+        scalars = [f"static_cast<float>({mangle('sc', x.name)})" for x in p.scalars]
         L += ["",
               "    // Tiling on the host, from the shapes in kernel-argument order.",
               "    std::vector<int64_t> dims;",
@@ -821,24 +829,24 @@ target_link_libraries({op}_main PRIVATE kernels ascendcl)
               "    }",
               f"    {self.struct} tiling{{}};",
               f"    const char* error = {self.compute}(dims.data(), ranks.data(), static_cast<int32_t>(ranks.size()), "
-              f"CoreNum(){self._compute_args('tunables::', [f'static_cast<float>({s.name})' for s in p.scalars])}, &tiling);",
+              f"CoreNum(){self._compute_args('tunables::', scalars)}, &tiling);",
               f"    TORCH_CHECK(error == nullptr, \"{op}: \", error);",
               "",
               "    // The kernel reads the tiling struct from device memory.",
               "    at::Tensor tilingHost = at::empty({static_cast<int64_t>(sizeof(tiling))}, at::kByte);",
               "    std::memcpy(tilingHost.data_ptr(), &tiling, sizeof(tiling));",
-              f"    at::Tensor tilingDevice = tilingHost.to({src0}Contig.device());",
+              f"    at::Tensor tilingDevice = tilingHost.to({src0}.device());",
               "",
               "    aclrtStream stream = c10_npu::getCurrentNPUStream().stream();",
               "    at::Tensor workspaceTensor = at::empty({std::max<int64_t>(tiling.workspaceBytes, 1)},",
-              f"                                           at::TensorOptions().dtype(at::kByte).device({src0}Contig.device()));",
+              f"                                           at::TensorOptions().dtype(at::kByte).device({src0}.device()));",
               "    void* workspace = workspaceTensor.data_ptr();  // total_* partials (unused when 0 bytes)",
               f"    ACLRT_LAUNCH_KERNEL({op})(static_cast<uint32_t>(tiling.blockDim), stream, "
               f"{', '.join(r + '.data_ptr()' for r in refs)}, workspace, tilingDevice.data_ptr());"]
         if len(p.outputs) == 1:
-            L.append(f"    return {p.outputs[0].name};")
+            L.append(f"    return {mangle('t', p.outputs[0].name)};")
         else:
-            L.append(f"    return {{{', '.join(o.name for o in p.outputs)}}};")
+            L.append(f"    return {{{', '.join(mangle('t', o.name) for o in p.outputs)}}};")
         L += ["}", "",
               "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {",
               f"    m.def(\"{op}\", &{op}_npu, \"{op} (ascendcraft AscendC kernel)\");",
@@ -926,8 +934,7 @@ setup(
         ret = "torch.Tensor" if len(p.outputs) == 1 else "tuple[torch.Tensor, ...]"
         body = f"_ext.{op}({call})" if len(p.outputs) == 1 else f"tuple(_ext.{op}({call}))"
         outs = "; ".join(f"{o.output}: {o.describe()}" for o in self.shapes)
-        doc = (p.doc or "").strip().splitlines()
-        first = doc[0] if doc else f"The ascendcraft kernel '{op}'."
+        first = f"The ascendcraft kernel '{op}'."  # the DSL docstring is untrusted text: not copied
         return f'''"""{op} on Ascend NPUs through its ascendcraft-generated AscendC kernel (torch_npu).
 
 Build the extension first: ``python setup.py build_ext --inplace`` in this folder.

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from .. import ir
+from ..names import mangle, size_expr, tunable
 
 # Quantities derived from the shapes before the formulas run (computed by a fixed prologue).
 SHAPE_VARS = {
@@ -34,8 +35,8 @@ def window_params(loop: ir.Loop) -> dict[str, tuple[int, int, int]]:
 
 def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -> list[tuple[str, str]]:
     """(field, expression) pairs, evaluated in order; every field lands in the tiling struct."""
-    tile = str(loop.tile)
-    cores = "coreNum" if loop.cores is None else f"min({loop.cores}, coreNum)"
+    tile = size_expr(loop.tile)
+    cores = "coreNum" if loop.cores is None else f"min({size_expr(loop.cores)}, coreNum)"
     if loop.kind == "tiles":
         # cores split the tensor in granules of 16 units (512 B of the narrowest dtype), so
         # every core's part starts 512 B aligned in GM (full bandwidth; 32 B-aligned ~70%)
@@ -65,7 +66,7 @@ def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -
             ("baseUnits", "floor_div(units, blockDim)"),
             ("bigCores", "units - baseUnits * blockDim"),
             ("tileRows", f"max(1, min({tile}, OH))"),
-            ("chunk", f"max(U, min(align_down({loop.chunk}, U), align_up(OW, U)))"),
+            ("chunk", f"max(U, min(align_down({size_expr(loop.chunk)}, U), align_up(OW, U)))"),
             ("chunkPad", "chunk"),
             ("segLen", f"(chunk - 1) * {wp['W'][1]} + {wp['W'][0]}"),
             ("stW", "align_up(segLen, U) + U"),
@@ -80,11 +81,11 @@ def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -
         chunk = None
         for s in loop.body:
             if isinstance(s, ir.InnerLoop) and s.kind == "chunks":
-                chunk = str(s.size)
+                chunk = size_expr(s.size)
         for other in loops or ():
             for s in other.body:
                 if isinstance(s, ir.InnerLoop) and s.kind == "chunks":
-                    chunk = chunk or str(s.size)
+                    chunk = chunk or size_expr(s.size)
         out = [
             ("blockDim", f"max(1, min({cores}, N))"),
             ("baseRows", "floor_div(N, blockDim)"),
@@ -172,7 +173,7 @@ class TilingSpec:
         """The Python evaluation of the same formulas the C++ header computes."""
         env: dict[str, int] = dict(_PY_HELPERS)
         env.update({"U": self.unit, "coreNum": core_num})
-        env.update(tunables)
+        env.update({tunable(k): v for k, v in tunables.items()})
         env.update(shape_vars(self.kind, dims[self.ref_index], self.dim, self.groups, self.axis))
         out = {k: env[k] for k in SHAPE_VARS[self.kind]}
         out["coreNum"] = core_num
@@ -272,13 +273,13 @@ def render_header(spec: TilingSpec) -> str:
     for f in spec.fields():
         lines.append(f"    int64_t {f};")
     for sc in spec.scalars:
-        lines.append(f"    float {sc};")
+        lines.append(f"    float {mangle('sc', sc)};")
     for name, _ in spec.host:
         lines.append(f"    float {name};  // derived on the host")
     lines.append("};")
     lines.append("")
-    tun_params = "".join(f", int64_t {t}" for t in spec.tunables)
-    sc_params = "".join(f", float {x}" for x in spec.scalars)
+    tun_params = "".join(f", int64_t {tunable(t)}" for t in spec.tunables)
+    sc_params = "".join(f", float {mangle('sc', x)}" for x in spec.scalars)
     lines += [
         "// dims/ranks: the shapes of the kernel's tensors (inputs then outputs); returns 0 or an",
         "// error message (static string) for shapes the kernel cannot handle.",
@@ -340,14 +341,15 @@ def render_header(spec: TilingSpec) -> str:
     lines.append(f"    t->ubBytes = {spec.ub_expr()};")
     lines.append(f"    t->workspaceBytes = {spec.workspace_expr()};")
     for sc in spec.scalars:
-        lines.append(f"    t->{sc} = {sc};")
+        lines.append(f"    t->{mangle('sc', sc)} = {mangle('sc', sc)};")
     if spec.host:
         lines.append("    // scalars derived once on the host from Scalar parameters, constants and numel")
         for i, name in enumerate(spec.tensors):
-            lines += [f"    const int32_t ti_{name} = {i};", f"    (void)ti_{name};",
-                      f"    double nel_{name} = 1.0;",
+            ti, nel = mangle("ti", name), mangle("nel", name)
+            lines += [f"    const int32_t {ti} = {i};", f"    (void){ti};",
+                      f"    double {nel} = 1.0;",
                       f"    {{ int64_t o = 0; for (int32_t k = 0; k < {i}; ++k) o += ranks[k];",
-                      f"      for (int32_t k = 0; k < ranks[{i}]; ++k) nel_{name} *= static_cast<double>(dims[o + k]); }}"]
+                      f"      for (int32_t k = 0; k < ranks[{i}]; ++k) {nel} *= static_cast<double>(dims[o + k]); }}"]
         for name, expr in spec.host:
             lines.append(f"    const double {name} = {expr};")
             lines.append(f"    t->{name} = static_cast<float>({name});")
@@ -367,13 +369,15 @@ def host_expr(e: ir.Expr) -> str:
             return "__builtin_inf()" if e.value > 0 else "(-__builtin_inf())"
         return repr(float(e.value))
     if isinstance(e, ir.ScalarRef):
-        return f"static_cast<double>({e.name})"
+        return f"static_cast<double>({mangle('sc', e.name)})"
     if isinstance(e, ir.Var):
-        return f"h_{e.name}"
+        return mangle("h", e.name)
     if isinstance(e, ir.Numel) and e.dim is not None:
-        return f"dim_of(dims, ranks, ti_{e.tensor}, {e.dim})"
+        return f"dim_of(dims, ranks, {mangle('ti', e.tensor)}, {e.dim})"
     if isinstance(e, ir.Numel):
-        return f"nel_{e.tensor}"
+        return mangle("nel", e.tensor)
+    if isinstance(e, ir.Power):  # GCC/Clang builtin: repeated multiplication, one evaluation of the base
+        return f"__builtin_powi({host_expr(e.base)}, {e.n})"
     if isinstance(e, ir.Binary):
         a, b = host_expr(e.lhs), host_expr(e.rhs)
         if e.op == "pow":

@@ -81,14 +81,14 @@ template <typename TilingT>
 class KernelAddCustom {
 public:
     __aicore__ inline KernelAddCustom() {}
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, GM_ADDR out, GM_ADDR workspace, const TilingT& td) {
+    __aicore__ inline void Init(GM_ADDR arg_x, GM_ADDR arg_y, GM_ADDR arg_out, GM_ADDR workspace, const TilingT& td) {
         td_ = td;
-        xGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(x), static_cast<uint64_t>(td.n));
-        yGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(y), static_cast<uint64_t>(td.n));
-        outGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(out), static_cast<uint64_t>(td.n));
-        pipe.InitBuffer(inQueX, DEPTH, static_cast<uint32_t>(td.inQueXBytes));
-        pipe.InitBuffer(inQueY, DEPTH, static_cast<uint32_t>(td.inQueYBytes));
-        pipe.InitBuffer(outQueOut, DEPTH, static_cast<uint32_t>(td.outQueOutBytes));
+        gm_x.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(arg_x), static_cast<uint64_t>(td.n));
+        gm_y.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(arg_y), static_cast<uint64_t>(td.n));
+        gm_out.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(arg_out), static_cast<uint64_t>(td.n));
+        pipe.InitBuffer(inq_x, DEPTH, static_cast<uint32_t>(td.inq_xBytes));
+        pipe.InitBuffer(inq_y, DEPTH, static_cast<uint32_t>(td.inq_yBytes));
+        pipe.InitBuffer(outq_out, DEPTH, static_cast<uint32_t>(td.outq_outBytes));
     }
 
     __aicore__ inline void Process() {
@@ -102,45 +102,45 @@ public:
                 const int64_t g = start + off;  // element offset in GM
                 const int64_t cnt = n;
                 // DSL line 8: x_ = cast(load(x, t), f32)
-                LocalTensor<float> xL1 = inQueX.AllocTensor<float>();
-                CopyRowsIn(xL1, xGm[g], 1, cnt, cnt, cnt);
-                inQueX.EnQue(xL1);
-                xL1 = inQueX.DeQue<float>();
+                LocalTensor<float> ld1_x = inq_x.AllocTensor<float>();
+                CopyRowsIn(ld1_x, gm_x[g], 1, cnt, cnt, cnt);
+                inq_x.EnQue(ld1_x);
+                ld1_x = inq_x.DeQue<float>();
                 // DSL line 9: y_ = cast(load(y, t), f32)
-                LocalTensor<float> yL2 = inQueY.AllocTensor<float>();
-                CopyRowsIn(yL2, yGm[g], 1, cnt, cnt, cnt);
-                inQueY.EnQue(yL2);
-                yL2 = inQueY.DeQue<float>();
+                LocalTensor<float> ld2_y = inq_y.AllocTensor<float>();
+                CopyRowsIn(ld2_y, gm_y[g], 1, cnt, cnt, cnt);
+                inq_y.EnQue(ld2_y);
+                ld2_y = inq_y.DeQue<float>();
                 // DSL line 10: store(out, t, cast(x_ + y_, f32))
-                LocalTensor<float> outS3 = outQueOut.AllocTensor<float>();
-                Add(outS3, xL1, yL2, cnt);
-                outQueOut.EnQue(outS3);
-                outS3 = outQueOut.DeQue<float>();
-                CopyRowsOut(outGm[g], outS3, 1, cnt, cnt, cnt);
-                outQueOut.FreeTensor(outS3);
-                inQueX.FreeTensor(xL1);
-                inQueY.FreeTensor(yL2);
+                LocalTensor<float> out3_out = outq_out.AllocTensor<float>();
+                Add(out3_out, ld1_x, ld2_y, cnt);
+                outq_out.EnQue(out3_out);
+                out3_out = outq_out.DeQue<float>();
+                CopyRowsOut(gm_out[g], out3_out, 1, cnt, cnt, cnt);
+                outq_out.FreeTensor(out3_out);
+                inq_x.FreeTensor(ld1_x);
+                inq_y.FreeTensor(ld2_y);
             }
         }
     }
 
 private:
     TPipe pipe;
-    TQue<QuePosition::VECIN, DEPTH> inQueX;
-    TQue<QuePosition::VECIN, DEPTH> inQueY;
-    TQue<QuePosition::VECOUT, DEPTH> outQueOut;
-    GlobalTensor<float> xGm;
-    GlobalTensor<float> yGm;
-    GlobalTensor<float> outGm;
+    TQue<QuePosition::VECIN, DEPTH> inq_x;
+    TQue<QuePosition::VECIN, DEPTH> inq_y;
+    TQue<QuePosition::VECOUT, DEPTH> outq_out;
+    GlobalTensor<float> gm_x;
+    GlobalTensor<float> gm_y;
+    GlobalTensor<float> gm_out;
     TilingT td_;
 };
 
-extern "C" __global__ __aicore__ void add_custom(GM_ADDR x, GM_ADDR y, GM_ADDR out, GM_ADDR workspace, GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void add_custom(GM_ADDR arg_x, GM_ADDR arg_y, GM_ADDR arg_out, GM_ADDR workspace, GM_ADDR tiling) {
     AddCustomTilingData td;
     const __gm__ int64_t* src = reinterpret_cast<const __gm__ int64_t*>(tiling);
     int64_t* dst = reinterpret_cast<int64_t*>(&td);
     for (uint32_t i = 0; i < sizeof(AddCustomTilingData) / sizeof(int64_t); ++i) dst[i] = src[i];
     KernelAddCustom<AddCustomTilingData> op;
-    op.Init(x, y, out, workspace, td);
+    op.Init(arg_x, arg_y, arg_out, workspace, td);
     op.Process();
 }

@@ -32,9 +32,9 @@ struct AddCustomTilingData {
     int64_t rowElems;
     int64_t colElems;
     int64_t workElems;
-    int64_t inQueXBytes;
-    int64_t inQueYBytes;
-    int64_t outQueOutBytes;
+    int64_t inq_xBytes;
+    int64_t inq_yBytes;
+    int64_t outq_outBytes;
     int64_t ubBytes;
     int64_t workspaceBytes;
 };
@@ -42,7 +42,7 @@ struct AddCustomTilingData {
 // dims/ranks: the shapes of the kernel's tensors (inputs then outputs); returns 0 or an
 // error message (static string) for shapes the kernel cannot handle.
 inline const char* AddCustomComputeTiling(const int64_t* dims, const int32_t* ranks, int32_t nTensors,
-                        int64_t coreNum, int64_t TILE, int64_t CORES, int64_t DEPTH, AddCustomTilingData* t) {
+                        int64_t coreNum, int64_t tun_TILE, int64_t tun_CORES, int64_t tun_DEPTH, AddCustomTilingData* t) {
     using namespace acx_tiling_util;
     const int64_t U = 8;
     if (nTensors <= 0) return "missing tensor shapes";
@@ -58,13 +58,13 @@ inline const char* AddCustomComputeTiling(const int64_t* dims, const int32_t* ra
     t->coreNum = coreNum;
     const int64_t units = ceil_div(n, 16 * U);
     t->units = units;
-    const int64_t blockDim = max(1, min(min(CORES, coreNum), units));
+    const int64_t blockDim = max(1, min(min(tun_CORES, coreNum), units));
     t->blockDim = blockDim;
     const int64_t baseUnits = floor_div(units, blockDim);
     t->baseUnits = baseUnits;
     const int64_t bigCores = units - baseUnits * blockDim;
     t->bigCores = bigCores;
-    const int64_t tileLen = max(U, min(align_down(TILE, U), (baseUnits + sel(bigCores > 0, 1, 0)) * 16 * U));
+    const int64_t tileLen = max(U, min(align_down(tun_TILE, U), (baseUnits + sel(bigCores > 0, 1, 0)) * 16 * U));
     t->tileLen = tileLen;
     const int64_t tileElems = tileLen;
     t->tileElems = tileElems;
@@ -74,13 +74,13 @@ inline const char* AddCustomComputeTiling(const int64_t* dims, const int32_t* ra
     t->colElems = colElems;
     const int64_t workElems = align_up(ceil_div(tileElems, 8), 64);
     t->workElems = workElems;
-    const int64_t inQueXBytes = align_up(tileElems, 128) * 4;
-    t->inQueXBytes = inQueXBytes;
-    const int64_t inQueYBytes = align_up(tileElems, 128) * 4;
-    t->inQueYBytes = inQueYBytes;
-    const int64_t outQueOutBytes = align_up(tileElems, 128) * 4;
-    t->outQueOutBytes = outQueOutBytes;
-    t->ubBytes = DEPTH * inQueXBytes + DEPTH * inQueYBytes + DEPTH * outQueOutBytes;
+    const int64_t inq_xBytes = align_up(tileElems, 128) * 4;
+    t->inq_xBytes = inq_xBytes;
+    const int64_t inq_yBytes = align_up(tileElems, 128) * 4;
+    t->inq_yBytes = inq_yBytes;
+    const int64_t outq_outBytes = align_up(tileElems, 128) * 4;
+    t->outq_outBytes = outq_outBytes;
+    t->ubBytes = tun_DEPTH * inq_xBytes + tun_DEPTH * inq_yBytes + tun_DEPTH * outq_outBytes;
     t->workspaceBytes = 0 * blockDim * 32;
     return nullptr;
 }

@@ -81,12 +81,12 @@ template <typename TilingT>
 class KernelMaxMiddimCustom {
 public:
     __aicore__ inline KernelMaxMiddimCustom() {}
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR out, GM_ADDR workspace, const TilingT& td) {
+    __aicore__ inline void Init(GM_ADDR arg_x, GM_ADDR arg_out, GM_ADDR workspace, const TilingT& td) {
         td_ = td;
-        xGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(x), static_cast<uint64_t>(td.A * td.K * td.B));
-        outGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(out), static_cast<uint64_t>(td.A * td.B));
-        pipe.InitBuffer(inQueX, DEPTH, static_cast<uint32_t>(td.inQueXBytes));
-        pipe.InitBuffer(outQueOut, DEPTH, static_cast<uint32_t>(td.outQueOutBytes));
+        gm_x.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(arg_x), static_cast<uint64_t>(td.A * td.K * td.B));
+        gm_out.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(arg_out), static_cast<uint64_t>(td.A * td.B));
+        pipe.InitBuffer(inq_x, DEPTH, static_cast<uint32_t>(td.inq_xBytes));
+        pipe.InitBuffer(outq_out, DEPTH, static_cast<uint32_t>(td.outq_outBytes));
         pipe.InitBuffer(tmpBuf0, static_cast<uint32_t>(td.tmpBuf0Bytes));
     }
 
@@ -105,40 +105,40 @@ public:
                 // DSL line 10: for k in steps(t):
                 for (int64_t k = 0; k < td_.K; ++k) {
                     // DSL line 11: acc = maximum(acc, cast(load(x, k), f32))
-                    LocalTensor<float> xL2 = inQueX.AllocTensor<float>();
-                    CopyRowsIn(xL2, xGm[(a * td_.K + k) * td_.B + b0], 1, cnt, cnt, cnt);
-                    inQueX.EnQue(xL2);
-                    xL2 = inQueX.DeQue<float>();
-                    Max(v1, v1, xL2, cnt);
-                    inQueX.FreeTensor(xL2);
+                    LocalTensor<float> ld2_x = inq_x.AllocTensor<float>();
+                    CopyRowsIn(ld2_x, gm_x[(a * td_.K + k) * td_.B + b0], 1, cnt, cnt, cnt);
+                    inq_x.EnQue(ld2_x);
+                    ld2_x = inq_x.DeQue<float>();
+                    Max(v1, v1, ld2_x, cnt);
+                    inq_x.FreeTensor(ld2_x);
                 }
                 // DSL line 12: store(out, t, cast(acc, f32))
-                LocalTensor<float> outS3 = outQueOut.AllocTensor<float>();
-                DataCopy(outS3, v1, acx_align_up(cnt, 8));
-                outQueOut.EnQue(outS3);
-                outS3 = outQueOut.DeQue<float>();
-                CopyRowsOut(outGm[a * td_.B + b0], outS3, 1, cnt, cnt, cnt);
-                outQueOut.FreeTensor(outS3);
+                LocalTensor<float> out3_out = outq_out.AllocTensor<float>();
+                DataCopy(out3_out, v1, acx_align_up(cnt, 8));
+                outq_out.EnQue(out3_out);
+                out3_out = outq_out.DeQue<float>();
+                CopyRowsOut(gm_out[a * td_.B + b0], out3_out, 1, cnt, cnt, cnt);
+                outq_out.FreeTensor(out3_out);
             }
         }
     }
 
 private:
     TPipe pipe;
-    TQue<QuePosition::VECIN, DEPTH> inQueX;
-    TQue<QuePosition::VECOUT, DEPTH> outQueOut;
+    TQue<QuePosition::VECIN, DEPTH> inq_x;
+    TQue<QuePosition::VECOUT, DEPTH> outq_out;
     TBuf<QuePosition::VECCALC> tmpBuf0;
-    GlobalTensor<float> xGm;
-    GlobalTensor<float> outGm;
+    GlobalTensor<float> gm_x;
+    GlobalTensor<float> gm_out;
     TilingT td_;
 };
 
-extern "C" __global__ __aicore__ void max_middim_custom(GM_ADDR x, GM_ADDR out, GM_ADDR workspace, GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void max_middim_custom(GM_ADDR arg_x, GM_ADDR arg_out, GM_ADDR workspace, GM_ADDR tiling) {
     MaxMiddimCustomTilingData td;
     const __gm__ int64_t* src = reinterpret_cast<const __gm__ int64_t*>(tiling);
     int64_t* dst = reinterpret_cast<int64_t*>(&td);
     for (uint32_t i = 0; i < sizeof(MaxMiddimCustomTilingData) / sizeof(int64_t); ++i) dst[i] = src[i];
     KernelMaxMiddimCustom<MaxMiddimCustomTilingData> op;
-    op.Init(x, out, workspace, td);
+    op.Init(arg_x, arg_out, workspace, td);
     op.Process();
 }

@@ -35,8 +35,8 @@ struct MaxMiddimCustomTilingData {
     int64_t rowElems;
     int64_t colElems;
     int64_t workElems;
-    int64_t inQueXBytes;
-    int64_t outQueOutBytes;
+    int64_t inq_xBytes;
+    int64_t outq_outBytes;
     int64_t tmpBuf0Bytes;
     int64_t ubBytes;
     int64_t workspaceBytes;
@@ -45,7 +45,7 @@ struct MaxMiddimCustomTilingData {
 // dims/ranks: the shapes of the kernel's tensors (inputs then outputs); returns 0 or an
 // error message (static string) for shapes the kernel cannot handle.
 inline const char* MaxMiddimCustomComputeTiling(const int64_t* dims, const int32_t* ranks, int32_t nTensors,
-                        int64_t coreNum, int64_t TILE, int64_t CORES, int64_t DEPTH, MaxMiddimCustomTilingData* t) {
+                        int64_t coreNum, int64_t tun_TILE, int64_t tun_CORES, int64_t tun_DEPTH, MaxMiddimCustomTilingData* t) {
     using namespace acx_tiling_util;
     const int64_t U = 8;
     if (nTensors <= 0) return "missing tensor shapes";
@@ -65,13 +65,13 @@ inline const char* MaxMiddimCustomComputeTiling(const int64_t* dims, const int32
     t->K = K;
     t->B = B;
     t->coreNum = coreNum;
-    const int64_t tileLen = max(U, min(align_down(TILE, U), align_up(B, U)));
+    const int64_t tileLen = max(U, min(align_down(tun_TILE, U), align_up(B, U)));
     t->tileLen = tileLen;
     const int64_t blocksPerOuter = ceil_div(B, tileLen);
     t->blocksPerOuter = blocksPerOuter;
     const int64_t items = A * blocksPerOuter;
     t->items = items;
-    const int64_t blockDim = max(1, min(min(CORES, coreNum), items));
+    const int64_t blockDim = max(1, min(min(tun_CORES, coreNum), items));
     t->blockDim = blockDim;
     const int64_t baseItems = floor_div(items, blockDim);
     t->baseItems = baseItems;
@@ -85,13 +85,13 @@ inline const char* MaxMiddimCustomComputeTiling(const int64_t* dims, const int32
     t->colElems = colElems;
     const int64_t workElems = align_up(ceil_div(tileElems, 8), 64);
     t->workElems = workElems;
-    const int64_t inQueXBytes = align_up(tileElems, 128) * 4;
-    t->inQueXBytes = inQueXBytes;
-    const int64_t outQueOutBytes = align_up(tileElems, 128) * 4;
-    t->outQueOutBytes = outQueOutBytes;
+    const int64_t inq_xBytes = align_up(tileElems, 128) * 4;
+    t->inq_xBytes = inq_xBytes;
+    const int64_t outq_outBytes = align_up(tileElems, 128) * 4;
+    t->outq_outBytes = outq_outBytes;
     const int64_t tmpBuf0Bytes = align_up(tileElems, 128) * 4;
     t->tmpBuf0Bytes = tmpBuf0Bytes;
-    t->ubBytes = DEPTH * inQueXBytes + DEPTH * outQueOutBytes + 1 * tmpBuf0Bytes;
+    t->ubBytes = tun_DEPTH * inq_xBytes + tun_DEPTH * outq_outBytes + 1 * tmpBuf0Bytes;
     t->workspaceBytes = 0 * blockDim * 32;
     return nullptr;
 }

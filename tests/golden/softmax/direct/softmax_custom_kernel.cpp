@@ -81,12 +81,12 @@ template <typename TilingT>
 class KernelSoftmaxCustom {
 public:
     __aicore__ inline KernelSoftmaxCustom() {}
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR out, GM_ADDR workspace, const TilingT& td) {
+    __aicore__ inline void Init(GM_ADDR arg_x, GM_ADDR arg_out, GM_ADDR workspace, const TilingT& td) {
         td_ = td;
-        xGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(x), static_cast<uint64_t>(td.N * td.W));
-        outGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(out), static_cast<uint64_t>(td.N * td.W));
-        pipe.InitBuffer(inQueX, DEPTH, static_cast<uint32_t>(td.inQueXBytes));
-        pipe.InitBuffer(outQueOut, DEPTH, static_cast<uint32_t>(td.outQueOutBytes));
+        gm_x.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(arg_x), static_cast<uint64_t>(td.N * td.W));
+        gm_out.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(arg_out), static_cast<uint64_t>(td.N * td.W));
+        pipe.InitBuffer(inq_x, DEPTH, static_cast<uint32_t>(td.inq_xBytes));
+        pipe.InitBuffer(outq_out, DEPTH, static_cast<uint32_t>(td.outq_outBytes));
         pipe.InitBuffer(tmpBuf0, static_cast<uint32_t>(td.tmpBuf0Bytes));
         pipe.InitBuffer(rowBuf0, static_cast<uint32_t>(td.rowBuf0Bytes));
         pipe.InitBuffer(redBuf, static_cast<uint32_t>(td.redBufBytes));
@@ -106,16 +106,16 @@ public:
                 const int64_t c0 = 0;
                 const int64_t cnt = r * wp;
                 // DSL line 8: a = cast(load(x, t), f32)
-                LocalTensor<float> xL1 = inQueX.AllocTensor<float>();
-                CopyRowsIn(xL1, xGm[gr * td_.W + c0], r, w, td_.W, wp);
-                inQueX.EnQue(xL1);
-                xL1 = inQueX.DeQue<float>();
+                LocalTensor<float> ld1_x = inq_x.AllocTensor<float>();
+                CopyRowsIn(ld1_x, gm_x[gr * td_.W + c0], r, w, td_.W, wp);
+                inq_x.EnQue(ld1_x);
+                ld1_x = inq_x.DeQue<float>();
                 // DSL line 9: e = exp(a - row_max(a))
                 LocalTensor<float> v2 = rowBuf0.Get<float>();
                 LocalTensor<float> red3 = redBuf.Get<float>();
                 LocalTensor<float> work3 = workBuf.Get<float>();
                 for (int64_t ri = 0; ri < r; ++ri) {
-                    ReduceMax<float>(red3, xL1[ri * wp], work3, static_cast<int32_t>(w), false);
+                    ReduceMax<float>(red3, ld1_x[ri * wp], work3, static_cast<int32_t>(w), false);
                     SyncVS();
                     v2.SetValue(ri, red3.GetValue(0));
                     SyncSV();
@@ -124,10 +124,10 @@ public:
                 SyncVS();
                 for (int64_t ri = 0; ri < r; ++ri) {
                     const float s = static_cast<float>(v2.GetValue(ri));
-                    Adds(v4[ri * wp], xL1[ri * wp], static_cast<float>(-(s)), w);
+                    Adds(v4[ri * wp], ld1_x[ri * wp], static_cast<float>(-(s)), w);
                 }
                 Exp(v4, v4, cnt);
-                inQueX.FreeTensor(xL1);
+                inq_x.FreeTensor(ld1_x);
                 // DSL line 10: store(out, t, cast(e / row_sum(e), f32))
                 LocalTensor<float> v6 = rowBuf0.Get<float>();
                 LocalTensor<float> red7 = redBuf.Get<float>();
@@ -138,39 +138,39 @@ public:
                     v6.SetValue(ri, red7.GetValue(0));
                     SyncSV();
                 }
-                LocalTensor<float> outS5 = outQueOut.AllocTensor<float>();
+                LocalTensor<float> out5_out = outq_out.AllocTensor<float>();
                 SyncVS();
                 for (int64_t ri = 0; ri < r; ++ri) {
                     const float s = static_cast<float>(v6.GetValue(ri));
-                    Muls(outS5[ri * wp], v4[ri * wp], static_cast<float>(1.0f / (s)), w);
+                    Muls(out5_out[ri * wp], v4[ri * wp], static_cast<float>(1.0f / (s)), w);
                 }
-                outQueOut.EnQue(outS5);
-                outS5 = outQueOut.DeQue<float>();
-                CopyRowsOut(outGm[gr * td_.W + c0], outS5, r, w, td_.W, wp);
-                outQueOut.FreeTensor(outS5);
+                outq_out.EnQue(out5_out);
+                out5_out = outq_out.DeQue<float>();
+                CopyRowsOut(gm_out[gr * td_.W + c0], out5_out, r, w, td_.W, wp);
+                outq_out.FreeTensor(out5_out);
             }
         }
     }
 
 private:
     TPipe pipe;
-    TQue<QuePosition::VECIN, DEPTH> inQueX;
-    TQue<QuePosition::VECOUT, DEPTH> outQueOut;
+    TQue<QuePosition::VECIN, DEPTH> inq_x;
+    TQue<QuePosition::VECOUT, DEPTH> outq_out;
     TBuf<QuePosition::VECCALC> tmpBuf0;
     TBuf<QuePosition::VECCALC> rowBuf0;
     TBuf<QuePosition::VECCALC> redBuf;
     TBuf<QuePosition::VECCALC> workBuf;
-    GlobalTensor<float> xGm;
-    GlobalTensor<float> outGm;
+    GlobalTensor<float> gm_x;
+    GlobalTensor<float> gm_out;
     TilingT td_;
 };
 
-extern "C" __global__ __aicore__ void softmax_custom(GM_ADDR x, GM_ADDR out, GM_ADDR workspace, GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void softmax_custom(GM_ADDR arg_x, GM_ADDR arg_out, GM_ADDR workspace, GM_ADDR tiling) {
     SoftmaxCustomTilingData td;
     const __gm__ int64_t* src = reinterpret_cast<const __gm__ int64_t*>(tiling);
     int64_t* dst = reinterpret_cast<int64_t*>(&td);
     for (uint32_t i = 0; i < sizeof(SoftmaxCustomTilingData) / sizeof(int64_t); ++i) dst[i] = src[i];
     KernelSoftmaxCustom<SoftmaxCustomTilingData> op;
-    op.Init(x, out, workspace, td);
+    op.Init(arg_x, arg_out, workspace, td);
     op.Process();
 }

@@ -36,8 +36,8 @@ struct SoftmaxCustomTilingData {
     int64_t rowElems;
     int64_t colElems;
     int64_t workElems;
-    int64_t inQueXBytes;
-    int64_t outQueOutBytes;
+    int64_t inq_xBytes;
+    int64_t outq_outBytes;
     int64_t tmpBuf0Bytes;
     int64_t rowBuf0Bytes;
     int64_t redBufBytes;
@@ -49,7 +49,7 @@ struct SoftmaxCustomTilingData {
 // dims/ranks: the shapes of the kernel's tensors (inputs then outputs); returns 0 or an
 // error message (static string) for shapes the kernel cannot handle.
 inline const char* SoftmaxCustomComputeTiling(const int64_t* dims, const int32_t* ranks, int32_t nTensors,
-                        int64_t coreNum, int64_t ROWS, int64_t CORES, int64_t DEPTH, SoftmaxCustomTilingData* t) {
+                        int64_t coreNum, int64_t tun_ROWS, int64_t tun_CORES, int64_t tun_DEPTH, SoftmaxCustomTilingData* t) {
     using namespace acx_tiling_util;
     const int64_t U = 8;
     if (nTensors <= 0) return "missing tensor shapes";
@@ -71,13 +71,13 @@ inline const char* SoftmaxCustomComputeTiling(const int64_t* dims, const int32_t
     t->N = N;
     t->W = W;
     t->coreNum = coreNum;
-    const int64_t blockDim = max(1, min(min(CORES, coreNum), N));
+    const int64_t blockDim = max(1, min(min(tun_CORES, coreNum), N));
     t->blockDim = blockDim;
     const int64_t baseRows = floor_div(N, blockDim);
     t->baseRows = baseRows;
     const int64_t bigCores = N - baseRows * blockDim;
     t->bigCores = bigCores;
-    const int64_t tileRows = max(1, min(ROWS, baseRows + sel(bigCores > 0, 1, 0)));
+    const int64_t tileRows = max(1, min(tun_ROWS, baseRows + sel(bigCores > 0, 1, 0)));
     t->tileRows = tileRows;
     const int64_t widthPad = align_up(W, U);
     t->widthPad = widthPad;
@@ -93,10 +93,10 @@ inline const char* SoftmaxCustomComputeTiling(const int64_t* dims, const int32_t
     t->colElems = colElems;
     const int64_t workElems = align_up(ceil_div(max(chunkPad, rowElems), 8), 64);
     t->workElems = workElems;
-    const int64_t inQueXBytes = align_up(tileElems, 128) * 4;
-    t->inQueXBytes = inQueXBytes;
-    const int64_t outQueOutBytes = align_up(tileElems, 128) * 4;
-    t->outQueOutBytes = outQueOutBytes;
+    const int64_t inq_xBytes = align_up(tileElems, 128) * 4;
+    t->inq_xBytes = inq_xBytes;
+    const int64_t outq_outBytes = align_up(tileElems, 128) * 4;
+    t->outq_outBytes = outq_outBytes;
     const int64_t tmpBuf0Bytes = align_up(tileElems, 128) * 4;
     t->tmpBuf0Bytes = tmpBuf0Bytes;
     const int64_t rowBuf0Bytes = rowElems * 4;
@@ -105,7 +105,7 @@ inline const char* SoftmaxCustomComputeTiling(const int64_t* dims, const int32_t
     t->redBufBytes = redBufBytes;
     const int64_t workBufBytes = workElems * 4 + 256;
     t->workBufBytes = workBufBytes;
-    t->ubBytes = DEPTH * inQueXBytes + DEPTH * outQueOutBytes + 1 * tmpBuf0Bytes + 1 * rowBuf0Bytes + 1 * redBufBytes + 1 * workBufBytes;
+    t->ubBytes = tun_DEPTH * inq_xBytes + tun_DEPTH * outq_outBytes + 1 * tmpBuf0Bytes + 1 * rowBuf0Bytes + 1 * redBufBytes + 1 * workBufBytes;
     t->workspaceBytes = 0 * blockDim * 32;
     return nullptr;
 }

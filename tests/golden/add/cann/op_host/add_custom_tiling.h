@@ -11,17 +11,17 @@ BEGIN_TILING_DATA_DEF(AddCustomTilingData)
     TILING_DATA_FIELD_DEF(int64_t, n);               // elements of the iteration space
     TILING_DATA_FIELD_DEF(int64_t, coreNum);         // vector cores available
     TILING_DATA_FIELD_DEF(int64_t, units);           // ceil_div(n, 16 * U)
-    TILING_DATA_FIELD_DEF(int64_t, blockDim);        // max(1, min(min(CORES, coreNum), units))
+    TILING_DATA_FIELD_DEF(int64_t, blockDim);        // max(1, min(min(tun_CORES, coreNum), units))
     TILING_DATA_FIELD_DEF(int64_t, baseUnits);       // floor_div(units, blockDim)
     TILING_DATA_FIELD_DEF(int64_t, bigCores);        // units - baseUnits * blockDim
-    TILING_DATA_FIELD_DEF(int64_t, tileLen);         // max(U, min(align_down(TILE, U), (baseUnits + sel(bigCores > 0, 1, 0)) * 16 * U))
+    TILING_DATA_FIELD_DEF(int64_t, tileLen);         // max(U, min(align_down(tun_TILE, U), (baseUnits + sel(bigCores > 0, 1, 0)) * 16 * U))
     TILING_DATA_FIELD_DEF(int64_t, tileElems);       // tileLen
     TILING_DATA_FIELD_DEF(int64_t, rowElems);        // 0
     TILING_DATA_FIELD_DEF(int64_t, colElems);        // 0
     TILING_DATA_FIELD_DEF(int64_t, workElems);       // align_up(ceil_div(tileElems, 8), 64)
-    TILING_DATA_FIELD_DEF(int64_t, inQueXBytes);     // align_up(tileElems, 128) * 4
-    TILING_DATA_FIELD_DEF(int64_t, inQueYBytes);     // align_up(tileElems, 128) * 4
-    TILING_DATA_FIELD_DEF(int64_t, outQueOutBytes);  // align_up(tileElems, 128) * 4
+    TILING_DATA_FIELD_DEF(int64_t, inq_xBytes);      // align_up(tileElems, 128) * 4
+    TILING_DATA_FIELD_DEF(int64_t, inq_yBytes);      // align_up(tileElems, 128) * 4
+    TILING_DATA_FIELD_DEF(int64_t, outq_outBytes);   // align_up(tileElems, 128) * 4
     TILING_DATA_FIELD_DEF(int64_t, ubBytes);         // UB bytes used by all buffers
     TILING_DATA_FIELD_DEF(int64_t, workspaceBytes);  //
 END_TILING_DATA_DEF;

@@ -22,9 +22,9 @@ namespace optiling {
 // Tunables baked into this build (the search's choice; the queue depth is also compiled
 // into the kernel, so rebuild the whole project to change any of them).
 namespace tunables {
-constexpr int64_t TILE  = 2048;  // DSL default
-constexpr int64_t CORES = 48;    // DSL default
-constexpr int64_t DEPTH = 2;     // DSL default
+constexpr int64_t tun_TILE  = 2048;  // DSL default
+constexpr int64_t tun_CORES = 48;    // DSL default
+constexpr int64_t tun_DEPTH = 2;     // DSL default
 }  // namespace tunables
 
 // UB bytes kept free for AscendC API scratch on Ascend910B2 (same budget as ascendcraft's checker).
@@ -53,7 +53,7 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context) {
 
     // 3. The split: the one plain C++ tiling function.
     acx_plain::MaxMiddimCustomTilingData plain{};
-    const char* error = acx_plain::MaxMiddimCustomComputeTiling(dims.data(), ranks.data(), static_cast<int32_t>(ranks.size()), coreNum, tunables::TILE, tunables::CORES, tunables::DEPTH, &plain);
+    const char* error = acx_plain::MaxMiddimCustomComputeTiling(dims.data(), ranks.data(), static_cast<int32_t>(ranks.size()), coreNum, tunables::tun_TILE, tunables::tun_CORES, tunables::tun_DEPTH, &plain);
     if (error != nullptr) {
         std::fprintf(stderr, "MaxMiddimCustom tiling: %s\n", error);
         return ge::GRAPH_FAILED;
@@ -81,8 +81,8 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context) {
     tiling.set_rowElems(plain.rowElems);
     tiling.set_colElems(plain.colElems);
     tiling.set_workElems(plain.workElems);
-    tiling.set_inQueXBytes(plain.inQueXBytes);
-    tiling.set_outQueOutBytes(plain.outQueOutBytes);
+    tiling.set_inq_xBytes(plain.inq_xBytes);
+    tiling.set_outq_outBytes(plain.outq_outBytes);
     tiling.set_tmpBuf0Bytes(plain.tmpBuf0Bytes);
     tiling.set_ubBytes(plain.ubBytes);
     tiling.set_workspaceBytes(plain.workspaceBytes);
@@ -102,15 +102,15 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context) {
 namespace ge {
 // Output shapes follow the loop's iteration space (the shape of one input).
 static ge::graphStatus InferShape(gert::InferShapeContext* context) {
-    const gert::Shape* xShape = context->GetInputShape(0);
-    if (xShape == nullptr) return ge::GRAPH_FAILED;
+    const gert::Shape* shape_x = context->GetInputShape(0);
+    if (shape_x == nullptr) return ge::GRAPH_FAILED;
     // out: shape of x without axis 1
-    gert::Shape* outShape = context->GetOutputShape(0);
-    if (outShape == nullptr) return ge::GRAPH_FAILED;
-    if (xShape->GetDimNum() <= 1) return ge::GRAPH_FAILED;
-    outShape->SetDimNum(xShape->GetDimNum() - 1);
-    for (size_t i = 0, j = 0; i < xShape->GetDimNum(); ++i) {
-        if (i != 1) outShape->SetDim(j++, xShape->GetDim(i));
+    gert::Shape* shape_out = context->GetOutputShape(0);
+    if (shape_out == nullptr) return ge::GRAPH_FAILED;
+    if (shape_x->GetDimNum() <= 1) return ge::GRAPH_FAILED;
+    shape_out->SetDimNum(shape_x->GetDimNum() - 1);
+    for (size_t i = 0, j = 0; i < shape_x->GetDimNum(); ++i) {
+        if (i != 1) shape_out->SetDim(j++, shape_x->GetDim(i));
     }
     return ge::GRAPH_SUCCESS;
 }

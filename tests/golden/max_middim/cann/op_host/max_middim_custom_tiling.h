@@ -12,18 +12,18 @@ BEGIN_TILING_DATA_DEF(MaxMiddimCustomTilingData)
     TILING_DATA_FIELD_DEF(int64_t, K);               // reduced axis extent
     TILING_DATA_FIELD_DEF(int64_t, B);               // inner extent
     TILING_DATA_FIELD_DEF(int64_t, coreNum);         // vector cores available
-    TILING_DATA_FIELD_DEF(int64_t, tileLen);         // max(U, min(align_down(TILE, U), align_up(B, U)))
+    TILING_DATA_FIELD_DEF(int64_t, tileLen);         // max(U, min(align_down(tun_TILE, U), align_up(B, U)))
     TILING_DATA_FIELD_DEF(int64_t, blocksPerOuter);  // ceil_div(B, tileLen)
     TILING_DATA_FIELD_DEF(int64_t, items);           // A * blocksPerOuter
-    TILING_DATA_FIELD_DEF(int64_t, blockDim);        // max(1, min(min(CORES, coreNum), items))
+    TILING_DATA_FIELD_DEF(int64_t, blockDim);        // max(1, min(min(tun_CORES, coreNum), items))
     TILING_DATA_FIELD_DEF(int64_t, baseItems);       // floor_div(items, blockDim)
     TILING_DATA_FIELD_DEF(int64_t, bigCores);        // items - baseItems * blockDim
     TILING_DATA_FIELD_DEF(int64_t, tileElems);       // tileLen
     TILING_DATA_FIELD_DEF(int64_t, rowElems);        // 0
     TILING_DATA_FIELD_DEF(int64_t, colElems);        // 0
     TILING_DATA_FIELD_DEF(int64_t, workElems);       // align_up(ceil_div(tileElems, 8), 64)
-    TILING_DATA_FIELD_DEF(int64_t, inQueXBytes);     // align_up(tileElems, 128) * 4
-    TILING_DATA_FIELD_DEF(int64_t, outQueOutBytes);  // align_up(tileElems, 128) * 4
+    TILING_DATA_FIELD_DEF(int64_t, inq_xBytes);      // align_up(tileElems, 128) * 4
+    TILING_DATA_FIELD_DEF(int64_t, outq_outBytes);   // align_up(tileElems, 128) * 4
     TILING_DATA_FIELD_DEF(int64_t, tmpBuf0Bytes);    // align_up(tileElems, 128) * 4
     TILING_DATA_FIELD_DEF(int64_t, ubBytes);         // UB bytes used by all buffers
     TILING_DATA_FIELD_DEF(int64_t, workspaceBytes);  //

@@ -12,10 +12,10 @@ BEGIN_TILING_DATA_DEF(SoftmaxCustomTilingData)
     TILING_DATA_FIELD_DEF(int64_t, N);               // rows
     TILING_DATA_FIELD_DEF(int64_t, W);               // row width (elements)
     TILING_DATA_FIELD_DEF(int64_t, coreNum);         // vector cores available
-    TILING_DATA_FIELD_DEF(int64_t, blockDim);        // max(1, min(min(CORES, coreNum), N))
+    TILING_DATA_FIELD_DEF(int64_t, blockDim);        // max(1, min(min(tun_CORES, coreNum), N))
     TILING_DATA_FIELD_DEF(int64_t, baseRows);        // floor_div(N, blockDim)
     TILING_DATA_FIELD_DEF(int64_t, bigCores);        // N - baseRows * blockDim
-    TILING_DATA_FIELD_DEF(int64_t, tileRows);        // max(1, min(ROWS, baseRows + sel(bigCores > 0, 1, 0)))
+    TILING_DATA_FIELD_DEF(int64_t, tileRows);        // max(1, min(tun_ROWS, baseRows + sel(bigCores > 0, 1, 0)))
     TILING_DATA_FIELD_DEF(int64_t, widthPad);        // align_up(W, U)
     TILING_DATA_FIELD_DEF(int64_t, chunk);           // W
     TILING_DATA_FIELD_DEF(int64_t, chunkPad);        // align_up(chunk, U)
@@ -23,8 +23,8 @@ BEGIN_TILING_DATA_DEF(SoftmaxCustomTilingData)
     TILING_DATA_FIELD_DEF(int64_t, rowElems);        // align_up(tileRows, 64)
     TILING_DATA_FIELD_DEF(int64_t, colElems);        // chunkPad
     TILING_DATA_FIELD_DEF(int64_t, workElems);       // align_up(ceil_div(max(chunkPad, rowElems), 8), 64)
-    TILING_DATA_FIELD_DEF(int64_t, inQueXBytes);     // align_up(tileElems, 128) * 4
-    TILING_DATA_FIELD_DEF(int64_t, outQueOutBytes);  // align_up(tileElems, 128) * 4
+    TILING_DATA_FIELD_DEF(int64_t, inq_xBytes);      // align_up(tileElems, 128) * 4
+    TILING_DATA_FIELD_DEF(int64_t, outq_outBytes);   // align_up(tileElems, 128) * 4
     TILING_DATA_FIELD_DEF(int64_t, tmpBuf0Bytes);    // align_up(tileElems, 128) * 4
     TILING_DATA_FIELD_DEF(int64_t, rowBuf0Bytes);    // rowElems * 4
     TILING_DATA_FIELD_DEF(int64_t, redBufBytes);     // 64
