@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import networkx as nx
 import torch
 
 from ..tasks.registry import get_task
@@ -85,6 +86,13 @@ class Canon:
     ops: tuple[str, ...]
 
 
+#: ATen ops whose two tensor operands may be swapped without changing a bit of the result
+#: (``add`` only with ``alpha=1``)
+COMMUTATIVE = frozenset({"aten.add.Tensor", "aten.mul.Tensor", "aten.maximum.default",
+                         "aten.minimum.default", "aten.eq.Tensor", "aten.ne.Tensor",
+                         "aten.logical_and.default", "aten.logical_or.default"})
+
+
 def _refs(value: Any) -> Iterable[Ref]:
     if isinstance(value, Ref):
         yield value
@@ -93,7 +101,70 @@ def _refs(value: Any) -> Iterable[Ref]:
             yield from _refs(v)
 
 
-def _dag_order(ag: AtenGraph) -> list[str]:
+def _pattern(v: Any, ref: Callable[[Ref], Any], num: Callable[[int | float], Any]) -> Any:
+    """An argument with tensors and numbers rendered by ``ref`` / ``num``, the rest kept."""
+    if isinstance(v, Ref):
+        return ref(v)
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, (int, float)):
+        return num(v)
+    if isinstance(v, (list, tuple)):
+        return tuple(_pattern(x, ref, num) for x in v)
+    return ("lit", str(v))
+
+
+def _digest(t: torch.Tensor) -> str:
+    """A constant tensor's contents in a few bytes (it may be large)."""
+    raw = t.detach().contiguous().reshape(-1).view(torch.uint8).numpy()
+    return hashlib.blake2b(raw.tobytes(), digest_size=16).hexdigest()
+
+
+def _record(a: dict[str, Any], args: dict[str, Any] | None, ref: Callable[[Ref], Any],
+            num: Callable[[int | float], Any]) -> tuple:
+    """One node as a comparable tuple (ops: with ``args``)."""
+    kind = a["kind"]
+    dtypes = tuple(str(dt) for _, dt in a["outputs"])
+    if kind == "input":
+        return ("input", a["index"], dtypes)
+    if kind == "scalar_input":
+        return ("scalar", a["index"], dtypes)
+    if kind == "const":
+        t = a["value"]
+        if t.numel() == 1 and t.dtype != torch.bool and not t.dtype.is_complex:
+            return ("const", dtypes, num(t.item()))
+        return ("const", dtypes, _digest(t))
+    if kind == "param":
+        return ("param", dtypes)
+    assert args is not None
+    return ("op", a["name"], tuple((k, _pattern(v, ref, num)) for k, v in args.items()), dtypes)
+
+
+def _ordered_args(ag: AtenGraph) -> dict[str, dict[str, Any]]:
+    """Each op's arguments, the two operands of a commutative op put in an order read from
+    the structure below them (a digest without numbers or shapes), so ``a * b`` and
+    ``b * a`` agree."""
+    digest: dict[str, str] = {}
+    out: dict[str, dict[str, Any]] = {}
+
+    def ref(r: Ref) -> tuple[str, int]:
+        return (digest[r.node], r.index)
+
+    for node in nx.topological_sort(ag.graph):
+        a = ag.node(node)
+        args = dict(a["args"]) if a["kind"] == "op" else None
+        if args is not None:
+            x, y = args.get("self"), args.get("other")
+            if (a["name"] in COMMUTATIVE and isinstance(x, Ref) and isinstance(y, Ref)
+                    and args.get("alpha", 1) == 1 and ref(y) < ref(x)):
+                args["self"], args["other"] = y, x
+            out[node] = args
+        text = repr(_record(a, args, ref, lambda v: "#"))
+        digest[node] = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+    return out
+
+
+def _dag_order(ag: AtenGraph, args: dict[str, dict[str, Any]]) -> list[str]:
     """Post-order from the outputs, arguments in schema order: the same for equal DAGs
     whatever order the reference dispatched them in."""
     index: dict[str, int] = {}
@@ -108,68 +179,34 @@ def _dag_order(ag: AtenGraph) -> list[str]:
             order.append(node)
             continue
         stack.append((node, True))
-        attrs = ag.node(node)
-        if attrs["kind"] == "op":
-            kids = [r.node for v in attrs["args"].values() for r in _refs(v)]
+        if node in args:
+            kids = [r.node for v in args[node].values() for r in _refs(v)]
             stack.extend((k, False) for k in reversed(kids) if k not in index)
     return order
 
 
-def _digest(t: torch.Tensor) -> str:
-    """A constant tensor's contents in a few bytes (it may be large)."""
-    raw = t.detach().contiguous().reshape(-1).view(torch.uint8).numpy()
-    return hashlib.blake2b(raw.tobytes(), digest_size=16).hexdigest()
-
-
 def canonical(ag: AtenGraph) -> Canon:
     """The canonical form of a traced graph (see :class:`Canon`)."""
-    order = _dag_order(ag)
+    args = _ordered_args(ag)
+    order = _dag_order(ag, args)
     index = {n: i for i, n in enumerate(order)}
-    records: list[tuple] = []
     numbers: list[int | float] = []
     owners: list[str] = []
-    shapes: list[tuple] = []
+    records = []
+    for node in order:
+        a = ag.node(node)
+        owner = a["name"] if a["kind"] == "op" else "a constant tensor"
 
-    def pattern(v: Any, owner: str) -> Any:
-        if isinstance(v, Ref):
-            return ("ref", index[v.node], v.index)
-        if isinstance(v, bool) or v is None:
-            return v
-        if isinstance(v, (int, float)):
+        def slot(v: int | float, owner: str = owner) -> str:
             numbers.append(v)
             owners.append(owner)
             return "#"
-        if isinstance(v, (list, tuple)):
-            return tuple(pattern(x, owner) for x in v)
-        return ("lit", str(v))
 
-    for node in order:
-        a = ag.node(node)
-        kind = a["kind"]
-        outs = a["outputs"]
-        shapes.append(tuple(tuple(s) for s, _ in outs))
-        dtypes = tuple(str(dt) for _, dt in outs)
-        if kind == "input":
-            records.append(("input", a["index"], dtypes))
-        elif kind == "scalar_input":
-            records.append(("scalar", a["index"], dtypes))
-        elif kind == "const":
-            t = a["value"]
-            if t.numel() == 1 and t.dtype != torch.bool and not t.dtype.is_complex:
-                numbers.append(t.item())
-                owners.append("a constant tensor")
-                records.append(("const", dtypes, "#"))
-            else:
-                records.append(("const", dtypes, _digest(t)))
-        elif kind == "param":
-            records.append(("param", dtypes))
-        else:
-            name = a["name"]
-            args = tuple((k, pattern(v, name)) for k, v in a["args"].items())
-            records.append(("op", name, args, dtypes))
+        records.append(_record(a, args.get(node), lambda r: ("ref", index[r.node], r.index), slot))
+    shapes = tuple(tuple(tuple(s) for s, _ in ag.node(n)["outputs"]) for n in order)
     outputs = tuple((index[r.node], r.index) for r in ag.outputs)
     ops = tuple(dict.fromkeys(ag.node(n)["name"] for n in order if ag.node(n)["kind"] == "op"))
-    return Canon((tuple(records), outputs), tuple(numbers), tuple(owners), tuple(shapes), ops)
+    return Canon((tuple(records), outputs), tuple(numbers), tuple(owners), shapes, ops)
 
 
 def same_number(a: int | float, b: int | float) -> bool:
@@ -269,7 +306,7 @@ def _canon_of(twin: Task) -> Canon | str:
         except Unsupported as e:
             _CANONS[key] = " ".join(str(e).split())
         except Exception as e:  # noqa: BLE001 - a reference that rejects the inputs
-            _CANONS[key] = f"{type(e).__name__}: {first_line(e)}"
+            _CANONS[key] = f"{type(e).__name__}: {first_line(e)[:160]}"
     return _CANONS[key]
 
 
@@ -377,7 +414,7 @@ def _spot_check(op: str, task: Task, twin: Task) -> None:
         raise
     except Exception as e:  # noqa: BLE001 - either reference failing on small inputs
         raise NoMatch(op, "values", f"the numeric check failed ({type(e).__name__}: "
-                                    f"{first_line(e)})") from None
+                                    f"{first_line(e)[:160]})") from None
 
 
 def match(task: Task, op: str, mine: Canon) -> Match:

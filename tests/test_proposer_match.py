@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 from ascendcraft.search.builtin import propose
 from ascendcraft.search.cube_builtin import (
     DTYPE_DSL as CUBE_DTYPES,
@@ -54,9 +55,16 @@ def test_canonical_graph_does_not_depend_on_dispatch_order() -> None:
     def other(x, y):
         return (x * x) + (y + 1.5)
 
-    c1, c2 = (canonical(trace_task(_task(f, (8, 16), (8, 16)))) for f in (ab, ba))
-    assert c1 == c2
-    assert canonical(trace_task(_task(other, (8, 16), (8, 16)))).structure != c1.structure
+    def canon(f):
+        return canonical(trace_task(_task(f, (8, 16), (8, 16))))
+
+    assert canon(ab) == canon(ba)
+    assert canon(other).structure != canon(ab).structure
+    # commutative operands in either order; a subtraction's are not
+    assert canon(lambda x, y: x * torch.sigmoid(y)) == canon(lambda x, y: torch.sigmoid(y) * x)
+    assert canon(lambda x, y: torch.maximum(y, x)) == canon(lambda x, y: torch.maximum(x, y))
+    assert canon(lambda x, y: x - y).structure != canon(lambda x, y: y - x).structure
+    assert canon(lambda x, y: x + 2 * y).structure != canon(lambda x, y: y + 2 * x).structure
 
 
 def test_numbers_are_slots_shapes_and_flags_are_compared() -> None:
