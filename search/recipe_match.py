@@ -39,7 +39,7 @@ import torch
 
 from ..tasks.registry import get_task
 from ..tasks.shapes import reduced_shapes
-from ..tasks.task import Task, first_line
+from ..tasks.task import InputSpec, Task, first_line
 from .graph.trace import AtenGraph, Ref, Unsupported, trace_task
 from .proposer import Declined
 
@@ -48,6 +48,7 @@ STAGES = ("graph", "parameters", "constants", "layout", "values", "limits")
 REL_TOL = 1e-6  # numeric slots that agree this closely are the same constant
 SPOT_BUDGET = 1 << 12  # elements per input in the numeric spot check
 SPOT_TOL = 4.0  # the spot check allows this multiple of the task's tolerance
+CACHE_ENTRIES = 4096  # traces of registry references kept per process
 
 
 class NoMatch(Exception):
@@ -247,7 +248,7 @@ def preferred(task: Task, ops: Sequence[str]) -> list[str]:
     return sorted(ops, key=lambda op: _registry_fn(op) is not fn)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=CACHE_ENTRIES)
 def _registry_at(op: str, shape: tuple[int, ...], dtype: torch.dtype) -> Task | str:
     """The registry task ``op`` at primary ``shape`` / ``dtype``, or why it cannot be."""
     try:
@@ -298,16 +299,23 @@ def _canon_of(twin: Task) -> Canon | str:
     """Canonical graph of a registry twin (cached: the registry does not change), or why
     its reference does not trace on these inputs."""
     key = _key(twin)
-    if key not in _CANONS:
-        if len(_CANONS) > 4096:
-            _CANONS.clear()
+    found = _CANONS.get(key)
+    if found is None:
         try:
-            _CANONS[key] = canonical(trace_task(twin))
+            found = canonical(trace_task(twin))
         except Unsupported as e:
-            _CANONS[key] = " ".join(str(e).split())
+            found = " ".join(str(e).split())
         except Exception as e:  # noqa: BLE001 - a reference that rejects the inputs
-            _CANONS[key] = f"{type(e).__name__}: {first_line(e)[:160]}"
-    return _CANONS[key]
+            found = f"{type(e).__name__}: {first_line(e)[:160]}"
+        _remember(_CANONS, key, found)
+    return found
+
+
+def _remember(cache: dict, key: tuple, value: Any) -> None:
+    """Bounded caches: emptied when full (entries are cheap to recompute)."""
+    if len(cache) > CACHE_ENTRIES:
+        cache.clear()
+    cache[key] = value
 
 
 def _alternatives(v: int | float) -> list[int | float]:
@@ -325,8 +333,9 @@ def parameter_slots(twin: Task, base: Canon) -> dict[str, list[int]]:
     """For each numeric parameter of the twin, the slots that hold it verbatim (empty when
     the parameter never appears as such, or changes the graph's structure)."""
     key = _key(twin)
-    if key in _SLOTS:
-        return _SLOTS[key]
+    known = _SLOTS.get(key)
+    if known is not None:
+        return known
     slots: dict[str, list[int]] = {}
     for name, v0 in twin.init_args.items():
         if isinstance(v0, bool) or not isinstance(v0, (int, float)):
@@ -339,9 +348,7 @@ def parameter_slots(twin: Task, base: Canon) -> dict[str, list[int]]:
             slots[name] = [i for i, (a, b) in enumerate(zip(base.numbers, other.numbers, strict=True))
                            if a == v0 and b == v1]
             break
-    if len(_SLOTS) > 4096:
-        _SLOTS.clear()
-    _SLOTS[key] = slots
+    _remember(_SLOTS, key, slots)
     return slots
 
 
@@ -372,15 +379,19 @@ def _compare(op: str, mine: Canon, theirs: Canon) -> None:
         raise NoMatch(op, "constants", "its intermediate shapes differ from the task's")
 
 
+def _show(spec: InputSpec) -> str:
+    if not spec.is_tensor:
+        return f"a scalar {spec.value!r}"
+    return f"a {spec.kind} {list(spec.shape)} {str(spec.dtype).removeprefix('torch.')}"
+
+
 def _layout(op: str, task: Task, reg: Task) -> None:
+    """The recipe's loads assume the registry's layout: the task's inputs must be it."""
     for i, (mine, theirs) in enumerate(zip(task.inputs, reg.inputs, strict=True)):
         if mine.kind != theirs.kind or (mine.is_tensor and (
                 tuple(mine.shape) != tuple(theirs.shape) or mine.dtype != theirs.dtype)):
-            def show(s):
-                return (f"a {s.kind} {list(s.shape)} {str(s.dtype).removeprefix('torch.')}"
-                        if s.is_tensor else f"a scalar {s.value!r}")
-            raise NoMatch(op, "layout", f"its kernel needs input {i} as {show(theirs)}, the "
-                                        f"task's is {show(mine)}")
+            raise NoMatch(op, "layout", f"its kernel needs input {i} as {_show(theirs)}, the "
+                                        f"task's is {_show(mine)}")
 
 
 def _close(got: list[torch.Tensor], want: list[torch.Tensor], task: Task) -> str | None:
