@@ -7,20 +7,25 @@ scaling, residual add, split-K reduction). Where two structures make sense — t
 written by the cube alone vs through a workspace with split-K and a vector stage — both are
 proposed as separate candidates.
 
-Task files are recognised by tracing their reference on the meta device: one
-``mm``/``bmm``/``matmul`` of two inputs, optionally followed by elementwise ops that the
-epilogue can express.
+:class:`CubeProposer` serves a task whose reference is a registry cube op's computation
+(matched by :mod:`.recipe_match`, never by name), or, failing that, any task whose traced
+reference is one ``mm``/``bmm``/``matmul`` of two inputs optionally followed by elementwise
+ops that the epilogue can express (:func:`traced_spec`).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from importlib import resources
 
 import torch
 
+from ..tasks.registry_cube import cube_kind, cube_task_names
 from ..tasks.task import Task
-from .builtin import Candidate, ProposerError
+from .graph.trace import Unsupported, trace_task
+from .proposer import Candidate, Declined
+from .recipe_match import Match, first_match
 
 DTYPE_DSL = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 CORES = "8, 12, 16, 20, 24"
@@ -69,7 +74,7 @@ def matmul_candidates(name: str, spec: MatmulSpec) -> list[Candidate]:
     """The direct (cube-only) candidate when Fixpipe can finish the job, and the workspace +
     vector-epilogue candidate (split-K) always."""
     cands = []
-    common = dict(name=name.replace("-", "_"), params=_params(spec), doc=spec.doc, a=spec.a, b=spec.b,
+    common = dict(name=_kernel_name(name), params=_params(spec), doc=spec.doc, a=spec.a, b=spec.b,
                   a_name=spec.a, b_name=spec.b, flags=_flags(spec), cores=CORES, cores_default=24, out="c")
     if not spec.epilogue:
         store = "acc"
@@ -78,13 +83,13 @@ def matmul_candidates(name: str, spec: MatmulSpec) -> list[Candidate]:
         if spec.out_dtype != "f32":
             store = f"cast({store}, {spec.out_dtype})"
         note = ("fp32 -> " + spec.out_dtype if spec.out_dtype != "f32" else "fp32") + (", ReLU" if spec.relu else "")
-        cands.append(Candidate(f"{name}/cube", _template("cube_matmul").format(store=store, store_note=note,
-                                                                            **common)))
+        cands.append(Candidate(f"{name}/cube", _template("cube_matmul").format(
+            store=store, store_note=note, **common), origin=CubeProposer.name))
     epi = spec.epilogue or ("relu(v)" if spec.relu else "v")
     if spec.out_dtype != "f32":
         epi = f"cast({epi}, {spec.out_dtype})"
     cands.append(Candidate(f"{name}/splitk_vec", _template("cube_matmul_epilogue").format(
-        epilogue=epi, splits=SPLITS, split_default=1, **common)))
+        epilogue=epi, splits=SPLITS, split_default=1, **common), origin=CubeProposer.name))
     return cands
 
 
@@ -92,13 +97,13 @@ ACTS = {"relu": "relu({x})", "gelu": "gelu({x})", "sigmoid": "sigmoid({x})", "ta
         "silu": "silu({x})"}
 
 
-def registry_spec(task: Task) -> MatmulSpec | None:
-    """The matmul-family ops of registry_cube."""
+def registry_spec(task: Task, op: str, p: dict) -> MatmulSpec | None:
+    """The kernel spec of matmul-family op ``op`` of registry_cube with parameters ``p``,
+    for ``task`` (whose reference computes that op)."""
     T = DTYPE_DSL.get(task.dtype)
     if T is None:
         return None
-    n = task.name
-    p = task.params()
+    n = op
     base = dict(a="a", b="b", dtype=T, out_dtype=T, doc=task.description + ".")
     if n in ("matmul", "matmul_tall_skinny", "matmul_large_k", "matmul_small_m", "matmul_ragged", "matmul_fp32"):
         return MatmulSpec(**base)
@@ -147,12 +152,11 @@ def traced_spec(task: Task) -> MatmulSpec | None:
     ins = task.tensor_inputs
     if len(ins) < 2 or any(s.dtype != task.dtype for s in ins):
         return None
-    from ..model.eager import trace_aten_ops
-
     try:
-        ops = [_aten_name(o[0]) for o in trace_aten_ops(task.reference, task.meta_inputs())]
-    except Exception:  # noqa: BLE001 - not traceable: not ours
+        ag = trace_task(task)
+    except Unsupported:  # not traceable: not ours
         return None
+    ops = [_aten_name(ag.node(n)["name"]) for n in ag.op_nodes() if not ag.node(n)["target"].is_view]
     ops = [o for o in ops if o not in ("clone", "contiguous", "_to_copy")]
     if not ops or ops[0] not in ("mm", "bmm", "matmul"):
         return None
@@ -200,8 +204,7 @@ def traced_spec(task: Task) -> MatmulSpec | None:
 # ---------------------------------------------------------------- mHC
 
 
-def _mhc_pre(task: Task) -> list[Candidate]:
-    p = task.params()
+def _mhc_pre(task: Task, p: dict) -> list[Candidate]:
     T = DTYPE_DSL[task.dtype]
     n = int(p["n"])
     g = n * n + 2 * n
@@ -213,11 +216,11 @@ def _mhc_pre(task: Task) -> list[Candidate]:
         T=T, n=n, n2=2 * n, G=g, eps=repr(float(p["eps"])), alpha_pre=repr(float(p["alpha_pre"])),
         alpha_post=repr(float(p["alpha_post"])), alpha_res=repr(float(p["alpha_res"])), iters=int(p["iters"]),
         cores=CORES, cores_default=24, weighted_sum="\n".join(lines), last=n - 1)
-    return [Candidate("mhc_pre/cube_vec", src)]
+    return [Candidate(f"{task.name}/cube_vec", src, origin=CubeProposer.name)]
 
 
-def _mhc_post(task: Task) -> list[Candidate]:
-    n = int(task.params().get("n", task.inputs[0].shape[1]))
+def _mhc_post(task: Task, p: dict) -> list[Candidate]:
+    n = int(p.get("n", task.inputs[0].shape[1]))
     T = DTYPE_DSL[task.dtype]
     loads = "\n".join(f"            x{j} = cast(load(x, c, {j}), f32)" for j in range(n))
     mix = []
@@ -225,32 +228,73 @@ def _mhc_post(task: Task) -> list[Candidate]:
         expr = f"hp[{i}] * yv" + "".join(f" + hr[{i * n + j}] * x{j}" for j in range(n))
         mix.append(f"            store(out, c, cast({expr}, {T}), {i})")
     src = _template("cube_mhc_post").format(T=T, n=n, n2=n * n, loads=loads, mix="\n".join(mix))
-    return [Candidate("mhc_post/vec", src)]
+    return [Candidate(f"{task.name}/vec", src, origin=CubeProposer.name)]
+
+
+#: ATen ops that are matrix products (the cube's work)
+_MATMULS = {"mm", "bmm", "addmm", "baddbmm", "addbmm", "mv", "addmv", "dot", "vdot", "matmul",
+            "linear", "_scaled_mm"}
+
+
+def _plan(task: Task) -> tuple[str, dict, MatmulSpec | None]:
+    """(kind, parameters, spec) of the cube kernel for ``task``; :class:`Declined` if none."""
+    if task.dtype not in DTYPE_DSL:
+        raise Declined(f"dtype {task.dtype} has no cube DSL type")
+    try:
+        ag = trace_task(task)
+    except Unsupported as e:
+        raise Declined(" ".join(str(e).split())) from None
+    if not {_aten_name(ag.node(n)["name"]) for n in ag.op_nodes()} & _MATMULS:
+        raise Declined("the reference has no matrix product")
+    try:
+        m: Match | None = first_match(task, cube_task_names(), "cube recipe")
+        missed = ""
+    except Declined as e:
+        m, missed = None, e.reason
+    if m is not None:
+        kind = cube_kind(m.op) or "matmul"
+        spec = registry_spec(task, m.op, m.params) if kind == "matmul" else None
+        if kind != "matmul" or spec is not None:
+            return kind, m.params, spec
+        missed = f"the template of {m.op} does not take dtype {task.dtype}"
+    spec = traced_spec(task)
+    if spec is not None:
+        return "matmul", {}, spec
+    raise Declined(f"{missed}; nor is its matrix product one mm / bmm / matmul of two inputs "
+                   "followed by elementwise ops the epilogue can express")
+
+
+class CubeProposer:
+    """Cube-path candidates: the registry's matmul family and mHC kernels (by meaning), and
+    task files with one matrix product plus an elementwise epilogue."""
+
+    name = "cube"
+
+    def propose(self, task: Task) -> list[Candidate]:
+        kind, params, spec = _plan(task)
+        if kind == "mhc_pre":
+            return _mhc_pre(task, params)
+        if kind == "mhc_post":
+            return _mhc_post(task, params)
+        assert spec is not None
+        return matmul_candidates(task.name, spec)
+
+
+def _kernel_name(name: str) -> str:
+    """A task name usable as the kernel's name (task files may be called ``19_ReLU``)."""
+    clean = re.sub(r"\W", "_", name)
+    return clean if clean[:1].isalpha() or clean[:1] == "_" else f"k_{clean}"
 
 
 def handles(task: Task) -> bool:
     """Does the cube proposer have candidates for this task?"""
-    from ..tasks.registry_cube import cube_kind
-
-    if task.origin == "registry":
-        return cube_kind(task.name) is not None
-    return task.category == "matmul" and traced_spec(task) is not None
+    try:
+        _plan(task)
+    except Declined:
+        return False
+    return True
 
 
 def propose_cube(task: Task) -> list[Candidate]:
-    """Cube-path candidates for a task (registry matmul family, mHC, matmul task files)."""
-    from ..tasks.registry_cube import cube_kind
-
-    kind = cube_kind(task.name) if task.origin == "registry" else None
-    if task.dtype not in DTYPE_DSL:
-        raise ProposerError(f"task {task.name!r}: dtype {task.dtype} has no cube DSL type")
-    if kind == "mhc_pre":
-        return _mhc_pre(task)
-    if kind == "mhc_post":
-        return _mhc_post(task)
-    spec = registry_spec(task) if kind == "matmul" else traced_spec(task)
-    if spec is None:
-        raise ProposerError(f"the cube proposer has no template for task {task.name!r}: it handles the "
-                            "matmul family, mhc_pre / mhc_post and task files with one mm / bmm / matmul "
-                            "of two inputs plus elementwise epilogues")
-    return matmul_candidates(task.name, spec)
+    """Cube-path candidates for a task (raises :class:`Declined` if it is not the cube's)."""
+    return CubeProposer().propose(task)

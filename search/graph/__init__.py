@@ -9,28 +9,23 @@
    and at the evaluator's reduced shapes;
 4. :mod:`.emit` composes one DSL program per sensible structure.
 
-:func:`propose_from_graph` is the entry point; anything it cannot do ends as a
-``ProposerError`` naming the ATen op (or the broadcast / reduction) and why.
+:class:`GraphProposer` is the entry point in a proposer chain: anything it cannot do
+ends as ``search.proposer.Declined`` naming the ATen op (or the broadcast / reduction) and
+why; :func:`propose_from_graph` is the same as one call raising ``ProposerError``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from ...tasks.shapes import reduced_shapes
+from ...tasks.task import Shape, Task, TaskError
+from ..proposer import Candidate, Declined, ProposerError
 from .decompose import decompose
 from .emit import emit_program, structures
 from .patterns import Plan, analyse
 from .trace import Unsupported, trace_task
 
-if TYPE_CHECKING:
-    from ...tasks.task import Shape, Task
-    from ..builtin import Candidate
-
 
 def _shape_sets(task: Task) -> list[list[Shape]]:
-    from ...tasks.shapes import reduced_shapes
-    from ...tasks.task import TaskError
-
     sets = [list(task.shapes)]
     try:
         for ss in reduced_shapes(task):
@@ -66,22 +61,31 @@ def build_plan(task: Task) -> Plan:
     return plan
 
 
+class GraphProposer:
+    """Builds kernels from the task's traced ATen graph: any reference whose ops, reductions
+    and broadcasts the frontend can express, whatever the task is called."""
+
+    name = "graph"
+
+    def propose(self, task: Task) -> list[Candidate]:
+        try:
+            plan = build_plan(task)
+            return [Candidate(f"{task.name}/graph-{s}", emit_program(plan, task, s), origin=self.name)
+                    for s in structures(plan)]
+        except Unsupported as e:
+            raise Declined(f"cannot build a kernel: {' '.join(str(e).split()).rstrip('.')}") from None
+        except Exception as e:  # noqa: BLE001 - a frontend bug must not crash `check`
+            text = " ".join(f"{type(e).__name__}: {e}".split())[:300]
+            raise Declined(f"failed internally ({text}); please report it with the task "
+                           "file") from None
+
+
 def propose_from_graph(task: Task) -> list[Candidate]:
     """DSL candidates for ``task`` composed from its traced ATen graph, best guess first."""
-    from ..builtin import Candidate, ProposerError
-
     try:
-        plan = build_plan(task)
-        return [Candidate(f"{task.name}/graph-{s}", emit_program(plan, task, s), origin="graph")
-                for s in structures(plan)]
-    except Unsupported as e:
-        text = " ".join(str(e).split()).rstrip(".")
-        raise ProposerError(f"task {task.name!r}: the graph frontend cannot build a kernel: "
-                            f"{text}.") from None
-    except Exception as e:  # noqa: BLE001 - a frontend bug must not crash `check`
-        text = " ".join(f"{type(e).__name__}: {e}".split())[:300]
-        raise ProposerError(f"task {task.name!r}: the graph frontend failed internally "
-                            f"({text}); please report it with the task file.") from None
+        return GraphProposer().propose(task)
+    except Declined as e:
+        raise ProposerError(f"task {task.name!r}: the graph frontend {e.reason}.") from None
 
 
-__all__ = ["Unsupported", "build_plan", "propose_from_graph", "trace_task"]
+__all__ = ["GraphProposer", "Unsupported", "build_plan", "propose_from_graph", "trace_task"]
