@@ -189,10 +189,10 @@ def _scratch_of(pid: int, roots: list[Path]) -> list[Path]:
 # ------------------------------------------------------------------ kernel runs
 def test_endless_kernel_is_killed_at_its_limits_and_nothing_survives(confine_so):
     seen: dict[int, str] = {}
+    done = threading.Event()
 
-    def watch() -> None:  # read the running child's limits from /proc
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and not seen:
+    def watch() -> None:  # the running child's limits, last read before it ends
+        while not done.is_set():
             for pid in _server_children():
                 try:
                     seen[pid] = Path(f"/proc/{pid}/limits").read_text()
@@ -203,8 +203,11 @@ def test_endless_kernel_is_killed_at_its_limits_and_nothing_survives(confine_so)
     _run(confine_so, 0)  # make sure the server is up before watching its children
     w = threading.Thread(target=watch)
     w.start()
-    r = _run(confine_so, 1, timeout_s=1.5)
-    w.join()
+    try:
+        r = _run(confine_so, 1, timeout_s=1.5)
+    finally:
+        done.set()
+        w.join()
     assert r.status == "timeout" and "timeout after 1.5 s (child killed)" in r.message
     assert seen, "never saw the emulator child"
     (pid, limits), = seen.items()
@@ -256,10 +259,11 @@ def test_kernel_output_reaches_stderr_and_is_capped(confine_so):
         print("done")
     """)
     p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0 and p.stdout == "done\n", p.stderr[-2000:]
-    assert p.stderr.startswith("kernel says hello\n")  # printf is flushed before the child exits
-    assert f"[emulator: kernel output truncated after {OUTPUT_CAP >> 10} KiB]" in p.stderr
-    assert OUTPUT_CAP < len(p.stderr) < OUTPUT_CAP + 1024  # 3.4 MB printed, 64 KiB passed on
+    tail = f"{len(p.stderr)} B of stderr, ending {p.stderr[-300:]!r}"
+    assert p.returncode == 0 and p.stdout == "done\n", tail
+    assert p.stderr.startswith("kernel says hello\n"), tail  # flushed before the child exits
+    assert f"[emulator: kernel output truncated after {OUTPUT_CAP >> 10} KiB]" in p.stderr, tail
+    assert OUTPUT_CAP < len(p.stderr) < OUTPUT_CAP + 1024, tail  # 3.4 MB printed, 64 KiB passed on
 
 
 # ------------------------------------------------------------------ trace cap
@@ -367,6 +371,16 @@ def test_compile_timeout_kills_the_whole_compiler(tmp_path, monkeypatch):
     assert _compiler_procs(marker) == []  # no g++, cc1plus or supervisor left, at once
     leftovers = [p for p in (tmp_path / "cache" / "emulator").iterdir() if p.name.startswith(".")]
     assert leftovers == []
+
+
+def test_a_build_removes_temporary_dirs_of_killed_builds(tmp_path, monkeypatch):
+    monkeypatch.setenv("ASCENDCRAFT_CACHE", str(tmp_path))
+    root = tmp_path / "emulator"
+    stale = root / ".0123456789abcdef01234567.x1y2z3"  # what a SIGKILLed build leaves
+    (stale / "sub").mkdir(parents=True)
+    (root / "0123456789abcdef01234567.lock").touch()
+    build_kernel({"tiny.cpp": 'extern "C" int tiny() { return 1; }\n'}, "tiny.cpp")
+    assert not stale.exists()
 
 
 def test_compiler_dies_with_its_caller(tmp_path):
@@ -484,6 +498,7 @@ def test_check_killed_mid_timing_leaves_no_process_and_no_file(tmp_path):
 def test_sweep_removes_what_a_fully_killed_run_left(tmp_path, confine_so):
     """When the caller, the server and the child all die by SIGKILL at once, nobody can
     clean: the next process to create its run directories sweeps them."""
+    mine = rundir.run_dirs()  # a live owner's directories must survive the sweep
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     script = textwrap.dedent(f"""
@@ -512,11 +527,11 @@ def test_sweep_removes_what_a_fully_killed_run_left(tmp_path, confine_so):
         _wait_until(lambda: not _survivors(caller.pid, tree), 5, "the killed processes to die")
         left = _scratch_of(caller.pid, [tmp, rundir.shm_root()])
         assert left, "expected leftovers: the server had no chance to clean"
-        mine = rundir.run_dirs()  # a live owner's directories must survive the sweep
-        removed = rundir.sweep([tmp, rundir.shm_root()])
-        assert set(left) <= set(removed)
+        nxt = subprocess.run([sys.executable, "-c", script.replace("2, 0", "0, 0")], env=env, timeout=60)
+        assert nxt.returncode == 0  # the next run of the emulator, anywhere, sweeps on start
         assert not _scratch_of(caller.pid, [tmp, rundir.shm_root()])
         assert mine.shm.is_dir() and mine.tmp.is_dir()
+        assert list(tmp.iterdir()) == []
     finally:
         caller.kill()
         for pid, (start, _) in tree.items():
@@ -582,3 +597,23 @@ def test_server_started_by_a_thread_outlives_that_thread(confine_so):
     """)
     p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and p.stdout == "same server\n", p.stderr[-2000:]
+
+
+def test_sweep_judges_owners_by_pid_and_start_time(tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    me, start = os.getpid(), rundir.start_time(os.getpid())
+    entries = {
+        f"acx-{dead.pid}-12345-0badf00d": "dir",      # owner gone
+        f"acx-{me}-{start + 1}-0badf00d": "dir",      # pid recycled: another start time
+        f"acx-{dead.pid}-7": "file",                   # GM file of an earlier version
+        f"acx-{dead.pid}-7.trace": "file",             # trace of an earlier version
+        f"acx-{me}-{start}-0badf00d": "dir",          # live owner: kept
+        f"acx-{me}-3.trace": "file",                   # live owner: kept
+        f"acx-{dead.pid}-not-ours": "dir",             # another naming scheme: not touched
+    }
+    for name, kind in entries.items():
+        (tmp_path / name).mkdir() if kind == "dir" else (tmp_path / name).write_bytes(b"x")
+    removed = {p.name for p in rundir.sweep([tmp_path])}
+    assert removed == set(list(entries)[:4])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(list(entries)[4:])

@@ -128,9 +128,12 @@ def _tiling(lib: ctypes.CDLL, req: dict) -> tuple[bytes, int, int]:
 
 
 def _mapped_bytes() -> int:
-    """Address space this process has mapped now (VmSize)."""
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[0]) * mmap.PAGESIZE
+    """Address space this process has mapped now (VmSize); 1 GiB where /proc cannot tell."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[0]) * mmap.PAGESIZE
+    except OSError:
+        return 1 << 30
 
 
 def _address_space_limit(req: dict, block_dim: int, ws_bytes: int, mapped_bytes: int) -> int:
@@ -233,10 +236,8 @@ def _child(req: dict, wfd: int) -> None:
         except (OSError, AttributeError):
             pass
         data = pickle.dumps(res)
-        view = memoryview(struct.pack("<Q", len(data)) + data)  # framed: the result is complete
-        while view:                                               # even if a forked process
-            k = os.write(wfd, view)                               # keeps the pipe open
-            view = view[k:]
+        # framed: the result is known complete even if a forked process keeps the pipe open
+        _write_all(wfd, struct.pack("<Q", len(data)) + data)
         os.close(wfd)
         os._exit(0)
 
@@ -340,6 +341,21 @@ def _serve_one(req: dict, rfd: int) -> dict:
     except OSError:
         pass
     _parent.child = pid
+    try:
+        return _collect(req, pid, r, out_r, rfd, t0)
+    finally:
+        if _parent.child == pid:  # _collect failed before reaping it
+            _confine.kill_group(pid)
+            os.waitpid(pid, 0)
+            _parent.child = 0
+        os.close(r)
+        os.close(out_r)
+
+
+def _collect(req: dict, pid: int, r: int, out_r: int, rfd: int, t0: float) -> dict:
+    """Read the child's result and output until it is complete, the child exits or the
+    deadline passes; then judge how the child ended."""
+    assert _parent is not None
     deadline = t0 + float(req["timeout_s"])
     result = bytearray()
     passed = 0
@@ -375,13 +391,12 @@ def _serve_one(req: dict, rfd: int) -> dict:
                 passed = _pass_output(b, passed)
     if exit_fd >= 0:
         os.close(exit_fd)
-    os.close(r)
     if not timed_out and not _wait_exit(pid, deadline):
         timed_out = True
     _confine.kill_group(pid)  # the child (if still running) and anything it started
-    _, status = os.waitpid(pid, 0)
+    _, status = os.waitpid(pid, 0)  # (not reaped before: its pid and group were still ours)
     _parent.child = 0
-    _drain(out_r, passed)
+    _pass_output(_read_available(out_r), passed)
     wall = time.perf_counter() - t0
     if timed_out:
         return {"status": "timeout", "message": f"timeout after {req['timeout_s']:g} s (child killed)", "wall_s": wall}
@@ -433,17 +448,20 @@ def _read_available(fd: int) -> bytes:
 def _pass_output(b: bytes, passed: int) -> int:
     """Forward kernel output to stderr up to OUTPUT_CAP bytes per run."""
     room = OUTPUT_CAP - passed
-    if room > 0:
-        os.write(2, b[:room])
-        if len(b) > room:
-            os.write(2, f"\n[emulator: kernel output truncated after {OUTPUT_CAP >> 10} KiB]\n".encode())
+    try:
+        if room > 0:
+            _write_all(2, b[:room])
+        if passed <= OUTPUT_CAP < passed + len(b):  # crossing the cap: say so, once
+            _write_all(2, f"\n[emulator: kernel output truncated after {OUTPUT_CAP >> 10} KiB]\n".encode())
+    except OSError:  # nobody reads our stderr any more: the output is best effort
+        pass
     return passed + len(b)
 
 
-def _drain(fd: int, passed: int) -> None:
-    """Pass on what is left in the output pipe (its writers are dead now), then close it."""
-    _pass_output(_read_available(fd), passed)
-    os.close(fd)
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _read_exact(fd: int, n: int) -> bytes | None:
@@ -496,11 +514,7 @@ def main(argv: list[str] | None = None) -> None:
         except Exception as e:  # noqa: BLE001
             resp = {"status": "error", "message": f"emulator server: {type(e).__name__}: {e}"}
         data = pickle.dumps(resp)
-        os.write(wfd, struct.pack("<Q", len(data)))
-        view = memoryview(data)
-        while view:
-            k = os.write(wfd, view)
-            view = view[k:]
+        _write_all(wfd, struct.pack("<Q", len(data)) + data)
 
 
 if __name__ == "__main__":

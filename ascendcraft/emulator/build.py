@@ -186,11 +186,22 @@ def _exit_reason(rc: int) -> str:
 
 
 def _remove_stale_build_dirs(root: Path, key: str) -> None:
-    """Temporary build dirs of this key left by killed builds (we hold the key's lock, so
-    no live build uses them)."""
-    for p in root.glob(f".{key}.*"):
-        if p.is_dir():
+    """Temporary build dirs left by killed builds: this key's (we hold its lock) and any
+    other key's whose lock nobody holds."""
+    for p in root.glob(".*.*"):
+        other = p.name[1:].split(".", 1)[0]
+        if not p.is_dir():
+            continue
+        if other == key:
             shutil.rmtree(p, ignore_errors=True)
+            continue
+        try:
+            with open(root / f"{other}.lock", "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                shutil.rmtree(p, ignore_errors=True)
+                fcntl.flock(lock, fcntl.LOCK_UN)
+        except OSError:  # being built right now (or the lock cannot be opened): leave it
+            continue
 
 
 def entry_glue(kernel_name: str, n_gm: int) -> str:

@@ -64,12 +64,12 @@ def tmp_root() -> Path:
 
 def start_time(pid: int) -> int | None:
     """Start time of a process in clock ticks since boot (/proc), None if it is gone or a
-    zombie, -1 where /proc cannot tell (then only existence is known)."""
+    zombie, -1 if it exists but its start time is unknown (no /proc, or unreadable)."""
     try:
         with open(f"/proc/{pid}/stat") as fh:
             fields = fh.read().rsplit(")", 1)[1].split()
     except FileNotFoundError:
-        return None
+        return None if os.path.isdir("/proc") else _exists(pid)
     except OSError:
         return -1
     if fields[0] in ("Z", "X"):
@@ -77,15 +77,18 @@ def start_time(pid: int) -> int | None:
     return int(fields[19])
 
 
+def _exists(pid: int) -> int | None:
+    """Without /proc: -1 if the pid exists (start time unknown), None if not."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except OSError:  # EPERM: someone else's process
+        pass
+    return -1
+
+
 def _owner_alive(pid: int, started: int | None) -> bool:
-    if not os.path.isdir("/proc"):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
     now = start_time(pid)
     if now is None:
         return False
@@ -135,7 +138,10 @@ def run_dirs() -> RunDirs:
     global _state
     pid = os.getpid()
     with _guard:
-        if _state is not None and _state.pid == pid and _state.shm.is_dir() and _state.tmp.is_dir():
+        if _state is not None and _state.pid == pid:
+            for d in (_state.shm, _state.tmp):  # removed behind our back: same names again
+                if not d.is_dir():
+                    d.mkdir(mode=0o700, exist_ok=True)
             return _state
         sweep()
         started = start_time(pid)
