@@ -245,12 +245,12 @@ def _child(req: dict, wfd: int) -> None:
 def _confine_child(req: dict, server_pid: int, out_fd: int) -> None:
     """First steps of a forked child: own process group, die with the server, limits,
     output into the server's pipe, default signal handling."""
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1):  # the server's handlers
+        signal.signal(sig, signal.SIG_DFL)                         # are not the child's
     os.setpgid(0, 0)
     _confine.set_parent_death_signal(signal.SIGKILL)
     if os.getppid() != server_pid:
         os._exit(1)
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1):
-        signal.signal(sig, signal.SIG_DFL)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an over-long write fails (EFBIG), reported
     os.dup2(out_fd, 1)
     os.dup2(out_fd, 2)

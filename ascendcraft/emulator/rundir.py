@@ -167,14 +167,13 @@ def on_cleanup(fn: Callable[[], None]) -> None:
 
 
 def remove() -> None:
-    """Remove this process's scratch directories (the next run creates new ones)."""
-    global _state
+    """Remove this process's scratch directories (a later run creates them again, under
+    the same names the fork server knows)."""
     s = current()
     if s is None:
         return
     for d in (s.shm, s.tmp):
         shutil.rmtree(d, ignore_errors=True)
-    _state = None
 
 
 def _on_signal(signum: int, frame: object) -> None:

@@ -189,8 +189,10 @@ def _shutdown() -> None:
 
 
 def _kill_server() -> None:
-    if _server_obj is not None:
-        _server_obj.kill()
+    """From a signal handler: SIGKILL only (no wait, which could block on Popen's lock)."""
+    s = _server_obj
+    if s is not None and s.pid == os.getpid():
+        _confine.kill_group(s.proc.pid)
 
 
 rundir.on_cleanup(_kill_server)
