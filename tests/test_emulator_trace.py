@@ -144,9 +144,14 @@ def test_trace_only_gives_the_same_trace(add_so):
 
 
 def test_trace_cap_and_no_trace(add_so):
+    # reaching the cap stops the run: a partial trace is never returned as if it were whole
     r = _add(add_so, 3000, 256, 4, max_trace_records=50)
-    assert r.ok and len(r.trace) == 50
-    assert r.stats["records_dropped"] == r.stats["api_calls"] - 50
+    assert r.status == "trace_limit" and not r.ok and r.trace is None
+    assert "trace exceeded 50 records" in r.message
+    assert r.stats["records_written"] == 50
+    full = _add(add_so, 3000, 256, 4)
+    exact = _add(add_so, 3000, 256, 4, max_trace_records=len(full.trace))
+    assert exact.ok and len(exact.trace) == len(full.trace)
     r = _add(add_so, 3000, 256, 4, trace=False)
     assert r.ok and r.trace is None
 

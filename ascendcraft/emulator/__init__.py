@@ -5,16 +5,21 @@ check them like CANN's CPU debug mode, and record a per-call trace for the perfo
 from ascendcraft.emulator.build import BuildError, ToolchainError, build_kernel
 from ascendcraft.emulator.runner import (
     CORE_TYPES,
+    DEFAULT_MAX_TRACE_BYTES,
+    DEFAULT_MAX_TRACE_RECORDS,
     DEFAULT_SOC_BUFFERS,
     RunResult,
     TilingRequest,
     compute_tiling,
     run_kernel,
     soc_buffers_for,
+    trace_cap,
 )
 
 __all__ = [
     "CORE_TYPES",
+    "DEFAULT_MAX_TRACE_BYTES",
+    "DEFAULT_MAX_TRACE_RECORDS",
     "DEFAULT_SOC_BUFFERS",
     "BuildError",
     "RunResult",
@@ -24,4 +29,5 @@ __all__ = [
     "compute_tiling",
     "run_kernel",
     "soc_buffers_for",
+    "trace_cap",
 ]

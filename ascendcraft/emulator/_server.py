@@ -3,6 +3,19 @@
 It is a small, clean process (no torch, no threads) that loads kernel libraries once and
 forks one child per run. A child that crashes or hangs is killed and reported; the server
 and the caller survive. Protocol on (stdin, stdout): length-prefixed pickles.
+
+Confinement (nothing outlives the caller, nothing runs unbounded):
+
+* the server leads its own session; it gets SIGUSR1 when the thread that started it exits
+  (``PR_SET_PDEATHSIG``) and also watches stdin for EOF and polls its parent pid; when the
+  caller is gone it kills the running child's group, removes the caller's scratch
+  directories (``--dirs``) and exits;
+* each child leads its own process group (killed whole after every run, so nothing the
+  kernel forked survives), dies with the server (``PR_SET_PDEATHSIG`` = SIGKILL) and runs
+  under RLIMIT_CPU (the run's timeout + 1 s), RLIMIT_FSIZE (the trace cap + 1 MiB) and
+  RLIMIT_AS (see :func:`_address_space_limit`), core dumps off;
+* the child's stdout/stderr (kernel ``printf``) come back through a pipe and are passed on
+  to the server's stderr up to ``OUTPUT_CAP`` bytes per run.
 """
 
 from __future__ import annotations
@@ -13,15 +26,31 @@ import os
 import pickle
 import resource
 import select
+import shutil
 import signal
 import struct
 import sys
 import time
 import traceback
 
+if __package__:
+    from . import _confine
+else:  # run as a script with ``python -I``: the package is not importable, the file is
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _confine
+
 ERR_LEN = 4096  # the err buffer occupies the start of the shared file
 FAKE_BASE = 0x2000_0000_0000  # trace-only GM addresses: never dereferenced
 FAKE_SPAN = 1 << 40
+AS_MARGIN = 512 << 20
+"""Address space a child gets beyond what the run needs (its Python, libraries, scratch)."""
+AS_CORES_CAP = 4096
+"""Cores counted in the address-space budget (block_dim beyond it gets no more memory)."""
+TRACE_BUFFER_BYTES = 2 << 20  # the C++ trace writer's buffer (32768 records)
+OUTPUT_CAP = 64 << 10
+"""Bytes of kernel stdout/stderr passed on per run; the rest is dropped with a note."""
+RC_TRACE_LIMIT = 3  # acx_run: the trace reached max_trace_records (acx_runtime.h)
+POLL_S = 1.0  # how often the server checks that its parent is alive while idle
 
 
 class AcxRunStats(ctypes.Structure):
@@ -98,11 +127,43 @@ def _tiling(lib: ctypes.CDLL, req: dict) -> tuple[bytes, int, int]:
     return out.raw[:n], int(bd.value), int(ws.value)
 
 
+def _mapped_bytes() -> int:
+    """Address space this process has mapped now (VmSize); 1 GiB where /proc cannot tell."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[0]) * mmap.PAGESIZE
+    except OSError:
+        return 1 << 30
+
+
+def _address_space_limit(req: dict, block_dim: int, ws_bytes: int, mapped_bytes: int) -> int:
+    """RLIMIT_AS of a child: what it has mapped now (Python, the kernel library) + the GM
+    file + the workspace + per core (fiber stack, guard page and, unless trace-only, the
+    UB/L1/L0 arenas) + the trace buffer + ``AS_MARGIN``. Never unbounded."""
+    now = _mapped_bytes()
+    trace_only = bool(req.get("trace_only"))
+    ids = req.get("block_ids") or []
+    cores = min(len(ids) or int(block_dim or 1), AS_CORES_CAP)
+    stack = int(req.get("stack_kib") or 1024) * 1024 + 4096
+    arenas = 0 if trace_only else sum(int(v) for v in (req.get("soc") or {}).values())
+    ws = 0 if trace_only else ws_bytes
+    return now + mapped_bytes + ws + cores * (stack + arenas) + TRACE_BUFFER_BYTES + AS_MARGIN
+
+
+def _memory_hint(message: str, as_bytes: int) -> str:
+    words = ("bad_alloc", "MemoryError", "cannot allocate", "cannot map", "Cannot allocate")
+    if as_bytes and any(w in message for w in words):
+        return f"{message} (address-space limit of this run: {as_bytes >> 20} MiB)"
+    return message
+
+
 def _child(req: dict, wfd: int) -> None:
     """Body of the forked child: tiling, buffers, acx_run; writes a pickled result to wfd."""
     res: dict = {}
+    as_bytes = 0
     try:
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        # until the run's own ceiling is known (after the tiling): what is mapped + the margin
+        _confine.lower_limit(resource.RLIMIT_AS, _mapped_bytes() + AS_MARGIN, resource.RLIM_INFINITY)
         lib = _lib(req["so"])
         tiling = req.get("tiling_bytes")
         block_dim = req.get("block_dim")
@@ -119,6 +180,9 @@ def _child(req: dict, wfd: int) -> None:
             raise ValueError("block_dim is 0 (give block_dim or a tiling request)")
         fd = os.open(req["shm"], os.O_RDWR)
         size = os.fstat(fd).st_size
+        as_bytes = _address_space_limit(req, int(block_dim), ws_bytes, size)
+        res["as_bytes"] = as_bytes
+        _confine.apply_limits(as_bytes=as_bytes)
         mm = mmap.mmap(fd, size)
         os.close(fd)
         base = ctypes.addressof(ctypes.c_char.from_buffer(mm))
@@ -160,54 +224,179 @@ def _child(req: dict, wfd: int) -> None:
             ctypes.c_void_p(base), ERR_LEN,
         )
         res["rc"] = int(rc)
-        res["message"] = ctypes.string_at(base).decode(errors="replace") if rc else ""
+        res["message"] = _memory_hint(ctypes.string_at(base).decode(errors="replace"), as_bytes) if rc else ""
         res["stats"] = {k: int(getattr(stats, k)) for k, _ in AcxRunStats._fields_}
     except BaseException as e:  # noqa: BLE001 - everything becomes a reported error
         res["rc"] = -1
-        res["message"] = f"{type(e).__name__}: {e}"
+        res["message"] = _memory_hint(f"{type(e).__name__}: {e}", as_bytes)
         res["tb"] = traceback.format_exc(limit=3)
     finally:
+        try:
+            ctypes.CDLL(None).fflush(None)  # kernel printf output, before _exit drops it
+        except (OSError, AttributeError):
+            pass
         data = pickle.dumps(res)
-        view = memoryview(data)
-        while view:
-            k = os.write(wfd, view)
-            view = view[k:]
+        # framed: the result is known complete even if a forked process keeps the pipe open
+        _write_all(wfd, struct.pack("<Q", len(data)) + data)
         os.close(wfd)
         os._exit(0)
 
 
-def _serve_one(req: dict) -> dict:
+def _confine_child(req: dict, server_pid: int, out_fd: int) -> None:
+    """First steps of a forked child: own process group, die with the server, limits,
+    output into the server's pipe, default signal handling."""
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1):  # the server's handlers
+        signal.signal(sig, signal.SIG_DFL)                         # are not the child's
+    os.setpgid(0, 0)
+    _confine.set_parent_death_signal(signal.SIGKILL)
+    if os.getppid() != server_pid:
+        os._exit(1)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an over-long write fails (EFBIG), reported
+    os.dup2(out_fd, 1)
+    os.dup2(out_fd, 2)
+    os.close(out_fd)
+    cap = int(req.get("max_trace_records") or 0) * 64 if req.get("trace_path") else 0
+    _confine.apply_limits(cpu_s=float(req["timeout_s"]) + 1, fsize_bytes=cap + (1 << 20))
+
+
+class _Parent:
+    """The caller this server works for: its pid, its scratch dirs, the running child."""
+
+    def __init__(self, pid: int, dirs: list[str]) -> None:
+        self.pid = pid
+        self.dirs = dirs
+        self.child = 0  # pid (= process group) of the running child, 0 if none
+
+    def alive(self) -> bool:
+        return os.getppid() == self.pid
+
+    def gone(self) -> None:
+        """The caller died: kill the child's group, remove its scratch dirs, exit."""
+        if self.child:
+            _confine.kill_group(self.child)
+        for d in self.dirs:
+            shutil.rmtree(d, ignore_errors=True)
+        os._exit(0)
+
+    def on_pdeathsig(self, signum: int, frame: object) -> None:
+        # the starting thread exited; that is the caller's death only if we were re-parented
+        if not self.alive():
+            self.gone()
+
+    def on_terminate(self, signum: int, frame: object) -> None:
+        if self.child:
+            _confine.kill_group(self.child)
+        os._exit(128 + signum)
+
+
+_parent: _Parent | None = None
+_stdin_pending = bytearray()  # bytes the caller sent while a run was in flight
+
+
+def _watch_stdin(rfd: int) -> None:
+    """stdin became readable during a run: EOF means the caller is gone; data is kept."""
+    b = os.read(rfd, 1 << 16)
+    if not b:
+        assert _parent is not None
+        _parent.gone()
+    _stdin_pending.extend(b)
+
+
+def _wait_exit(pid: int, deadline: float) -> bool:
+    """Wait (without reaping) until ``pid`` exits; False if the deadline passed first."""
+    delay = 0.0005
+    while True:
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        if info is not None:
+            return True
+        if time.perf_counter() >= deadline:
+            return False
+        time.sleep(delay)
+        delay = min(delay * 2, 0.02)
+
+
+def _serve_one(req: dict, rfd: int) -> dict:
     try:
         _lib(req["so"])  # dlopen once in the server; children inherit it
     except OSError as e:
         return {"status": "error", "message": f"cannot load {req['so']}: {e}"}
+    assert _parent is not None
     r, w = os.pipe()
+    out_r, out_w = os.pipe()
     t0 = time.perf_counter()
+    server_pid = os.getpid()
     pid = os.fork()
     if pid == 0:
-        os.close(r)
-        _child(req, w)
-        os._exit(0)
+        try:
+            os.close(r)
+            os.close(out_r)
+            _confine_child(req, server_pid, out_w)
+            _child(req, w)
+        finally:
+            os._exit(1)
     os.close(w)
+    os.close(out_w)
+    try:
+        os.setpgid(pid, pid)  # also done by the child; whichever runs first wins the race
+    except OSError:
+        pass
+    _parent.child = pid
+    try:
+        return _collect(req, pid, r, out_r, rfd, t0)
+    finally:
+        if _parent.child == pid:  # _collect failed before reaping it
+            _confine.kill_group(pid)
+            os.waitpid(pid, 0)
+            _parent.child = 0
+        os.close(r)
+        os.close(out_r)
+
+
+def _collect(req: dict, pid: int, r: int, out_r: int, rfd: int, t0: float) -> dict:
+    """Read the child's result and output until it is complete, the child exits or the
+    deadline passes; then judge how the child ended."""
+    assert _parent is not None
     deadline = t0 + float(req["timeout_s"])
-    chunks = []
+    result = bytearray()
+    passed = 0
     timed_out = False
-    while True:
+    exit_fd = _pidfd(pid)  # readable once the child exits (-1: poll instead)
+    open_fds = [r, out_r, rfd] + ([exit_fd] if exit_fd >= 0 else [])
+    while r in open_fds and not _complete(result):
         left = deadline - time.perf_counter()
         if left <= 0:
             timed_out = True
             break
-        ready, _, _ = select.select([r], [], [], left)
+        ready, _, _ = select.select(open_fds, [], [], min(left, POLL_S))
         if not ready:
-            continue
-        b = os.read(r, 1 << 16)
-        if not b:
+            if not _parent.alive():
+                _parent.gone()
+            if exit_fd < 0 and _wait_exit(pid, 0):
+                break
+        if exit_fd in ready:  # exited; what it wrote is in the pipe already
+            result += _read_available(r)
             break
-        chunks.append(b)
-    os.close(r)
-    if timed_out:
-        os.kill(pid, signal.SIGKILL)
-    _, status = os.waitpid(pid, 0)
+        for fd in ready:
+            if fd == rfd:
+                _watch_stdin(rfd)
+                if _stdin_pending:  # the caller never writes during a run; wait for EOF only
+                    open_fds.remove(rfd)
+                continue
+            b = os.read(fd, 1 << 16)
+            if not b:
+                open_fds.remove(fd)
+            elif fd == r:
+                result += b
+            else:
+                passed = _pass_output(b, passed)
+    if exit_fd >= 0:
+        os.close(exit_fd)
+    if not timed_out and not _wait_exit(pid, deadline):
+        timed_out = True
+    _confine.kill_group(pid)  # the child (if still running) and anything it started
+    _, status = os.waitpid(pid, 0)  # (not reaped before: its pid and group were still ours)
+    _parent.child = 0
+    _pass_output(_read_available(out_r), passed)
     wall = time.perf_counter() - t0
     if timed_out:
         return {"status": "timeout", "message": f"timeout after {req['timeout_s']:g} s (child killed)", "wall_s": wall}
@@ -217,51 +406,115 @@ def _serve_one(req: dict) -> dict:
             name = signal.Signals(sig).name
         except ValueError:
             name = f"signal {sig}"
+        if sig == signal.SIGXCPU:
+            return {"status": "timeout", "signal": name, "wall_s": wall,
+                    "message": f"timeout: CPU-time limit of {float(req['timeout_s']) + 1:g} s exceeded (child killed)"}
         return {"status": "crash", "signal": name, "message": f"crash: {name}", "wall_s": wall}
     try:
-        res = pickle.loads(b"".join(chunks))
+        if not _complete(result):
+            raise EOFError("incomplete result")
+        res = pickle.loads(bytes(result[8:]))
     except Exception:  # noqa: BLE001
         return {"status": "crash", "message": f"crash: child exited with status {os.WEXITSTATUS(status)} without a result", "wall_s": wall}
     res["wall_s"] = wall
-    res["status"] = "ok" if res.get("rc") == 0 else "error"
+    rc = res.get("rc")
+    res["status"] = "ok" if rc == 0 else "trace_limit" if rc == RC_TRACE_LIMIT else "error"
     return res
 
 
+def _complete(frame: bytearray) -> bool:
+    return len(frame) >= 8 and len(frame) >= 8 + struct.unpack("<Q", frame[:8])[0]
+
+
+def _pidfd(pid: int) -> int:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return -1
+
+
+def _read_available(fd: int) -> bytes:
+    """What a pipe holds now, without waiting for writers that may never close it."""
+    os.set_blocking(fd, False)
+    out = bytearray()
+    try:
+        while b := os.read(fd, 1 << 16):
+            out += b
+    except BlockingIOError:
+        pass
+    return bytes(out)
+
+
+def _pass_output(b: bytes, passed: int) -> int:
+    """Forward kernel output to stderr up to OUTPUT_CAP bytes per run."""
+    room = OUTPUT_CAP - passed
+    try:
+        if room > 0:
+            _write_all(2, b[:room])
+        if passed <= OUTPUT_CAP < passed + len(b):  # crossing the cap: say so, once
+            _write_all(2, f"\n[emulator: kernel output truncated after {OUTPUT_CAP >> 10} KiB]\n".encode())
+    except OSError:  # nobody reads our stderr any more: the output is best effort
+        pass
+    return passed + len(b)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def _read_exact(fd: int, n: int) -> bytes | None:
-    buf = b""
-    while len(buf) < n:
-        b = os.read(fd, n - len(buf))
+    """Read n bytes of a request; None on EOF. Checks the parent while waiting."""
+    assert _parent is not None
+    while len(_stdin_pending) < n:
+        ready, _, _ = select.select([fd], [], [], POLL_S)
+        if not ready:
+            if not _parent.alive():
+                return None
+            continue
+        b = os.read(fd, 1 << 16)
         if not b:
             return None
-        buf += b
-    return buf
+        _stdin_pending.extend(b)
+    out = bytes(_stdin_pending[:n])
+    del _stdin_pending[:n]
+    return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    global _parent
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="_server.py")
+    ap.add_argument("--parent", type=int, default=os.getppid())
+    ap.add_argument("--dirs", nargs="*", default=[])
+    args = ap.parse_args(argv)
+    _parent = _Parent(args.parent, list(args.dirs))
     rfd = os.dup(0)
     wfd = os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(2, 1)  # kernel printf goes to stderr, never into the protocol pipe
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGUSR1, _parent.on_pdeathsig)
+    signal.signal(signal.SIGTERM, _parent.on_terminate)
+    signal.signal(signal.SIGHUP, _parent.on_terminate)
+    _confine.set_parent_death_signal(signal.SIGUSR1)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if not _parent.alive():  # the caller died before the signal was armed
+        _parent.gone()
     while True:
         head = _read_exact(rfd, 8)
-        if head is None:
-            return
-        (n,) = struct.unpack("<Q", head)
-        body = _read_exact(rfd, n)
-        if body is None:
-            return
+        body = None if head is None else _read_exact(rfd, struct.unpack("<Q", head)[0])
+        if body is None:  # stdin closed or the parent died: either way the caller is done
+            _parent.gone()
         try:
-            resp = _serve_one(pickle.loads(body))
+            resp = _serve_one(pickle.loads(body), rfd)
         except Exception as e:  # noqa: BLE001
             resp = {"status": "error", "message": f"emulator server: {type(e).__name__}: {e}"}
         data = pickle.dumps(resp)
-        os.write(wfd, struct.pack("<Q", len(data)))
-        view = memoryview(data)
-        while view:
-            k = os.write(wfd, view)
-            view = view[k:]
+        _write_all(wfd, struct.pack("<Q", len(data)) + data)
 
 
 if __name__ == "__main__":

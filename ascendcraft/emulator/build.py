@@ -3,6 +3,10 @@ library, with a content-addressed on-disk cache that is safe under concurrent bu
 
 Why a cache: the tuner evaluates many trials of one candidate; tiling values are runtime
 data, so every trial of a candidate reuses one build.
+
+The compiler runs confined (``_confine.py``): in its own process group that is killed whole
+on timeout, on an exception (e.g. Ctrl-C) and when the calling process dies, under CPU-time,
+address-space and file-size limits, with its temporary files inside the build directory.
 """
 
 from __future__ import annotations
@@ -11,15 +15,25 @@ import fcntl
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from ascendcraft.emulator import _confine
+
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 DEFAULT_FLAGS: tuple[str, ...] = ("-std=c++17", "-O1", "-shared", "-fPIC")
 _BUILD_VERSION = "1"  # bump to invalidate every cached build
+_SUPERVISOR = Path(__file__).resolve().parent / "_confine.py"
+COMPILER_AS_BYTES = 4 << 30
+"""Address-space limit of each compiler process (g++, cc1plus, as, ld): 4 GiB. A generated
+source needing more fails with the compiler's 'out of memory' message instead of swapping."""
+COMPILER_FSIZE_BYTES = 1 << 30
+"""Largest file a compiler process may write (its assembly, object and library): 1 GiB."""
 
 
 class BuildError(RuntimeError):
@@ -109,6 +123,7 @@ def build_kernel(
             if out.exists():
                 return out
             out.parent.mkdir(parents=True, exist_ok=True)
+            _remove_stale_build_dirs(root, key)
             with tempfile.TemporaryDirectory(dir=root, prefix=f".{key}.") as tmp:
                 tmpdir = Path(tmp)
                 for name, text in sources.items():
@@ -118,13 +133,10 @@ def build_kernel(
                 so_tmp = tmpdir / "kernel.so"
                 cmd = [cxx, *flags, f"-I{INCLUDE_DIR}", f"-I{tmpdir}", str(tmpdir / main), "-o", str(so_tmp)]
                 t0 = time.perf_counter()
-                try:
-                    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
-                except subprocess.TimeoutExpired as e:
-                    raise BuildError(f"compiler timed out after {timeout_s:.0f} s") from e
-                if proc.returncode != 0:
-                    log = proc.stderr.replace(str(tmpdir) + "/", "")
-                    raise BuildError(f"compilation of {main} failed:\n{_first_errors(log)}", log)
+                rc, log = _compile(cmd, tmpdir, timeout_s)
+                log = log.replace(str(tmpdir) + "/", "")
+                if rc != 0:
+                    raise BuildError(f"compilation of {main} failed{_exit_reason(rc)}:\n{_first_errors(log)}", log)
                 # keep the sources next to the library for debugging
                 for name in sources:
                     dst = out.parent / "src" / name
@@ -135,6 +147,61 @@ def build_kernel(
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     return out
+
+
+def _compile(cmd: list[str], tmpdir: Path, timeout_s: float) -> tuple[int, str]:
+    """Run the compiler under the supervisor; returns (exit code, stderr). The supervisor
+    leads a new process group, killed whole on timeout or on any exception here."""
+    sup = [sys.executable, "-I", str(_SUPERVISOR), "--parent", str(os.getpid()),
+           "--cpu", f"{timeout_s + 5:g}", "--as", str(COMPILER_AS_BYTES),
+           "--fsize", str(COMPILER_FSIZE_BYTES), "--", *cmd]
+    env = {**os.environ, "TMPDIR": str(tmpdir)}  # g++'s own temporaries die with the build dir
+    proc = subprocess.Popen(sup, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, errors="replace", env=env,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _confine.kill_group(proc.pid)
+        proc.communicate()
+        raise BuildError(f"compiler timed out after {timeout_s:g} s (compiler processes killed)") from None
+    except BaseException:
+        _confine.kill_group(proc.pid)
+        proc.communicate()
+        raise
+    return proc.returncode, err + out
+
+
+def _exit_reason(rc: int) -> str:
+    """Why the compiler stopped, when a limit (not a source error) stopped it."""
+    if rc > 128:
+        try:
+            name = signal.Signals(rc - 128).name
+        except ValueError:
+            return f" (killed by signal {rc - 128})"
+        hint = {"SIGXCPU": "CPU-time limit", "SIGXFSZ": "file-size limit",
+                "SIGKILL": "killed", "SIGSEGV": "compiler crash, possibly out of memory"}.get(name, "")
+        return f" ({name}{': ' + hint if hint else ''})"
+    return ""
+
+
+def _remove_stale_build_dirs(root: Path, key: str) -> None:
+    """Temporary build dirs left by killed builds: this key's (we hold its lock) and any
+    other key's whose lock nobody holds."""
+    for p in root.glob(".*.*"):
+        other = p.name[1:].split(".", 1)[0]
+        if not p.is_dir():
+            continue
+        if other == key:
+            shutil.rmtree(p, ignore_errors=True)
+            continue
+        try:
+            with open(root / f"{other}.lock", "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                shutil.rmtree(p, ignore_errors=True)
+                fcntl.flock(lock, fcntl.LOCK_UN)
+        except OSError:  # being built right now (or the lock cannot be opened): leave it
+            continue
 
 
 def entry_glue(kernel_name: str, n_gm: int) -> str:

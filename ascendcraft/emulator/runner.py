@@ -5,6 +5,11 @@ failed trial with its reason, never a crash or hang of the tuner. Children are f
 small stdlib-only fork server (``_server.py``), so the per-run overhead stays at a few ms even
 when the caller has torch (and its threads) loaded. GM buffers live in one shared-memory file
 that both sides map: inputs and outputs are never pickled.
+
+Nothing outlives the caller and nothing grows without bound: the server and its children are
+confined (``_server.py``), a trace is capped in records and bytes (``DEFAULT_MAX_TRACE_*``,
+a run that reaches the cap stops with status ``trace_limit``), and every scratch file lives
+in this process's run directories (``rundir.py``).
 """
 
 from __future__ import annotations
@@ -17,7 +22,6 @@ import select
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -27,8 +31,17 @@ from typing import Any
 
 import numpy as np
 
-from ascendcraft.emulator import _server
+from ascendcraft.emulator import _confine, _server, rundir
 from ascendcraft.emulator.trace_format import RECORD_DTYPE
+
+DEFAULT_MAX_TRACE_RECORDS = 48 << 20
+"""Trace cap in records (48 Mi = 3 GiB of trace) unless ``max_trace_records`` or
+``$ASCENDCRAFT_MAX_TRACE_RECORDS`` says otherwise. The largest default-shape registry trace
+(avg_pool3d, 33 M records, 2.0 GiB) fits with 1.5x to spare; the model holds a whole trace
+in memory (about 2.2x its bytes at peak), so the cap also bounds the caller's memory."""
+DEFAULT_MAX_TRACE_BYTES = 3 << 30
+"""Trace cap in bytes (``max_trace_bytes`` / ``$ASCENDCRAFT_MAX_TRACE_BYTES``). The cap used
+is also at most half the free space of the trace directory's file system."""
 
 DEFAULT_SOC_BUFFERS: dict[str, int] = {
     "ub": 192 * 1024,
@@ -69,7 +82,8 @@ class TilingRequest:
 
 @dataclass
 class RunResult:
-    """Outcome of one kernel run. ``status`` is one of ok, error, crash, timeout."""
+    """Outcome of one kernel run. ``status`` is one of ok, error, crash, timeout,
+    trace_limit (the trace reached its cap and the run was stopped: no trace is returned)."""
 
     ok: bool
     status: str
@@ -104,9 +118,12 @@ class _Server:
         env = dict(os.environ)
         env.setdefault("OPENBLAS_NUM_THREADS", "1")
         env.setdefault("OMP_NUM_THREADS", "1")
+        dirs = rundir.run_dirs()
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", _server.__file__],
+            [sys.executable, "-I", _server.__file__, "--parent", str(os.getpid()),
+             "--dirs", str(dirs.shm), str(dirs.tmp)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
+            start_new_session=True,  # a terminal's Ctrl-C or a group kill is for the caller
         )
         self.pid = os.getpid()
         self.lock = threading.Lock()
@@ -143,7 +160,13 @@ class _Server:
                 self.proc.stdin.close()  # type: ignore[union-attr]
                 self.proc.wait(timeout=2)
             except Exception:  # noqa: BLE001
-                self.proc.kill()
+                self.kill()
+
+    def kill(self) -> None:
+        """SIGKILL the server (its session); its children die with it (parent-death signal)."""
+        if self.pid == os.getpid() and self.proc.poll() is None:
+            _confine.kill_group(self.proc.pid)
+            self.proc.wait()
 
 
 _server_obj: _Server | None = None
@@ -165,8 +188,65 @@ def _shutdown() -> None:
         _server_obj.close()
 
 
-def _shm_dir() -> str:
-    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+def _kill_server() -> None:
+    """From a signal handler: SIGKILL only (no wait, which could block on Popen's lock)."""
+    s = _server_obj
+    if s is not None and s.pid == os.getpid():
+        _confine.kill_group(s.proc.pid)
+
+
+rundir.on_cleanup(_kill_server)
+
+
+def _env_int(name: str, default: int) -> int:
+    text = os.environ.get(name)
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"${name} must be a positive integer, not {text!r}") from None
+    if value < 1:
+        raise ValueError(f"${name} must be a positive integer, not {text!r}")
+    return value
+
+
+def trace_cap(max_trace_records: int | None = None, max_trace_bytes: int | None = None,
+              trace_dir: str | os.PathLike | None = None) -> int:
+    """Records a trace may hold: the smallest of the record cap, the byte cap and half the
+    free space where the trace is written (arguments first, then the environment, then
+    ``DEFAULT_MAX_TRACE_*``)."""
+    for name, v in (("max_trace_records", max_trace_records), ("max_trace_bytes", max_trace_bytes)):
+        if v is not None and int(v) < 1:
+            raise ValueError(f"{name} must be >= 1 (it caps the trace), not {v}")
+    records = int(max_trace_records) if max_trace_records is not None else _env_int(
+        "ASCENDCRAFT_MAX_TRACE_RECORDS", DEFAULT_MAX_TRACE_RECORDS)
+    nbytes = int(max_trace_bytes) if max_trace_bytes is not None else _env_int(
+        "ASCENDCRAFT_MAX_TRACE_BYTES", DEFAULT_MAX_TRACE_BYTES)
+    cap = min(records, nbytes // RECORD_DTYPE.itemsize)
+    if trace_dir is not None:
+        try:
+            st = os.statvfs(trace_dir)
+            cap = min(cap, st.f_bavail * st.f_frsize // 2 // RECORD_DTYPE.itemsize)
+        except OSError:
+            pass
+    return max(cap, 1)
+
+
+def _request(req: dict, timeout_s: float) -> dict:
+    """One request to the fork server; a server that fails is killed (re-created next time)
+    and the run becomes a crash result. Interrupted (e.g. KeyboardInterrupt), the server is
+    killed too - with it the running child - so no stale answer is read by the next run."""
+    server = _get_server()
+    with server.lock:
+        try:
+            return server.request(req, wait_s=timeout_s + 30)
+        except (TimeoutError, EOFError, OSError, struct.error) as e:
+            server.kill()
+            return {"status": "crash", "message": f"crash: emulator server failed ({e})"}
+        except BaseException:
+            server.kill()
+            raise
 
 
 def run_kernel(
@@ -179,7 +259,8 @@ def run_kernel(
     workspace_bytes: int = 0,
     trace_only: bool = False,
     trace: bool = True,
-    max_trace_records: int = 0,
+    max_trace_records: int | None = None,
+    max_trace_bytes: int | None = None,
     timeout_s: float = 60,
     soc_buffers: Mapping[str, int] | str | None = None,
     block_ids: Sequence[int] | None = None,
@@ -193,6 +274,8 @@ def run_kernel(
     ``tiling`` is raw tiling bytes or a TilingRequest evaluated in the child by ``acx_tiling``
     (its block dim and workspace size are used unless ``block_dim`` is given).
     In ``trace_only`` mode no GM memory is allocated: arithmetic and data movement are skipped.
+    The trace is capped (:func:`trace_cap`); a run that reaches the cap stops with status
+    ``trace_limit`` and a message naming the cap, and returns no trace.
     ``soc_buffers`` overrides capacities (a mapping) or takes them from a SoC spec (its name).
     ``core_type`` is one of :data:`CORE_TYPES` (cube kernels: ``"aic"`` or a declaration).
     """
@@ -214,9 +297,11 @@ def run_kernel(
         if not trace_only:
             off += (nbytes + _ALIGN - 1) // _ALIGN * _ALIGN + _ALIGN
     total = off if not trace_only else _ALIGN
-    tag = f"acx-{os.getpid()}-{next(_counter)}"
-    shm_path = os.path.join(_shm_dir(), tag)
-    trace_path = os.path.join(tempfile.gettempdir(), tag + ".trace") if trace else None
+    dirs = rundir.run_dirs()
+    n_run = next(_counter)
+    shm_path = str(dirs.shm / f"gm-{n_run}")
+    trace_path = str(dirs.tmp / f"trace-{n_run}.bin") if trace else None
+    cap = trace_cap(max_trace_records, max_trace_bytes, dirs.tmp) if trace else 0
     mm = None
     try:
         with open(shm_path, "w+b") as f:
@@ -233,7 +318,7 @@ def run_kernel(
             "layout": layout,
             "trace_only": bool(trace_only),
             "trace_path": trace_path,
-            "max_trace_records": int(max_trace_records),
+            "max_trace_records": cap,
             "soc": soc,
             "block_dim": int(block_dim) if block_dim else None,
             "workspace_bytes": int(workspace_bytes),
@@ -254,13 +339,7 @@ def run_kernel(
             "timeout_s": float(timeout_s),
             "core_type": CORE_TYPES[core_type],
         }
-        server = _get_server()
-        with server.lock:
-            try:
-                res = server.request(req, wait_s=float(timeout_s) + 30)
-            except (TimeoutError, EOFError, OSError, struct.error) as e:
-                server.proc.kill()
-                res = {"status": "crash", "message": f"crash: emulator server failed ({e})"}
+        res = _request(req, float(timeout_s))
         status = res.get("status", "crash")
         message = res.get("message", "")
         if status == "crash":
@@ -301,7 +380,6 @@ def run_kernel(
 
 def compute_tiling(so_path: str | os.PathLike, request: TilingRequest, *, timeout_s: float = 30) -> RunResult:
     """Evaluate only ``acx_tiling`` (in a child): returns tiling bytes, block dim, workspace size."""
-    server = _get_server()
     req = {
         "so": str(Path(so_path).resolve()),
         "tiling_only": True,
@@ -312,8 +390,7 @@ def compute_tiling(so_path: str | os.PathLike, request: TilingRequest, *, timeou
         },
     }
     t0 = time.perf_counter()
-    with server.lock:
-        res = server.request(req, wait_s=float(timeout_s) + 30)
+    res = _request(req, float(timeout_s))
     status = res.get("status", "crash")
     return RunResult(
         ok=status == "ok", status=status, message=res.get("message", ""), block_dim=int(res.get("block_dim") or 0),

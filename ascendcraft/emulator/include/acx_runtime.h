@@ -6,6 +6,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -23,7 +24,7 @@ extern "C" {
 // Per-run options (C layout; mirrored with ctypes in ascendcraft/emulator/runner.py).
 struct AcxRunStats {
     uint64_t records_written;  // trace records written to trace_path
-    uint64_t records_dropped;  // records beyond max_trace_records
+    uint64_t records_dropped;  // always 0: a run whose trace reaches max_trace_records stops
     uint64_t api_calls;        // records produced (written or not) over all cores
     uint64_t ub_bytes_used;    // max UB bytes allocated by InitBuffer over all cores
 };
@@ -31,7 +32,7 @@ struct AcxRunOptions {
     uint32_t block_dim;
     int32_t trace_only;          // 1: skip arithmetic and memory traffic
     const char* trace_path;      // NULL: no trace
-    uint64_t max_trace_records;  // 0: unlimited
+    uint64_t max_trace_records;  // 0: unlimited; reaching it stops the run (acx_run returns 3)
     uint64_t ub_bytes, l1_bytes, l0a_bytes, l0b_bytes, l0c_bytes;
     const uint32_t* block_ids;   // optional subset of cores to run
     int32_t n_block_ids;         // 0: all
@@ -110,6 +111,8 @@ struct Runtime {
     size_t tfill = 0;
     uint64_t written = 0, dropped = 0, cap = 0;
     bool tracing = false;
+    bool trace_full = false;  // the cap was reached: the run stops, acx_run returns 3
+    int trace_errno = 0;      // a failed trace write (e.g. EFBIG at RLIMIT_FSIZE, ENOSPC)
     // cores
     std::vector<CoreState> cores;
     std::function<void()> kernel;
@@ -130,25 +133,44 @@ inline CoreState& Cur() {
     return *g_cur;
 }
 
+// Write the buffered records; a failed write is remembered (never thrown: also called
+// outside the kernel's fibers).
 inline void FlushTrace() {
     Runtime& rt = *g_rt;
-    if (rt.trace && rt.tfill) {
-        fwrite(rt.tbuf.data(), sizeof(TraceRecord), rt.tfill, rt.trace);
-        rt.written += rt.tfill;
+    if (rt.trace && rt.tfill && !rt.trace_errno) {
+        errno = 0;
+        size_t n = fwrite(rt.tbuf.data(), sizeof(TraceRecord), rt.tfill, rt.trace);
+        if (n == rt.tfill && fflush(rt.trace) != 0) n = 0;
+        rt.written += n;
+        if (n != rt.tfill) rt.trace_errno = errno ? errno : EIO;
         rt.tfill = 0;
     }
 }
 
-// Append one record (seq/core are filled here). Cheap when tracing is off.
+inline std::string TraceWriteError() {
+    return std::string("trace write failed after ") + std::to_string(g_rt->written) + " records: " +
+           std::strerror(g_rt->trace_errno);
+}
+
+// Append one record (seq/core are filled here). Cheap when tracing is off. Reaching the
+// cap stops the run: a partial trace must not be modeled as if it were the whole kernel.
 inline void Emit(TraceRecord& r) {
     CoreState& c = *g_cur;
     r.seq = c.seq++;
     Runtime& rt = *g_rt;
     if (!rt.tracing) return;
-    if (rt.cap && rt.written + rt.tfill >= rt.cap) { rt.dropped++; return; }
+    if (rt.cap && rt.written + rt.tfill >= rt.cap) {
+        rt.trace_full = true;
+        Fail("trace limit: the trace exceeded %llu records (%llu B); the run was stopped. Raise "
+             "max_trace_records (ASCENDCRAFT_MAX_TRACE_RECORDS / _BYTES) or time a smaller shape",
+             (unsigned long long)rt.cap, (unsigned long long)(rt.cap * sizeof(TraceRecord)));
+    }
     r.core = (uint16_t)c.block_idx;
     rt.tbuf[rt.tfill++] = r;
-    if (rt.tfill == rt.tbuf.size()) FlushTrace();
+    if (rt.tfill == rt.tbuf.size()) {
+        FlushTrace();
+        if (rt.trace_errno) Fail("%s", TraceWriteError().c_str());
+    }
 }
 
 inline void EmitInstr(uint8_t pipe, uint16_t op, uint8_t dtype, uint8_t dtype2, uint64_t repeats,
@@ -397,7 +419,9 @@ int Run(void** gm, const uint64_t* gm_bytes, int n_gm, const AcxRunOptions* opt,
             c.kind = opt->core_type == 2 ? CORE_AIC : opt->core_type == 1 ? CORE_AIV : CORE_UNKNOWN;
             c.map_bytes = stack_bytes + 4096;
             void* m = mmap(nullptr, c.map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-            if (m == MAP_FAILED) Fail("acx_run: cannot map a fiber stack");
+            if (m == MAP_FAILED)
+                Fail("acx_run: cannot map a fiber stack for core %zu of %zu (%zu KiB each)", i, ids.size(),
+                     stack_bytes / 1024);
             mprotect(m, 4096, PROT_NONE);  // guard page
             c.stack = (uint8_t*)m + 4096;
             c.stack_bytes = stack_bytes;
@@ -445,8 +469,18 @@ int Run(void** gm, const uint64_t* gm_bytes, int n_gm, const AcxRunOptions* opt,
         rc = 2;
         if (err && errlen > 0) snprintf(err, errlen, "emulator internal error: %s", e.what());
     }
+    FlushTrace();
+    if (rc == 0 && rt.trace_errno) {
+        rc = 1;
+        if (err && errlen > 0) snprintf(err, errlen, "%s", TraceWriteError().c_str());
+    }
+    if (rt.trace_full) {  // also when kernel code swallowed the exception
+        rc = 3;
+        if (err && errlen > 0 && !err[0])
+            snprintf(err, errlen, "trace limit: the trace exceeded %llu records; the run was stopped",
+                     (unsigned long long)rt.cap);
+    }
     if (opt && opt->stats) {
-        FlushTrace();
         uint64_t calls = 0, ub = 0;
         for (auto& c : rt.cores) { calls += c.seq; if (c.mem_used[MEM_UB] > ub) ub = c.mem_used[MEM_UB]; }
         opt->stats->records_written = rt.written;
