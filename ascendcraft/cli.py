@@ -291,6 +291,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             if r.get("modeled_us"):
                 line += (f"  modeled {r['modeled_us']:.1f} us ({r['roofline_frac'] * 100:.0f}% of roofline,"
                          f" {r['bound']}-bound, {r['speedup']:.2f}x vs eager model)")
+            elif r.get("error"):
+                line += f"  (no modeled time: {r['error']})"
         else:
             line += f" [{r['status']}] {r['message']}"
         print(line)
