@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import ir
+from . import ir, ops
 from .parser import DslError
 
 
@@ -22,8 +22,7 @@ class VType:
     space: str = ""  # tiles: "T" (loop tile) or "C" (column chunk)
 
 
-ARITH_DTYPES = ("f32", "f16", "i32")
-FLOAT_ONLY_UNARY = ("exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf")
+ARITH_DTYPES = ops.VECTOR_DTYPES
 
 
 @dataclass
@@ -283,8 +282,10 @@ class _Checker:
             if a.form == "scalar":
                 return self._scalar_expr(e, scope, loop_var)
             self._arith_operand(a, e, e.op)
-            if e.op in FLOAT_ONLY_UNARY and a.dtype not in ("f32", "f16"):
-                raise DslError(f"{e.op}() needs a float value, got {a.dtype}: cast it first", e.loc)
+            if a.dtype not in ops.UNARY[e.op].dtypes:
+                want = "a float" if "i32" not in ops.UNARY[e.op].dtypes else "an"
+                raise DslError(f"{e.op}() needs {want} {'/'.join(ops.UNARY[e.op].dtypes)} value, got "
+                               f"{a.dtype}: cast it first", e.loc)
             return a
         if isinstance(e, ir.Power):
             a = self._expr(e.base, scope, loop_var)
@@ -322,8 +323,8 @@ class _Checker:
             tb = b if b.form != "scalar" else a
             if ta.dtype != tb.dtype and a.form != "scalar" and b.form != "scalar":
                 raise DslError(f"operands have different dtypes ({a.dtype} and {b.dtype}): cast one", e.loc)
-            if isinstance(e, ir.Binary) and e.op == "div" and ta.dtype == "i32":
-                raise DslError("integer division is not supported: cast to f32", e.loc)
+            if isinstance(e, ir.Binary) and ta.dtype not in ops.BINARY[e.op].dtypes:
+                raise DslError(f"{e.op} of {ta.dtype} values is not supported: cast to f32", e.loc)
             forms = {a.form, b.form} - {"scalar"}
             spaced = [x for x in (a, b) if x.form in ("tile", "col")]
             if len(spaced) == 2 and spaced[0].space != spaced[1].space:
@@ -374,8 +375,7 @@ class _Checker:
             spaces.add(t.space or "H")
         space = "K" if "K" in spaces else ("L" if "L" in spaces else "H")
         op = "mul" if isinstance(e, ir.Power) else e.op
-        if space != "H" and op not in ("add", "sub", "mul", "div", "max", "min", "neg", "exp", "log",
-                                       "sqrt", "rsqrt", "abs", "reciprocal"):
+        if space != "H" and not ops.kernel_scalar_ok(op):
             raise DslError(f"{op} on a kernel-side scalar is not supported (only on host scalars: "
                            "constants, Scalar parameters, numel)", e.loc)
         return VType("scalar", "f32", space)

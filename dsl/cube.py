@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from . import ir
+from . import ir, ops
 from . import names as N
 from .ir import Loc, Param, Tunable
 from .parser import (
@@ -43,10 +43,9 @@ Size = str | int  # a tunable name or an integer literal
 ORDER_NAMES = {"row_major": 0, "col_major": 1, "swizzled": 2}
 """Output-block orders over the cube cores (values of the ``order=`` tunable)."""
 
-UNARY = ("exp", "log", "abs", "sqrt", "rsqrt", "reciprocal", "relu", "sigmoid", "tanh", "erf",
-         "gelu", "silu", "neg")
-BINARY_FUNCS = {"maximum": "max", "minimum": "min"}
-REDUCE_FUNCS = {"row_sum": "sum", "row_max": "max"}
+UNARY = tuple(ops.UNARY)
+BINARY_FUNCS = ops.spelled("binary")
+REDUCE_FUNCS = {k: v for k, v in ops.spelled("reduce", "row_").items() if v != "min"}
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
 CUBE_IN_DTYPES = ("f16", "bf16", "f32")
 MAX_UNROLL = 64

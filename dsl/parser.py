@@ -11,19 +11,19 @@ from __future__ import annotations
 import ast
 import math
 
-from . import ir
+from . import ir, ops
 from . import names as N
 from .ir import Loc
 
 DTYPE_NAMES = {"f32": "f32", "f16": "f16", "bf16": "bf16", "i32": "i32", "i64": "i64", "i8": "i8",
                "u8": "u8", "bool": "bool", "fp32": "f32", "fp16": "f16"}
 PARAM_KINDS = {"In": "in", "Out": "out", "Scalar": "scalar"}
-UNARY_FUNCS = {n: n for n in ir.UNARY_OPS if n != "neg"}
-BINARY_FUNCS = {"maximum": "max", "minimum": "min"}
-REDUCE_FUNCS = {"row_sum": "sum", "row_max": "max", "row_min": "min"}
+UNARY_FUNCS = ops.spelled("unary")
+BINARY_FUNCS = ops.spelled("binary")
+REDUCE_FUNCS = ops.spelled("reduce", "row_")
 LOAD_FUNCS = {"load": "tile", "load_bcast": "bcast", "load_per_row": "per_row"}
-GRID_FUNCS = {"total_sum": "sum", "total_max": "max", "total_min": "min"}
-SCAN_FUNCS = {"scan_sum": "sum", "scan_prod": "prod", "scan_max": "max"}
+GRID_FUNCS = ops.spelled("reduce", "total_")
+SCAN_FUNCS = ops.spelled("scan")
 CONSTANTS = {"inf": math.inf, "pi": math.pi}
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
 CMPOPS = {ast.Lt: "lt", ast.Gt: "gt", ast.LtE: "le", ast.GtE: "ge", ast.Eq: "eq",
@@ -653,28 +653,15 @@ def parse_domain(node: ast.AST, int_of, lowest: int) -> ir.Domain:
     return domain
 
 
-_UNARY_FOLD = {
-    "neg": lambda x: -x, "exp": math.exp, "log": math.log, "abs": abs, "sqrt": math.sqrt,
-    "rsqrt": lambda x: 1 / math.sqrt(x), "reciprocal": lambda x: 1 / x, "relu": lambda x: max(x, 0.0),
-    "tanh": math.tanh, "sigmoid": lambda x: 1 / (1 + math.exp(-x)), "erf": math.erf,
-    "gelu": lambda x: 0.5 * x * (1 + math.erf(x / math.sqrt(2))), "silu": lambda x: x / (1 + math.exp(-x)),
-}
-_BINARY_FOLD = {
-    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-    "div": lambda a, b: a / b, "max": max, "min": min, "pow": lambda a, b: a ** b,
-}
-
-
 def fold_number(op: str, args: tuple[float, ...], loc: Loc) -> float:
     """Constant folding of one DSL operation. A result that is not a real number (``0.0 /
     0.0``, ``(-8.0) ** 0.5``, ``log(-1.0)``) or that overflows from finite operands
     (``10.0 ** 400``) is a DslError, never a silent inf or NaN."""
-    fn = _UNARY_FOLD[op] if len(args) == 1 else _BINARY_FOLD[op]
     shown = f"{op}({', '.join(f'{a:g}' for a in args)})"
     if op == "div" and args[1] == 0:
         raise DslError(f"{shown}: division by the constant 0", loc)
     try:
-        v = fn(*args)
+        v = ops.fold(op, args)
     except (ValueError, ZeroDivisionError, OverflowError):
         v = math.nan
     if not isinstance(v, (int, float)) or math.isnan(v) or (math.isinf(v) and all(map(math.isfinite, args))):

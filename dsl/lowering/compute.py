@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .. import ir
+from .. import ir, ops
 from ..checker import TypedProgram
 from ..names import mangle
 from ..parser import DslError
@@ -24,13 +24,10 @@ NBYTES = ir.DTYPE_BYTES
 CMP = {"lt": "LT", "gt": "GT", "le": "LE", "ge": "GE", "eq": "EQ", "ne": "NE"}
 CMP_INVERSE = {"lt": "ge", "ge": "lt", "gt": "le", "le": "gt", "eq": "ne", "ne": "eq"}
 CMP_SWAP = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
-VEC2 = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max", "min": "Min"}
-VEC1 = {"exp": "Exp", "log": "Ln", "abs": "Abs", "sqrt": "Sqrt", "rsqrt": "Rsqrt",
-        "reciprocal": "Reciprocal", "relu": "Relu"}
-REDUCE = {"sum": "ReduceSum", "max": "ReduceMax", "min": "ReduceMin"}
-# Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7): erf(x) = 1 - (a1 t + ... + a5 t^5) exp(-x^2)
-ERF_P = 0.3275911
-ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+VEC2 = {o.name: o.api for o in ops.BINARY.values() if o.api}  # one instruction: Add(dst, a, b, n)
+VEC1 = {o.name: o.api for o in ops.UNARY.values() if o.api}  # one instruction: Exp(dst, src, n)
+REDUCE = {o.name: o.api for o in ops.REDUCE.values()}
+ERF_P, ERF_A = ops.ERF_P, ops.ERF_A
 
 
 def cconst(v: float) -> str:
@@ -78,9 +75,8 @@ class KernelPlan:
     grid_loops: int = 0  # loops with total_* reductions (each needs a GM workspace slot per core)
 
 
-GRID_INIT = {"sum": "0.0f", "max": "(-ACX_INF)", "min": "ACX_INF"}
-SCALAR_FN = {"exp": "ACX_FN_EXP", "log": "ACX_FN_LN", "sqrt": "ACX_FN_SQRT", "rsqrt": "ACX_FN_RSQRT",
-             "abs": "ACX_FN_ABS", "reciprocal": "ACX_FN_RECIP"}
+GRID_INIT = {o.name: cconst(o.identity) for o in ops.REDUCE.values()}
+SCALAR_FN = {o.name: o.kernel_scalar for o in ops.UNARY.values() if o.kernel_scalar}
 
 
 def loop_header(kind: str, chunked: bool, unit: int) -> list[str]:
@@ -414,7 +410,7 @@ class _Compute:
             a, b = self._scalar_cpp(e.lhs), self._scalar_cpp(e.rhs)
             if e.op in ("max", "min"):
                 return f"acx_f{e.op}({a}, {b})"
-            return f"({a} {dict(add='+', sub='-', mul='*', div='/')[e.op]} {b})"
+            return f"({a} {ops.BINARY[e.op].infix} {b})"
         if isinstance(e, ir.Power):  # the base once, in a local: nested powers stay linear
             self.counter += 1
             b = f"pw{self.counter}"
@@ -832,8 +828,7 @@ class _Compute:
         each row combines with its carry. log2(w) steps of three vector ops per row."""
         if a.dtype != "f32":
             raise DslError("scan_*() runs on f32 tiles: cast first")
-        ident = {"sum": "0.0f", "prod": "1.0f", "max": "(-ACX_INF)"}[op]
-        vop = {"sum": "Add", "prod": "Mul", "max": "Max"}[op]
+        ident, vop = cconst(ops.SCAN[op].identity), ops.SCAN[op].api
         d = self._dest("tile", "f32", hint, [a], pre)
         if d.buf is not a.buf or d.cpp != a.cpp:
             self._copy(d, a)
@@ -959,6 +954,22 @@ class _Compute:
             self.emit(f"Adds({d.cpp}, {d.cpp}, static_cast<{ct}>(-1.0f), {n});")
         elif op == "erf":
             d = self._erf(a, hint, pre)
+        elif op == "silu":  # x * sigmoid(x) in a buffer of its own: x is read again at the end
+            s = self._new(a.form, a.dtype)
+            self.emit(f"Muls({s.cpp}, {a.cpp}, static_cast<{ct}>(-1.0f), {n});")
+            self.emit(f"Exp({s.cpp}, {s.cpp}, {n});")
+            self.emit(f"Adds({s.cpp}, {s.cpp}, static_cast<{ct}>(1.0f), {n});")
+            self.emit(f"Reciprocal({s.cpp}, {s.cpp}, {n});")
+            self.emit(f"Mul({s.cpp}, {s.cpp}, {a.cpp}, {n});")
+            d = self._finish(s, hint, pre)
+        elif op == "gelu":  # 0.5 x (1 + erf(x / sqrt 2))
+            u = self._new(a.form, a.dtype)
+            self.emit(f"Muls({u.cpp}, {a.cpp}, static_cast<{ct}>({cconst(1 / math.sqrt(2.0))}), {n});")
+            e = self._erf(u, None, None)  # releases u (or computes in its buffer)
+            self.emit(f"Adds({e.cpp}, {e.cpp}, static_cast<{ct}>(1.0f), {n});")
+            self.emit(f"Mul({e.cpp}, {e.cpp}, {a.cpp}, {n});")
+            self.emit(f"Muls({e.cpp}, {e.cpp}, static_cast<{ct}>(0.5f), {n});")
+            d = self._finish(e, hint, pre)
         else:
             raise DslError(f"no lowering for {op}")
         self._done([a], d)

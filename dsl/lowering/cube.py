@@ -29,6 +29,7 @@ from .. import cube as C
 from ..ir import DTYPE_BYTES
 from ..names import mangle, size_expr, tunable
 from ..parser import DslError
+from .compute import ERF_A, ERF_P, REDUCE, VEC1, VEC2
 from .tiling import camel
 
 CTYPE = {"f32": "float", "f16": "half", "bf16": "bfloat16_t"}
@@ -667,11 +668,6 @@ __aicore__ inline void RowsOut(const GlobalTensor<T>& dst, const LocalTensor<T>&
 }
 """.strip("\n")
 
-VEC2 = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max", "min": "Min"}
-VEC1 = {"exp": "Exp", "log": "Ln", "abs": "Abs", "sqrt": "Sqrt", "rsqrt": "Rsqrt", "reciprocal": "Reciprocal",
-        "relu": "Relu"}
-ERF_P = 0.3275911
-ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 
 
 def _f(v: float) -> str:
@@ -1191,7 +1187,7 @@ class _VecGen:
             a = self.ev(e.arg)
             out = self._dst(_V("group", 1, ""), dst, reuse=False)
             work = self.tbuf("tb_work", "wkmax")
-            fn = "ReduceSum" if e.op == "sum" else "ReduceMax"
+            fn = REDUCE[e.op]
             self.emit("{")
             self.emit(f"    LocalTensor<float> work = {work}.Get<float>();")
             self.emit("    for (int64_t j = 0; j < r; ++j)")

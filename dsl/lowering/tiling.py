@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .. import ir
+from .. import ir, ops
 from ..names import mangle, size_expr, tunable
 
 # Quantities derived from the shapes before the formulas run (computed by a fixed prologue).
@@ -357,10 +357,6 @@ def render_header(spec: TilingSpec) -> str:
     return "\n".join(lines)
 
 
-_HOST_FN = {"exp": "__builtin_exp", "log": "__builtin_log", "sqrt": "__builtin_sqrt",
-            "abs": "__builtin_fabs", "tanh": "__builtin_tanh", "erf": "__builtin_erf"}
-
-
 def host_expr(e: ir.Expr) -> str:
     """A host scalar expression as C++ (double precision, compiler builtins only, so the
     header needs no includes and stays valid in the kernel's translation unit)."""
@@ -380,15 +376,7 @@ def host_expr(e: ir.Expr) -> str:
         return f"__builtin_powi({host_expr(e.base)}, {e.n})"
     if isinstance(e, ir.Binary):
         a, b = host_expr(e.lhs), host_expr(e.rhs)
-        if e.op == "pow":
-            return f"__builtin_pow({a}, {b})"
-        if e.op in ("max", "min"):
-            return f"__builtin_f{e.op}({a}, {b})"
-        return f"({a} {dict(add='+', sub='-', mul='*', div='/')[e.op]} {b})"
+        return ops.host_cpp(e.op, (a, b))
     if isinstance(e, ir.Unary):
-        a = host_expr(e.arg)
-        if e.op in _HOST_FN:
-            return f"{_HOST_FN[e.op]}({a})"
-        return {"neg": f"(-{a})", "rsqrt": f"(1.0 / __builtin_sqrt({a}))", "reciprocal": f"(1.0 / {a})",
-                "relu": f"__builtin_fmax({a}, 0.0)", "sigmoid": f"(1.0 / (1.0 + __builtin_exp(-{a})))"}[e.op]
+        return ops.host_cpp(e.op, (host_expr(e.arg),))
     raise ValueError(f"{type(e).__name__} is not a host scalar expression")
