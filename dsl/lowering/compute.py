@@ -16,6 +16,7 @@ from .. import ir, ops
 from ..checker import TypedProgram
 from ..names import mangle
 from ..parser import DslError
+from .support import check_vector_supported
 from .tiling import window_params
 
 CTYPE = {"f32": "float", "f16": "half", "bf16": "bfloat16_t", "i32": "int32_t", "i64": "int64_t", "i8": "int8_t",
@@ -160,6 +161,7 @@ hostile program from making the compiler chew megabytes of C++ (checked before a
 
 def plan_kernel(tp: TypedProgram) -> KernelPlan:
     """Lower the loop body of a checked program to AscendC statements plus its UB plan."""
+    check_vector_supported(tp)
     plan = _Compute(tp, unit_elems(tp.program)).run()
     if len(plan.body) > MAX_KERNEL_LINES:
         raise DslError(f"the lowered kernel has {len(plan.body)} lines of AscendC; the budget is "

@@ -25,11 +25,13 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from .. import cube as C
+from .. import ir
+from ..checker import TypedProgram, check_program
 from ..ir import DTYPE_BYTES
-from ..names import mangle, size_expr, tunable
-from ..parser import DslError
+from ..names import mangle, op_name, size_expr, tunable
+from ..parser import DslError, parse
 from .compute import ERF_A, ERF_P, REDUCE, VEC1, VEC2
+from .support import check_cube_supported
 from .tiling import camel
 
 CTYPE = {"f32": "float", "f16": "half", "bf16": "bfloat16_t"}
@@ -92,10 +94,10 @@ class CubeTiling:
     """The host tiling: shape prologue, formulas (C++ == Python), on-chip buffers."""
 
     op: str
-    program: C.CubeProgram
+    program: ir.Program
     formulas: list[tuple[str, str]] = field(default_factory=list)
     buffers: list[Buf] = field(default_factory=list)
-    chunk_loops: list[C.VChunks] = field(default_factory=list)
+    chunk_loops: list[ir.InnerLoop] = field(default_factory=list)
     vec_tensors: dict[str, bool] = field(default_factory=dict)  # vector-stage tensors -> needs a row width
 
     @property
@@ -149,7 +151,7 @@ def _numel(d: list[int]) -> int:
     return math.prod(d) if d else 1
 
 
-def operand_view(op: C.Operand, d: list[int], batched: bool, role: str) -> tuple[int, int, int, int]:
+def operand_view(op: ir.Operand, d: list[int], batched: bool, role: str) -> tuple[int, int, int, int]:
     """(batch, rows, cols, rank) of an operand as stored, following the view rules."""
     if batched:
         if len(d) != 3:
@@ -163,7 +165,7 @@ def operand_view(op: C.Operand, d: list[int], batched: bool, role: str) -> tuple
     return 1, _numel(d[:s]), _numel(d[s:]), len(d)
 
 
-def shape_vars(p: C.CubeProgram, dims: list[list[int]], vec_tensors: dict[str, bool]) -> dict[str, int]:
+def shape_vars(p: ir.Program, dims: list[list[int]], vec_tensors: dict[str, bool]) -> dict[str, int]:
     """Python mirror of the tiling header's shape prologue; ValueError names the problem."""
     names = [t.name for t in p.tensors]
     by = dict(zip(names, dims, strict=False))
@@ -193,9 +195,9 @@ def shape_vars(p: C.CubeProgram, dims: list[list[int]], vec_tensors: dict[str, b
             return by[t]
 
         ld = dims_of(v.tensor)
-        if len(ld) < v.dims:
-            raise ValueError(f"rows({v.tensor}, dims={v.dims}) needs rank >= {v.dims}, shape is {ld}")
-        w = _numel(ld[len(ld) - v.dims:])
+        if len(ld) < v.dim:
+            raise ValueError(f"rows({v.tensor}, dims={v.dim}) needs rank >= {v.dim}, shape is {ld}")
+        w = _numel(ld[len(ld) - v.dim:])
         n_rows = _numel(ld) // w if w else 0
         if w <= 0 or n_rows <= 0:
             raise ValueError("empty rows loop")
@@ -211,7 +213,7 @@ def shape_vars(p: C.CubeProgram, dims: list[list[int]], vec_tensors: dict[str, b
     return out
 
 
-def _cube_formulas(p: C.CubeProgram) -> list[tuple[str, str]]:
+def _cube_formulas(p: ir.Program) -> list[tuple[str, str]]:
     c = p.cube
     assert c is not None
     eb = DTYPE_BYTES[p.dtype_of(c.a.tensor)]
@@ -234,7 +236,7 @@ def _cube_formulas(p: C.CubeProgram) -> list[tuple[str, str]]:
     ]
 
 
-def _vec_formulas(p: C.CubeProgram, chunks: list[C.VChunks]) -> list[tuple[str, str]]:
+def _vec_formulas(p: ir.Program, chunks: list[ir.InnerLoop]) -> list[tuple[str, str]]:
     v = p.vector
     assert v is not None
     cores = "coreNumVec" if v.cores is None else f"min({size_expr(v.cores)}, coreNumVec)"
@@ -242,7 +244,7 @@ def _vec_formulas(p: C.CubeProgram, chunks: list[C.VChunks]) -> list[tuple[str, 
         ("vDim", f"max(1, min({cores}, vN))"),
         ("baseRows", "floor_div(vN, vDim)"),
         ("bigRows", "vN - baseRows * vDim"),
-        ("tileRows", f"max(1, min({size_expr(v.rows)}, baseRows + sel(bigRows > 0, 1, 0)))"),
+        ("tileRows", f"max(1, min({size_expr(v.tile)}, baseRows + sel(bigRows > 0, 1, 0)))"),
         ("rpad", "align_up(tileRows, 64)"),
     ]
     if p.cube is None:
@@ -305,7 +307,7 @@ def render_header(t: CubeTiling) -> str:
     ]
     c = p.cube
     if c is not None:
-        def view(op: C.Operand, var: str) -> list[str]:
+        def view(op: ir.Operand, var: str) -> list[str]:
             i = names.index(op.tensor)
             if c.batched:
                 return [f"    if (ranks[{i}] != 3) return \"batched=True needs 3-D operands\";",
@@ -332,9 +334,9 @@ def render_header(t: CubeTiling) -> str:
         else:
             i = names.index(v.tensor)
             L.append(f"    const int64_t* ldims = d[{i}]; const int32_t lrank = ranks[{i}]; const int64_t lnum = numel[{i}];")
-        L += [f"    if (lrank < {v.dims}) return \"rows(): tensor rank is smaller than dims\";",
+        L += [f"    if (lrank < {v.dim}) return \"rows(): tensor rank is smaller than dims\";",
               "    int64_t vW = 1;",
-              f"    for (int32_t j = lrank - {v.dims}; j < lrank; ++j) vW *= ldims[j];",
+              f"    for (int32_t j = lrank - {v.dim}; j < lrank; ++j) vW *= ldims[j];",
               "    if (vW <= 0 || lnum <= 0) return \"empty rows loop\";",
               "    const int64_t vN = lnum / vW;",
               "    t->vN = vN; t->vW = vW;"]
@@ -360,7 +362,7 @@ def render_header(t: CubeTiling) -> str:
 # ============================================================================ cube kernel (AIC)
 
 
-def _cube_buffers(p: C.CubeProgram) -> list[Buf]:
+def _cube_buffers(p: ir.Program) -> list[Buf]:
     c = p.cube
     assert c is not None
     dt = p.dtype_of(c.a.tensor)
@@ -462,7 +464,7 @@ __aicore__ inline void Load2D(const LocalTensor<CUBE_T>& dst, const LocalTensor<
 """.strip("\n")
 
 
-def _cube_kernel_class(p: C.CubeProgram, t: CubeTiling) -> str:
+def _cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
     c = p.cube
     assert c is not None
     dt = p.dtype_of(c.a.tensor)
@@ -693,7 +695,7 @@ class _V:
 class _VecGen:
     """Generates the AIV kernel of the rows stage and its UB plan."""
 
-    def __init__(self, p: C.CubeProgram, checked: C.CheckedCube, chunks: list[C.VChunks],
+    def __init__(self, p: ir.Program, checked: TypedProgram, chunks: list[ir.InnerLoop],
                  vec_tensors: dict[str, bool]):
         self.p = p
         self.ck = checked
@@ -717,7 +719,7 @@ class _VecGen:
         self.outer_names: set[str] = set()
         self.hoisted: dict[str, str] = {}
         self.dying: set[str] = set()
-        rows = self.v.rows
+        rows = self.v.tile
         self.rows_max = max(p.tunable(rows).domain.values()) if isinstance(rows, str) else int(rows)
 
     # ------------------------------------------------------------ buffers
@@ -826,16 +828,16 @@ class _VecGen:
 
     def _names_read(self, body) -> set[str]:
         out = set()
-        for e in C.stage_exprs(body):
-            if isinstance(e, C.VVar):
+        for e in ir.body_exprs(body):
+            if isinstance(e, ir.Var):
                 out.add(e.name)
         for s in body:
-            if isinstance(s, C.VChunks):
+            if isinstance(s, ir.InnerLoop):
                 out |= self._assigned(s.body)
         return out
 
     def _assigned(self, body) -> set[str]:
-        return {s.target for s in body if isinstance(s, C.VAssign)}
+        return {s.target for s in body if isinstance(s, ir.Assign)}
 
     def _liveness(self, body) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
         """(free_after, dying): names whose binding is released after statement i, and names
@@ -846,18 +848,18 @@ class _VecGen:
         last: dict[int, int] = {}
         once: dict[tuple[int, int], int] = {}
         for i, s in enumerate(body):
-            if isinstance(s, C.VChunks):
+            if isinstance(s, ir.InnerLoop):
                 reads = {n: 2 for n in self._names_read([s])}
             else:
                 reads = {}
-                for e in {id(x): x for x in C.walk_vexpr(s.value)}.values():
-                    if isinstance(e, C.VVar):
+                for e in {id(x): x for x in ir.walk_exprs(s.value)}.values():
+                    if isinstance(e, ir.Var):
                         reads[e.name] = reads.get(e.name, 0) + 1
             for n, cnt in reads.items():
                 if n in cur:
                     last[cur[n]] = i
                     once[(cur[n], i)] = cnt
-            if isinstance(s, C.VAssign):
+            if isinstance(s, ir.Assign):
                 b = len(born) + 1
                 born[b] = (s.target, i)
                 cur[s.target] = b
@@ -866,7 +868,7 @@ class _VecGen:
         for b, (n, i0) in born.items():
             nxt = [i1 for b1, (n1, i1) in born.items() if n1 == n and b1 > b]
             j = last.get(b, i0)
-            if b in last and once.get((b, j)) == 1 and not isinstance(body[j], C.VChunks):
+            if b in last and once.get((b, j)) == 1 and not isinstance(body[j], ir.InnerLoop):
                 dying.setdefault(j, set()).add(n)
             if not nxt or min(nxt) != j:
                 free_after.setdefault(j, set()).add(n)
@@ -878,10 +880,10 @@ class _VecGen:
         for i, s in enumerate(body):
             self.emit(f"// DSL line {s.loc.line}")
             self.dying = {n for n in dying.get(i, ()) if n in local and n in self.named_buf}
-            if isinstance(s, C.VAssign):
+            if isinstance(s, ir.Assign):
                 if not self._assign(s):
                     local.add(s.target)
-            elif isinstance(s, C.VStore):
+            elif isinstance(s, ir.Store):
                 self._store(s)
             else:
                 saved = self.outer_names
@@ -915,7 +917,7 @@ class _VecGen:
             self.release(old)
         self.env[name] = _V(val.form, val.size, val.ref, val.dtype, None, val.k)
 
-    def _assign(self, s: C.VAssign) -> bool:
+    def _assign(self, s: ir.Assign) -> bool:
         """Emit an assignment; True if it updated a value carried across chunks (accumulator)."""
         acc = self.env.get(s.target)
         carried = acc is not None and self.k >= 0 and s.target in self.outer_names
@@ -930,23 +932,23 @@ class _VecGen:
         return False
 
     # ------------------------------------------------------------ chunks
-    def _chunk_index(self, ch: C.VChunks) -> int:
+    def _chunk_index(self, ch: ir.InnerLoop) -> int:
         return next(i for i, c in enumerate(self.chunks) if c is ch)
 
-    def _hoist_row_scalars(self, ch: C.VChunks) -> None:
+    def _hoist_row_scalars(self, ch: ir.InnerLoop) -> None:
         """Per-row values from outside the chunks loop that multiply tiles inside it are read
         from UB into scalar registers once per tile (one V->S sync), not once per chunk."""
         changed = self._assigned(ch.body)
         refs: list[str] = []
-        for e in C.stage_exprs(ch.body):
-            if not isinstance(e, C.VBinary):
+        for e in ir.body_exprs(ch.body):
+            if not isinstance(e, ir.Binary):
                 continue
             fa, fb = self.ck.type_of(e.lhs).form, self.ck.type_of(e.rhs).form
-            if {fa, fb} != {"tile", "group"}:
+            if {fa, fb} != {"tile", "row"}:
                 continue
-            g = e.lhs if fa == "group" else e.rhs
-            base = g.arg if isinstance(g, C.VIndex) else g
-            if not isinstance(base, C.VVar) or base.name not in self.env or base.name in changed:
+            g = e.lhs if fa == "row" else e.rhs
+            base = g.arg if isinstance(g, ir.Index) else g
+            if not isinstance(base, ir.Var) or base.name not in self.env or base.name in changed:
                 continue
             ref = self.ev(g).ref
             if ref not in refs and ref not in self.hoisted:
@@ -966,7 +968,7 @@ class _VecGen:
             self.emit(f"    {arr}[j] = {ref}.GetValue(j);")
         self.emit("}")
 
-    def _chunks(self, ch: C.VChunks) -> None:
+    def _chunks(self, ch: ir.InnerLoop) -> None:
         k = self._chunk_index(ch)
         self.hoisted = {}
         self._hoist_row_scalars(ch)
@@ -976,8 +978,8 @@ class _VecGen:
         self.ind += 1
         self.emit(f"const int64_t cw = acx_vmin(td_.ch{k}, td_.pw{k} - c0);  // columns in this chunk")
         keys = []
-        for e in C.stage_exprs(ch.body):
-            if isinstance(e, C.VLoad) and e.mode in ("tile", "bcast"):
+        for e in ir.body_exprs(ch.body):
+            if isinstance(e, ir.Load) and e.mode in ("tile", "bcast"):
                 key = (e.tensor, e.mode, e.part)
                 if key not in keys:
                     keys.append(key)
@@ -1041,7 +1043,7 @@ class _VecGen:
         self.emit("}")
 
     # ------------------------------------------------------------ stores
-    def _store(self, s: C.VStore) -> None:
+    def _store(self, s: ir.Store) -> None:
         t = self.ck.type_of(s.value)
         dt = self.p.dtype_of(s.tensor)
         T = CTYPE[dt]
@@ -1067,7 +1069,7 @@ class _VecGen:
             src = self.ev(value)
             raw = src.ref
         else:
-            if not isinstance(value, C.VCast):
+            if not isinstance(value, ir.Cast):
                 raise DslError(f"a {dt} store needs cast(v, {dt}) at the top of the value", value.loc)
             src = self.ev(value.arg)
             rawname = self.alloc(("rawgroup", g, dt))
@@ -1085,7 +1087,7 @@ class _VecGen:
         if dt != "f32":
             self.release(rawname)
 
-    def _into(self, o: str, dt: str, value: C.VExpr, form: str) -> None:
+    def _into(self, o: str, dt: str, value: ir.Expr, form: str) -> None:
         """Evaluate ``value`` into the output tensor ``o`` (dtype ``dt``)."""
         if dt == "f32":
             v = self.ev(value, dst=o)
@@ -1093,7 +1095,7 @@ class _VecGen:
                 self.emit(f"DataCopy({o}, {v.ref}, static_cast<uint32_t>({self.count(v)}));")
                 self.done(v)
             return
-        if not isinstance(value, C.VCast):
+        if not isinstance(value, ir.Cast):
             raise DslError(f"a {dt} store needs cast(v, {dt}) at the top of the value", value.loc)
         v = self.ev(value.arg)
         self.emit(f"Cast({o}, {v.ref}, RoundMode::CAST_RINT, static_cast<uint32_t>({self.count(v)}));")
@@ -1147,22 +1149,22 @@ class _VecGen:
         return name
 
     # ------------------------------------------------------------ expressions
-    def ev(self, e: C.VExpr, dst: str | None = None) -> _V:
-        if isinstance(e, C.VConst):
+    def ev(self, e: ir.Expr, dst: str | None = None) -> _V:
+        if isinstance(e, ir.Const):
             return _V("scalar", 1, _f(e.value))
-        if isinstance(e, C.VScalar):
+        if isinstance(e, ir.ScalarRef):
             return _V("scalar", 1, f"td_.{mangle('sc', e.name)}")
-        if isinstance(e, C.VWidth):
+        if isinstance(e, ir.Extent):
             return _V("scalar", 1, "static_cast<float>(td_.vW)")
-        if isinstance(e, C.VVar):
+        if isinstance(e, ir.Var):
             v = self.env.get(e.name)
             if v is None:
                 raise DslError(f"'{e.name}' is not defined here", e.loc)
             own = self.named_buf.get(e.name) if e.name in self.dying else None
             return _V(v.form, v.size, v.ref, v.dtype, own if own == v.ref else None, v.k)
-        if isinstance(e, C.VLoad):
+        if isinstance(e, ir.Load):
             return self._load(e)
-        if isinstance(e, C.VCast):
+        if isinstance(e, ir.Cast):
             a = self.ev(e.arg)
             if e.dtype != "f32":
                 raise DslError(f"cast(v, {e.dtype}) is only allowed as the value of a store", e.loc)
@@ -1172,18 +1174,18 @@ class _VecGen:
             self.emit(f"Cast({out.ref}, {a.ref}, RoundMode::CAST_NONE, static_cast<uint32_t>({self.count(a)}));")
             self.done(a)
             return out
-        if isinstance(e, C.VIndex):
+        if isinstance(e, ir.Index):
             a = self.ev(e.arg)
             deps = a.deps + ((a.buf,) if a.buf else ())
             return _V(a.form, e.stop - e.start, f"{a.ref}[{e.start} * td_.rpad]", "f32", None, a.k, deps)
-        if isinstance(e, C.VFill):
+        if isinstance(e, ir.Fill):
             if e.kind == "tile":
                 out = self._dst(_V("tile", 1, "", k=self.k), dst, reuse=False)
             else:
                 out = self._dst(_V("group", 1, ""), dst, reuse=False)
             self.emit(f"Duplicate({out.ref}, {_f(e.value)}, static_cast<int32_t>({self.count(out)}));")
             return out
-        if isinstance(e, C.VReduce):
+        if isinstance(e, ir.RowReduce):
             a = self.ev(e.arg)
             out = self._dst(_V("group", 1, ""), dst, reuse=False)
             work = self.tbuf("tb_work", "wkmax")
@@ -1195,19 +1197,19 @@ class _VecGen:
             self.emit("}")
             self.done(a)
             return out
-        if isinstance(e, C.VSinkhorn):
+        if isinstance(e, ir.Sinkhorn):
             return self._sinkhorn(e, dst)
-        if isinstance(e, C.VLeakyRelu):
+        if isinstance(e, ir.LeakyRelu):
             a = self.ev(e.arg)
             out = self._dst(a, dst)
             self.emit(f"LeakyRelu({out.ref}, {a.ref}, {_f(e.slope)}, static_cast<int32_t>({self.count(a)}));")
             self._finish(a, out)
             return out
-        if isinstance(e, C.VUnary):
+        if isinstance(e, ir.Unary):
             return self._unary(e, dst)
-        if isinstance(e, C.VPow):
+        if isinstance(e, ir.Power):
             return self._power(e, dst)
-        if isinstance(e, C.VBinary):
+        if isinstance(e, ir.Binary):
             return self._binary(e, dst)
         raise DslError(f"cannot lower {type(e).__name__}", e.loc)
 
@@ -1227,7 +1229,7 @@ class _VecGen:
             return
         self.done(a)
 
-    def _load(self, e: C.VLoad) -> _V:
+    def _load(self, e: ir.Load) -> _V:
         if e.mode in ("tile", "bcast"):
             v = self.loads.get((e.tensor, e.mode, e.part))
             if v is None:
@@ -1300,9 +1302,9 @@ class _VecGen:
         return out
 
     # ---- powers
-    def _power(self, e: C.VPow, dst: str | None) -> _V:
+    def _power(self, e: ir.Power, dst: str | None) -> _V:
         """x ** n (n = 2..4) from one evaluation of x: x*x, (x*x)*x or (x*x)*(x*x)."""
-        a = self.ev(e.arg)
+        a = self.ev(e.base)
         if a.form == "scalar":  # the base once, in a local: nested powers stay linear
             v = self.fresh("pw")
             self.emit(f"const float {v} = {a.ref};")
@@ -1325,7 +1327,7 @@ class _VecGen:
         return out
 
     # ---- unary
-    def _unary(self, e: C.VUnary, dst: str | None) -> _V:
+    def _unary(self, e: ir.Unary, dst: str | None) -> _V:
         a = self.ev(e.arg)
         n = f"static_cast<int32_t>({self.count(a)})"
         op = e.op
@@ -1409,7 +1411,7 @@ class _VecGen:
             return [f"Muls({d}, {x}, -1.0f, {n});", f"Adds({d}, {d}, {s}, {n});"]
         return [f"Reciprocal({d}, {x}, {n});", f"Muls({d}, {d}, {s}, {n});"]  # s / x
 
-    def _binary(self, e: C.VBinary, dst: str | None) -> _V:
+    def _binary(self, e: ir.Binary, dst: str | None) -> _V:
         a = self.ev(e.lhs)
         b = a if e.rhs is e.lhs else self.ev(e.rhs)  # x ** 2: one operand node, evaluated once
         op = e.op
@@ -1482,7 +1484,7 @@ class _VecGen:
                 self.done(x)
 
     # ---- Sinkhorn-Knopp
-    def _sinkhorn(self, e: C.VSinkhorn, dst: str | None) -> _V:
+    def _sinkhorn(self, e: ir.Sinkhorn, dst: str | None) -> _V:
         a = self.ev(e.arg)
         n = e.n
         if a.buf is not None and a.ref == a.buf and not a.deps:
@@ -1521,7 +1523,7 @@ class _VecGen:
         return m
 
 
-def _vector_kernel_class(p: C.CubeProgram, gen: _VecGen) -> str:
+def _vector_kernel_class(p: ir.Program, gen: _VecGen) -> str:
     v = p.vector
     assert v is not None
     cls = f"VecKernel{camel(p.name)}"
@@ -1570,11 +1572,15 @@ def _vector_kernel_class(p: C.CubeProgram, gen: _VecGen) -> str:
     return "\n".join(L)
 
 
-def _chunk_loops(v: C.VectorStage) -> list[C.VChunks]:
-    return [s for s in v.body if isinstance(s, C.VChunks)]
+def _chunk_loops(v: ir.Loop) -> list[ir.InnerLoop]:
+    return [s for s in v.body if isinstance(s, ir.InnerLoop)]
 
 
-def _vec_usage(p: C.CubeProgram) -> dict[str, bool]:
+def _stores(body) -> list[ir.Store]:
+    return [s for s in ir.walk_stmts(body) if isinstance(s, ir.Store)]
+
+
+def _vec_usage(p: ir.Program) -> dict[str, bool]:
     """Tensors the vector stage touches -> whether it needs their row width (tile access)."""
     v = p.vector
     assert v is not None
@@ -1583,10 +1589,10 @@ def _vec_usage(p: C.CubeProgram) -> dict[str, bool]:
     def add(t: str, w: bool) -> None:
         out[t] = out.get(t, False) or w
 
-    for e in C.stage_exprs(v.body):
-        if isinstance(e, C.VLoad):
+    for e in ir.body_exprs(v.body):
+        if isinstance(e, ir.Load):
             add(e.tensor, e.mode == "tile")
-    for s in C._walk_stores(v.body):
+    for s in _stores(v.body):
         add(s.tensor, s.at != v.var)
     return out
 
@@ -1595,7 +1601,7 @@ def _vec_usage(p: C.CubeProgram) -> dict[str, bool]:
 class CubeLowered:
     """One lowering of a cube program for one assignment of its compile-time tunables."""
 
-    program: C.CubeProgram
+    program: ir.Program
     tiling: CubeTiling
     header: str
     cube_class: str | None
@@ -1606,9 +1612,9 @@ class CubeLowered:
 
     @property
     def op(self) -> str:
-        return self.program.name
+        return op_name(self.program.name)
 
-    def _gm_args(self) -> list[str]:
+    def gm_args(self) -> list[str]:
         p = self.program
         names = [x.name for x in p.tensors]
         return names[:len(p.inputs)] + [w.name for w in p.workspaces] + names[len(p.inputs):]
@@ -1623,12 +1629,12 @@ class CubeLowered:
                   f"constexpr int32_t ACCDEPTH = {self.depths['acc']};  // L0C buffers\n") if which == "cube" else \
             f"constexpr int32_t VDEPTH = {self.depths['vec']};  // UB queue depth (2 = double buffering)\n"
         s = self.tiling.struct_name
-        args = self._gm_args()
-        entry = f"{p.name}_{which}"
+        args = self.gm_args()
+        entry = f"{self.op}_{which}"
         banner = (f"// {'Cube (AIC)' if which == 'cube' else 'Vector (AIV)'} kernel of '{p.name}', generated by "
                   "ascendcraft from its @cube_kernel program.\n"
                   "// Comments 'DSL line N' point back to the program; edit the DSL, not this file.\n")
-        inc = "" if cann else f'#include "{p.name}_tiling.h"\n'
+        inc = "" if cann else f'#include "{self.op}_tiling.h"\n'
         if cann:
             load = "    GET_TILING_DATA(td, tiling);\n"
             # workspaces are carved out of the framework workspace
@@ -1674,10 +1680,10 @@ class CubeLowered:
         """The kernel plus the C entry points the emulator runner calls."""
         p = self.program
         s = self.tiling.struct_name
-        fn = f"{camel(p.name)}ComputeTiling"
+        fn = f"{camel(self.op)}ComputeTiling"
         tun = "".join(f", tunables[{i}]" for i in range(len(p.tunables)))
         sc = "".join(f", static_cast<float>(scalars[{i}])" for i in range(len(p.scalars)))
-        n_gm = len(self._gm_args()) + 2
+        n_gm = len(self.gm_args()) + 2
         call = ", ".join(f"(GM_ADDR)gm[{i}]" for i in range(n_gm))
         cores = "core_num, 1" if which == "cube" else "1, core_num"
         dim = "cubeDim" if which == "cube" else "vDim"
@@ -1705,17 +1711,17 @@ extern "C" int acx_tiling(const int64_t* dims, const int32_t* ranks, int32_t n_t
 
 extern "C" int acx_run(void** gm, const uint64_t* gmBytes, int n_gm, const AcxRunOptions* opt, char* err, int errlen) {{
     if (n_gm != {n_gm}) {{ std::snprintf(err, errlen, "expected {n_gm} GM buffers, got %d", n_gm); return -1; }}
-    return acx::Run(gm, gmBytes, n_gm, opt, err, errlen, [&] {{ {p.name}_{which}({call}); }});
+    return acx::Run(gm, gmBytes, n_gm, opt, err, errlen, [&] {{ {self.op}_{which}({call}); }});
 }}
 """
 
 
-def compile_time(p: C.CubeProgram, params: dict[str, int] | None) -> dict[str, int]:
+def compile_time(p: ir.Program, params: dict[str, int] | None) -> dict[str, int]:
     """Queue depths are template arguments of TQue, fixed per build."""
     values = dict(p.defaults())
     values.update(params or {})
 
-    def val(s: C.Size) -> int:
+    def val(s: ir.Size) -> int:
         return int(values[s]) if isinstance(s, str) else int(s)
 
     c, v = p.cube, p.vector
@@ -1727,16 +1733,17 @@ def compile_time(p: C.CubeProgram, params: dict[str, int] | None) -> dict[str, i
 class CubePlan:
     """Everything shape-independent: the tiling spec and the generated kernel classes."""
 
-    checked: C.CheckedCube
+    checked: TypedProgram
     tiling: CubeTiling
     cube_class: str | None
     vector_class: str | None
 
 
-def plan_cube(checked: C.CheckedCube) -> CubePlan:
+def plan_cube(checked: TypedProgram) -> CubePlan:
     """Generate both kernels' classes and the tiling (with every on-chip buffer)."""
+    check_cube_supported(checked)
     p = checked.program
-    t = CubeTiling(p.name, p)
+    t = CubeTiling(op_name(p.name), p)
     cube_class = vector_class = None
     if p.cube is not None:
         t.formulas += _cube_formulas(p)
@@ -1760,13 +1767,13 @@ def plan_cube(checked: C.CheckedCube) -> CubePlan:
     return CubePlan(checked, t, cube_class, vector_class)
 
 
-def lower_cube(program: C.CubeProgram | str, params: dict[str, int] | None = None,
+def lower_cube(program: ir.Program | str, params: dict[str, int] | None = None,
                plan: CubePlan | None = None) -> CubeLowered:
     """Lower a cube program; only the queue depths (compile-time tunables) change the source."""
     if isinstance(program, str):
-        program = C.parse_cube(program)
+        program = parse(program)
     if plan is None:
-        plan = plan_cube(C.check_cube(program))
+        plan = plan_cube(check_program(program))
     return CubeLowered(program, plan.tiling, render_header(plan.tiling), plan.cube_class, plan.vector_class,
                        compile_time(program, params))
 
@@ -1774,7 +1781,7 @@ def lower_cube(program: C.CubeProgram | str, params: dict[str, int] | None = Non
 # ============================================================================ checks before build
 
 
-def _fractal_checks(p: C.CubeProgram, values: dict[str, int]) -> None:
+def _fractal_checks(p: ir.Program, values: dict[str, int]) -> None:
     c = p.cube
     if c is None:
         return
@@ -1793,7 +1800,7 @@ def _fractal_checks(p: C.CubeProgram, values: dict[str, int]) -> None:
             raise DslError(f"{what} = {v}: use row_major (0), col_major (1) or swizzled (2)")
 
 
-def _vector_shape_checks(p: C.CubeProgram, t: dict[str, int], dims: list[list[int]]) -> None:
+def _vector_shape_checks(p: ir.Program, t: dict[str, int], dims: list[list[int]]) -> None:
     v = p.vector
     if v is None:
         return
@@ -1811,8 +1818,8 @@ def _vector_shape_checks(p: C.CubeProgram, t: dict[str, int], dims: list[list[in
             raise DslError(f"chunks(parts={ch.parts}): the row width {vw} of '{v.tensor}' is not divisible by "
                            f"{ch.parts}", ch.loc)
         pw = vw // ch.parts
-        for e in C.stage_exprs(ch.body):
-            if isinstance(e, C.VLoad):
+        for e in ir.body_exprs(ch.body):
+            if isinstance(e, ir.Load):
                 n = numel(e.tensor)
                 if e.mode == "tile":
                     w = n // vn
@@ -1824,20 +1831,20 @@ def _vector_shape_checks(p: C.CubeProgram, t: dict[str, int], dims: list[list[in
                 elif e.mode == "bcast" and n != pw:
                     raise DslError(f"load_bcast({e.tensor}, ...): '{e.tensor}' has {n} elements; the chunks loop "
                                    f"covers rows of width {pw}", e.loc)
-        for s in C._walk_stores(ch.body):
+        for s in _stores(ch.body):
             n = numel(s.tensor)
             need = pw * ch.parts if s.part is not None else pw
             if n != vn * need or (s.part is not None and s.part >= ch.parts):
                 raise DslError(f"store({s.tensor}, ...): '{s.tensor}' has {n} elements, the chunks loop writes "
                                f"{vn} rows of {need}", s.loc)
-    for e in C.stage_exprs(v.body):
-        if isinstance(e, C.VLoad) and e.mode in ("cols", "group", "members"):
+    for e in ir.body_exprs(v.body):
+        if isinstance(e, ir.Load) and e.mode in ("cols", "group", "members"):
             n = numel(e.tensor)
             want = e.size if e.mode == "members" else e.size * vn
             if n != want:
                 raise DslError(f"load_{e.mode}({e.tensor}, ..., {e.size}): '{e.tensor}' has {n} elements, "
                                f"expected {want}", e.loc)
-    for s in C._walk_stores(v.body):
+    for s in _stores(v.body):
         if s.at == v.var:
             n = numel(s.tensor)
             g = n // vn if n % vn == 0 else -1
@@ -1887,13 +1894,13 @@ def render_cube_outputs(lk: CubeLowered, *, soc: str = "Ascend910B2",
         files[f"emulator/{lk.op}_{which}.cpp"] = lk.emulator_source(which)
         files[f"direct/{lk.op}_{which}.cpp"] = lk.kernel_source(which)
         files[f"cann/op_kernel/{lk.op}_{which}.cpp"] = lk.cann_kernel_source(which)
-    args = lk._gm_args()
-    fn = f"{camel(p.name)}ComputeTiling"
+    args = lk.gm_args()
+    fn = f"{camel(lk.op)}ComputeTiling"
     tun = "".join(f", {values[t.name]}" for t in p.tunables)
     launches = []
     for which in lk.stages():
         dim = "t.cubeDim" if which == "cube" else "t.vDim"
-        launches.append(f"    {p.name}_{which}<<<{dim}, nullptr, stream>>>({', '.join(args)}, workspace, tilingDev);")
+        launches.append(f"    {lk.op}_{which}<<<{dim}, nullptr, stream>>>({', '.join(args)}, workspace, tilingDev);")
     ws = "".join(f"    // {w.name}: t.splits * t.Bt * t.M * t.N fp32 values of GM workspace\n" for w in p.workspaces)
     files[f"direct/{lk.op}_launch.cpp"] = (
         f"// Host side of '{p.name}' (direct launch). Build the kernels with CANN's ascendc_library for\n"

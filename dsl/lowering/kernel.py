@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from .. import ir
 from ..checker import TypedProgram, check_program
-from ..names import mangle, size_expr, size_value
+from ..names import mangle, op_name, size_expr, size_value
 from ..parser import DslError, parse
 from .compute import CTYPE, KernelPlan, plan_kernel, unit_elems
 from .tiling import TilingSpec, camel, formulas, host_expr, render_header
@@ -104,7 +104,7 @@ class LoweredKernel:
     def op(self) -> str:
         """The operator name: the program's name with CANN's conventional ``_custom`` suffix,
         which also keeps kernel entries clear of C library names (div, exp, abs, ...)."""
-        return op_name(self.program)
+        return op_name(self.program.name)
 
     @property
     def entry(self) -> str:
@@ -192,10 +192,6 @@ extern "C" int acx_run(void** gm, const uint64_t* gmBytes, int n_gm, const AcxRu
                 "// Comments 'DSL line N' point back to the program; edit the DSL, not this file.\n")
 
 
-def op_name(p: ir.Program) -> str:
-    return p.name if p.name.endswith("_custom") else f"{p.name}_custom"
-
-
 def compile_time_params(program: ir.Program, params: dict[str, int] | None) -> int:
     """The queue depth is a template argument of TQue, so it is fixed per build."""
     depth = program.loop.depth
@@ -227,7 +223,7 @@ def tiling_spec(tp: TypedProgram, plan: KernelPlan) -> TilingSpec:
         slots = size_expr(depth) if b.kind in ("inq", "outq") else "1"
         buffers.append((f"{b.name}Bytes", slots, b.bytes_expr))
     return TilingSpec(
-        op=op_name(p), kind=p.loop.kind, ref_index=ref, dim=p.loop.dim, unit=unit_elems(p),
+        op=op_name(p.name), kind=p.loop.kind, ref_index=ref, dim=p.loop.dim, unit=unit_elems(p),
         formulas=tuple(formulas(p.loop, tp.chunked, p.loops)), buffers=tuple(buffers),
         tunables=tuple(t.name for t in p.tunables), scalars=tuple(s.name for s in p.scalars),
         host=tuple((name, host_expr(e)) for name, e in plan.host_scalars),
@@ -256,7 +252,7 @@ def _gm_size(p: ir.Program, role: str) -> str:
 def _kernel_class(tp: TypedProgram, plan: KernelPlan, spec: TilingSpec, depth: int) -> str:
     """Pass 2 (init) wrapped around the compute body of pass 3."""
     p = tp.program
-    cls = f"Kernel{camel(op_name(p))}"
+    cls = f"Kernel{camel(op_name(p.name))}"
     L: list[str] = [ALIGN_PRELUDE, "", f"constexpr int32_t DEPTH = {depth};  // queue depth: 2 = double buffering", ""]
     L.append("template <typename TilingT>")
     L.append(f"class {cls} {{")
