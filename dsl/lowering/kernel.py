@@ -12,7 +12,10 @@ from ..checker import TypedProgram, check_program
 from ..names import mangle, op_name, size_expr, size_value
 from ..parser import DslError, parse
 from .compute import CTYPE, KernelPlan, plan_kernel, unit_elems
+from .glue import emulator_entries, ub_init, ub_members
 from .tiling import TilingSpec, camel, formulas, host_expr, render_header
+
+ROLE = {"inq": "in", "outq": "out"}  # buffer kind -> UB member role (else a VECCALC buffer)
 
 # Pass 4: the alignment rules live in these helpers, emitted into every kernel.
 ALIGN_PRELUDE = r"""
@@ -149,41 +152,10 @@ class LoweredKernel:
     def emulator_source(self) -> str:
         """The kernel plus the two C entry points the emulator runner calls."""
         p = self.program
-        s = self.tiling.struct_name
-        fn = f"{camel(self.op)}ComputeTiling"
-        tun = "".join(f", tunables[{i}]" for i in range(len(p.tunables)))
-        sc = "".join(f", static_cast<float>(scalars[{i}])" for i in range(len(p.scalars)))
-        n_gm = len(p.tensors) + 2
-        call = ", ".join(f"(GM_ADDR)gm[{i}]" for i in range(n_gm))
-        return (
-            self.kernel_source()
-            + f"""
-// ---- emulator entry points (not part of the AscendC operator) ----
-#include <cstring>
-extern "C" int acx_tiling(const int64_t* dims, const int32_t* ranks, int32_t n_tensors,
-                          const int64_t* tunables, int32_t n_tunables, const double* scalars, int32_t n_scalars,
-                          uint32_t core_num, uint8_t* out, uint32_t out_cap, uint32_t* block_dim,
-                          uint64_t* workspace_bytes, char* err, int32_t errlen) {{
-    if (n_tunables != {len(p.tunables)} || n_scalars != {len(p.scalars)}) {{
-        std::snprintf(err, errlen, "expected {len(p.tunables)} tunables and {len(p.scalars)} scalars");
-        return -1;
-    }}
-    {s} t{{}};
-    const char* e = {fn}(dims, ranks, n_tensors, core_num{tun}{sc}, &t);
-    if (e != nullptr) {{ std::snprintf(err, errlen, "%s", e); return -1; }}
-    if (sizeof(t) > out_cap) {{ std::snprintf(err, errlen, "tiling buffer too small"); return -1; }}
-    std::memcpy(out, &t, sizeof(t));
-    *block_dim = static_cast<uint32_t>(t.blockDim);
-    *workspace_bytes = static_cast<uint64_t>(t.workspaceBytes);
-    return static_cast<int>(sizeof(t));
-}}
-
-extern "C" int acx_run(void** gm, const uint64_t* gmBytes, int n_gm, const AcxRunOptions* opt, char* err, int errlen) {{
-    if (n_gm != {n_gm}) {{ std::snprintf(err, errlen, "expected {n_gm} GM buffers, got %d", n_gm); return -1; }}
-    return acx::Run(gm, gmBytes, n_gm, opt, err, errlen, [&] {{ {self.entry}({call}); }});
-}}
-"""
-        )
+        return self.kernel_source() + emulator_entries(
+            struct=self.tiling.struct_name, tiling_fn=f"{camel(self.op)}ComputeTiling", n_tunables=len(p.tunables),
+            n_scalars=len(p.scalars), cores="core_num", block_dim="blockDim",
+            workspace="static_cast<uint64_t>(t.workspaceBytes)", n_gm=len(p.tensors) + 2, entry=self.entry)
 
     def _banner(self) -> str:
         p = self.program
@@ -268,11 +240,7 @@ def _kernel_class(tp: TypedProgram, plan: KernelPlan, spec: TilingSpec, depth: i
     if plan.grid_loops:
         L.append("        gridGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(GetUserWorkspace(workspace)), "
                  "static_cast<uint64_t>(td.workspaceBytes / 4));")
-    for b in plan.buffers:
-        if b.kind in ("inq", "outq"):
-            L.append(f"        pipe.InitBuffer({b.name}, DEPTH, static_cast<uint32_t>(td.{b.name}Bytes));")
-        else:
-            L.append(f"        pipe.InitBuffer({b.name}, static_cast<uint32_t>(td.{b.name}Bytes));")
+    L += ub_init(((b.name, b.kind in ROLE, f"{b.name}Bytes") for b in plan.buffers), "DEPTH")
     L.append("    }")
     L.append("")
     L.append("    __aicore__ inline void Process() {")
@@ -282,13 +250,7 @@ def _kernel_class(tp: TypedProgram, plan: KernelPlan, spec: TilingSpec, depth: i
     L.append("")
     L.append("private:")
     L.append("    TPipe pipe;")
-    for b in plan.buffers:
-        if b.kind == "inq":
-            L.append(f"    TQue<QuePosition::VECIN, DEPTH> {b.name};")
-        elif b.kind == "outq":
-            L.append(f"    TQue<QuePosition::VECOUT, DEPTH> {b.name};")
-        else:
-            L.append(f"    TBuf<QuePosition::VECCALC> {b.name};")
+    L += ub_members(((b.name, ROLE.get(b.kind, "calc")) for b in plan.buffers), "QuePosition", "DEPTH")
     for t in p.tensors:
         L.append(f"    GlobalTensor<{CTYPE[t.dtype]}> {mangle('gm', t.name)};")
     if plan.grid_loops:
