@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from .. import ir, ops
 from ..names import mangle
 from ..parser import DslError
+from . import vector_ops
 
 CTYPE = {"f32": "float", "f16": "half", "bf16": "bfloat16_t", "i32": "int32_t", "i64": "int64_t", "i8": "int8_t",
          "u8": "uint8_t", "bool": "uint8_t"}
@@ -296,29 +297,16 @@ class ComputeOps:
         elif op == "neg":
             d = self._dest(a.form, a.dtype, hint, [a], pre)
             self.emit(f"Muls({d.cpp}, {a.cpp}, static_cast<{ct}>(-1.0f), {n});")
-        elif op == "sigmoid":  # 1 / (1 + exp(-x))
+        elif op in ("sigmoid", "tanh"):
             d = self._dest(a.form, a.dtype, hint, [a], pre)
-            self.emit(f"Muls({d.cpp}, {a.cpp}, static_cast<{ct}>(-1.0f), {n});")
-            self.emit(f"Exp({d.cpp}, {d.cpp}, {n});")
-            self.emit(f"Adds({d.cpp}, {d.cpp}, static_cast<{ct}>(1.0f), {n});")
-            self.emit(f"Reciprocal({d.cpp}, {d.cpp}, {n});")
-        elif op == "tanh":  # 2 * sigmoid(2x) - 1
-            d = self._dest(a.form, a.dtype, hint, [a], pre)
-            self.emit(f"Muls({d.cpp}, {a.cpp}, static_cast<{ct}>(-2.0f), {n});")
-            self.emit(f"Exp({d.cpp}, {d.cpp}, {n});")
-            self.emit(f"Adds({d.cpp}, {d.cpp}, static_cast<{ct}>(1.0f), {n});")
-            self.emit(f"Reciprocal({d.cpp}, {d.cpp}, {n});")
-            self.emit(f"Muls({d.cpp}, {d.cpp}, static_cast<{ct}>(2.0f), {n});")
-            self.emit(f"Adds({d.cpp}, {d.cpp}, static_cast<{ct}>(-1.0f), {n});")
+            for line in vector_ops.logistic(op, d.cpp, a.cpp, n, lambda v: f"static_cast<{ct}>({cconst(v)})"):
+                self.emit(line)
         elif op == "erf":
             d = self._erf(a, hint, pre)
-        elif op == "silu":  # x * sigmoid(x) in a buffer of its own: x is read again at the end
+        elif op == "silu":  # in a buffer of its own: x is read again at the end
             s = self._new(a.form, a.dtype)
-            self.emit(f"Muls({s.cpp}, {a.cpp}, static_cast<{ct}>(-1.0f), {n});")
-            self.emit(f"Exp({s.cpp}, {s.cpp}, {n});")
-            self.emit(f"Adds({s.cpp}, {s.cpp}, static_cast<{ct}>(1.0f), {n});")
-            self.emit(f"Reciprocal({s.cpp}, {s.cpp}, {n});")
-            self.emit(f"Mul({s.cpp}, {s.cpp}, {a.cpp}, {n});")
+            for line in vector_ops.logistic(op, s.cpp, a.cpp, n, lambda v: f"static_cast<{ct}>({cconst(v)})"):
+                self.emit(line)
             d = self._finish(s, hint, pre)
         elif op == "gelu":  # 0.5 x (1 + erf(x / sqrt 2))
             u = self._new(a.form, a.dtype)
@@ -342,14 +330,8 @@ class ComputeOps:
         q = self._new(x.form, x.dtype)
         c = lambda v: f"static_cast<{ct}>({cconst(v)})"  # noqa: E731
         self.emit(f"Abs({u.cpp}, {x.cpp}, {n});")
-        self.emit(f"Muls({t.cpp}, {u.cpp}, {c(ERF_P)}, {n});")
-        self.emit(f"Adds({t.cpp}, {t.cpp}, {c(1.0)}, {n});")
-        self.emit(f"Reciprocal({t.cpp}, {t.cpp}, {n});")
-        a1, a2, a3, a4, a5 = ERF_A
-        self.emit(f"Muls({q.cpp}, {t.cpp}, {c(a5)}, {n});")
-        for coef in (a4, a3, a2, a1):
-            self.emit(f"Adds({q.cpp}, {q.cpp}, {c(coef)}, {n});")
-            self.emit(f"Mul({q.cpp}, {q.cpp}, {t.cpp}, {n});")
+        for line in vector_ops.erf_poly(q.cpp, t.cpp, u.cpp, n, c):
+            self.emit(line)
         self.emit(f"Mul({u.cpp}, {u.cpp}, {u.cpp}, {n});")
         self.emit(f"Muls({u.cpp}, {u.cpp}, {c(-1.0)}, {n});")
         self.emit(f"Exp({u.cpp}, {u.cpp}, {n});")
@@ -426,25 +408,8 @@ class ComputeOps:
     def _scalar_op(self, op: str, dst: str, src: str, s: str, ct: str, scalar_first: bool, n: str,
                    ind: str) -> None:
         """dst = src (op) s, or s (op) src when scalar_first; s is a float C++ expression."""
-        cs = lambda x: f"static_cast<{ct}>({x})"  # noqa: E731
-        if op == "add":
-            self.emit(f"{ind}Adds({dst}, {src}, {cs(s)}, {n});")
-        elif op == "mul":
-            self.emit(f"{ind}Muls({dst}, {src}, {cs(s)}, {n});")
-        elif op == "max":
-            self.emit(f"{ind}Maxs({dst}, {src}, {cs(s)}, {n});")
-        elif op == "min":
-            self.emit(f"{ind}Mins({dst}, {src}, {cs(s)}, {n});")
-        elif op == "sub" and not scalar_first:
-            self.emit(f"{ind}Adds({dst}, {src}, {cs('-(' + s + ')')}, {n});")
-        elif op == "sub":
-            self.emit(f"{ind}Muls({dst}, {src}, {cs('-1.0f')}, {n});")
-            self.emit(f"{ind}Adds({dst}, {dst}, {cs(s)}, {n});")
-        elif op == "div" and not scalar_first:
-            self.emit(f"{ind}Muls({dst}, {src}, {cs('1.0f / (' + s + ')')}, {n});")
-        else:  # s / src
-            self.emit(f"{ind}Reciprocal({dst}, {src}, {n});")
-            self.emit(f"{ind}Muls({dst}, {dst}, {cs(s)}, {n});")
+        for line in vector_ops.scalar_op(op, dst, src, s, scalar_first, n, lambda x: f"static_cast<{ct}>({x})"):
+            self.emit(ind + line)
 
     def _select(self, e: ir.Select, loop_var: str, hint, pre) -> Val:
         cond = e.cond

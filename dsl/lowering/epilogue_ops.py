@@ -14,7 +14,8 @@ from .. import ir
 from ..ir import DTYPE_BYTES
 from ..names import mangle
 from ..parser import DslError
-from .compute_ops import CTYPE, ERF_A, ERF_P, REDUCE, VEC1, VEC2
+from . import vector_ops
+from .compute_ops import CTYPE, REDUCE, VEC1, VEC2
 
 
 def _f(v: float) -> str:
@@ -235,16 +236,8 @@ class EpilogueOps:
             return out
         if op in ("sigmoid", "silu", "tanh"):
             out = self._dst(a, dst, reuse=op != "silu")
-            scale = -2.0 if op == "tanh" else -1.0
-            self.emit(f"Muls({out.ref}, {a.ref}, {_f(scale)}, {n});  // {op}")
-            self.emit(f"Exp({out.ref}, {out.ref}, {n});")
-            self.emit(f"Adds({out.ref}, {out.ref}, 1.0f, {n});")
-            self.emit(f"Reciprocal({out.ref}, {out.ref}, {n});")
-            if op == "silu":
-                self.emit(f"Mul({out.ref}, {out.ref}, {a.ref}, {n});")
-            if op == "tanh":
-                self.emit(f"Muls({out.ref}, {out.ref}, 2.0f, {n});")
-                self.emit(f"Adds({out.ref}, {out.ref}, -1.0f, {n});")
+            for line in vector_ops.logistic(op, out.ref, a.ref, n, _f, f"  // {op}"):
+                self.emit(line)
             self._finish(a, out)
             return out
         if op in ("gelu", "erf"):
@@ -256,13 +249,8 @@ class EpilogueOps:
             self.emit(f"Abs({u.ref}, {a.ref}, {n});  // {op}")
             if op == "gelu":
                 self.emit(f"Muls({u.ref}, {u.ref}, {_f(1 / math.sqrt(2.0))}, {n});")
-            self.emit(f"Muls({tt.ref}, {u.ref}, {_f(ERF_P)}, {n});")
-            self.emit(f"Adds({tt.ref}, {tt.ref}, 1.0f, {n});")
-            self.emit(f"Reciprocal({tt.ref}, {tt.ref}, {n});")
-            self.emit(f"Muls({pz.ref}, {tt.ref}, {_f(ERF_A[4])}, {n});")
-            for c in reversed(ERF_A[:4]):
-                self.emit(f"Adds({pz.ref}, {pz.ref}, {_f(c)}, {n});")
-                self.emit(f"Mul({pz.ref}, {pz.ref}, {tt.ref}, {n});")
+            for line in vector_ops.erf_poly(pz.ref, tt.ref, u.ref, n, _f):
+                self.emit(line)
             self.emit(f"Mul({tt.ref}, {u.ref}, {u.ref}, {n});")
             self.emit(f"Muls({tt.ref}, {tt.ref}, -1.0f, {n});")
             self.emit(f"Exp({tt.ref}, {tt.ref}, {n});")
@@ -288,20 +276,7 @@ class EpilogueOps:
 
     # ---- binary
     def _scalar_op(self, op: str, d: str, x: str, s: str, n: str, scalar_left: bool) -> list[str]:
-        s = f"static_cast<float>({s})"
-        if op in ("add", "mul", "max", "min") or not scalar_left:
-            if op == "add":
-                return [f"Adds({d}, {x}, {s}, {n});"]
-            if op == "sub":
-                return [f"Adds({d}, {x}, -({s}), {n});"]
-            if op == "mul":
-                return [f"Muls({d}, {x}, {s}, {n});"]
-            if op == "div":
-                return [f"Muls({d}, {x}, 1.0f / ({s}), {n});"]
-            return [f"{'Maxs' if op == 'max' else 'Mins'}({d}, {x}, {s}, {n});"]
-        if op == "sub":  # s - x
-            return [f"Muls({d}, {x}, -1.0f, {n});", f"Adds({d}, {d}, {s}, {n});"]
-        return [f"Reciprocal({d}, {x}, {n});", f"Muls({d}, {d}, {s}, {n});"]  # s / x
+        return vector_ops.scalar_op(op, d, x, f"static_cast<float>({s})", scalar_left, n, lambda v: v)
 
     def _binary(self, e: ir.Binary, dst: str | None) -> _V:
         a = self.ev(e.lhs)
