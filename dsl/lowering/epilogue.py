@@ -16,56 +16,16 @@ from ..parser import DslError
 from .compute_ops import CTYPE
 from .cube_tiling import Buf, stores, terms
 from .epilogue_ops import _V, EpilogueOps, _f
-from .glue import ub_init, ub_members
+from .glue import ROW_COPIES, ub_init, ub_members
 from .tiling import camel
 
 VEC_PRELUDE = r"""
-__aicore__ inline int64_t acx_vmin(int64_t a, int64_t b) { return a < b ? a : b; }
+__aicore__ inline int64_t acx_min(int64_t a, int64_t b) { return a < b ? a : b; }
+__aicore__ inline int64_t acx_align_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
 // Scalar reads of UB wait for the vector pipe.
 __aicore__ inline void SyncVS() { SetFlag<HardEvent::V_S>(0); WaitFlag<HardEvent::V_S>(0); }
-
-// GM -> UB: `rows` rows of `len` elements, `gmStride` apart in GM and `ubStride` apart in UB.
-// Whole 32 B blocks in one contiguous run: DataCopy; anything else: DataCopyPad (GM gaps in
-// bytes, UB gaps in 32 B blocks, each row padded up to 32 B in UB).
-template <typename T>
-__aicore__ inline void RowsIn(const LocalTensor<T>& dst, const GlobalTensor<T>& src, int64_t rows, int64_t len,
-                              int64_t gmStride, int64_t ubStride) {
-    const int64_t eb = static_cast<int64_t>(sizeof(T));
-    if ((len * eb) % 32 == 0 && (rows == 1 || (gmStride == len && ubStride == len))) {
-        DataCopy(dst, src, static_cast<uint32_t>(rows * len));
-        return;
-    }
-    const int64_t padded = (len * eb + 31) / 32 * 32;
-    for (int64_t r0 = 0; r0 < rows; r0 += 4095) {
-        const int64_t n = acx_vmin(4095, rows - r0);
-        DataCopyExtParams p{static_cast<uint16_t>(n), static_cast<uint32_t>(len * eb),
-                            static_cast<uint32_t>((gmStride - len) * eb),
-                            static_cast<uint32_t>((ubStride * eb - padded) / 32), 0};
-        DataCopyPadExtParams<T> pad{false, 0, 0, static_cast<T>(0)};
-        DataCopyPad(dst[r0 * ubStride], src[r0 * gmStride], p, pad);
-    }
-}
-
-// UB -> GM: exactly `len` elements per row (neighbouring GM data is never written).
-template <typename T>
-__aicore__ inline void RowsOut(const GlobalTensor<T>& dst, const LocalTensor<T>& src, int64_t rows, int64_t len,
-                               int64_t gmStride, int64_t ubStride) {
-    const int64_t eb = static_cast<int64_t>(sizeof(T));
-    if ((len * eb) % 32 == 0 && (rows == 1 || (gmStride == len && ubStride == len))) {
-        DataCopy(dst, src, static_cast<uint32_t>(rows * len));
-        return;
-    }
-    const int64_t padded = (len * eb + 31) / 32 * 32;
-    for (int64_t r0 = 0; r0 < rows; r0 += 4095) {
-        const int64_t n = acx_vmin(4095, rows - r0);
-        DataCopyExtParams p{static_cast<uint16_t>(n), static_cast<uint32_t>(len * eb),
-                            static_cast<uint32_t>((ubStride * eb - padded) / 32),
-                            static_cast<uint32_t>((gmStride - len) * eb), 0};
-        DataCopyPad(dst[r0 * gmStride], src[r0 * ubStride], p);
-    }
-}
-""".strip("\n")
+""".strip("\n") + "\n\n" + ROW_COPIES
 
 
 class _VecGen(EpilogueOps):
@@ -193,10 +153,10 @@ class _VecGen(EpilogueOps):
         v = self.v
         self.emit("const int64_t core = GetBlockIdx();")
         self.emit("const int64_t myRows = td_.baseRows + (core < td_.bigRows ? 1 : 0);")
-        self.emit("const int64_t row0 = core * td_.baseRows + acx_vmin(core, td_.bigRows);")
+        self.emit("const int64_t row0 = core * td_.baseRows + acx_min(core, td_.bigRows);")
         self.emit("for (int64_t it = 0; it < myRows; it += td_.tileRows) {")
         self.ind += 1
-        self.emit("const int64_t r = acx_vmin(td_.tileRows, myRows - it);  // rows in this tile")
+        self.emit("const int64_t r = acx_min(td_.tileRows, myRows - it);  // rows in this tile")
         self.emit("const int64_t gr = row0 + it;  // first row of this tile")
         self._block(v.body)
         self.ind -= 1
@@ -352,7 +312,7 @@ class _VecGen(EpilogueOps):
         self.k = k
         self.emit(f"for (int64_t c0 = 0; c0 < td_.pw{k}; c0 += td_.ch{k}) {{")
         self.ind += 1
-        self.emit(f"const int64_t cw = acx_vmin(td_.ch{k}, td_.pw{k} - c0);  // columns in this chunk")
+        self.emit(f"const int64_t cw = acx_min(td_.ch{k}, td_.pw{k} - c0);  // columns in this chunk")
         keys = []
         for e in ir.body_exprs(ch.body):
             if isinstance(e, ir.Load) and e.mode in ("tile", "bcast"):
@@ -400,9 +360,9 @@ class _VecGen(EpilogueOps):
         name = self.fresh("ld")
         self.emit(f"LocalTensor<{T}> {name} = {q.name}.AllocTensor<{T}>();")
         if mode == "tile":
-            self.emit(f"RowsIn({name}, {mangle('gm', tensor)}[{self._gm_off(tensor, part, k)}], r, cw, td_.{mangle('width', tensor)}, td_.ch{k});")
+            self.emit(f"CopyRowsIn({name}, {mangle('gm', tensor)}[{self._gm_off(tensor, part, k)}], r, cw, td_.{mangle('width', tensor)}, td_.ch{k});")
         else:
-            self.emit(f"RowsIn({name}, {mangle('gm', tensor)}[c0], 1, cw, cw, td_.ch{k});")
+            self.emit(f"CopyRowsIn({name}, {mangle('gm', tensor)}[c0], 1, cw, cw, td_.ch{k});")
         self.emit(f"{q.name}.EnQue({name});")
         self.loads[key] = _V("tile" if mode == "tile" else "col", 1, name, dt, None, k)
 
@@ -411,7 +371,7 @@ class _VecGen(EpilogueOps):
         x = self.tbuf("tb_wsx", "tileRows * chmax * 4")
         self.emit("for (int64_t s = 1; s < td_.splits; ++s) {  // split-K partial results")
         self.emit(f"    LocalTensor<float> wsx = {x}.Get<float>();")
-        self.emit(f"    RowsIn(wsx, {mangle('gm', tensor)}[s * td_.Bt * td_.M * td_.N + {self._gm_off(tensor, part, k)}], r, cw, "
+        self.emit(f"    CopyRowsIn(wsx, {mangle('gm', tensor)}[s * td_.Bt * td_.M * td_.N + {self._gm_off(tensor, part, k)}], r, cw, "
                   f"td_.{mangle('width', tensor)}, td_.ch{k});")
         self.emit("    SetFlag<HardEvent::MTE2_V>(1); WaitFlag<HardEvent::MTE2_V>(1);")
         self.emit(f"    Add({v.ref}, {v.ref}, wsx, static_cast<int32_t>(r * td_.ch{k}));")
@@ -434,7 +394,7 @@ class _VecGen(EpilogueOps):
             self._into(o, dt, value, "tile")
             self.emit(f"{q.name}.EnQue({o});")
             self.emit(f"{o} = {q.name}.DeQue<{T}>();")
-            self.emit(f"RowsOut({mangle('gm', s.tensor)}[{self._gm_off(s.tensor, s.part, k)}], {o}, r, cw, td_.{mangle('width', s.tensor)}, "
+            self.emit(f"CopyRowsOut({mangle('gm', s.tensor)}[{self._gm_off(s.tensor, s.part, k)}], {o}, r, cw, td_.{mangle('width', s.tensor)}, "
                       f"td_.ch{k});")
             self.emit(f"{q.name}.FreeTensor({o});")
             return
@@ -457,7 +417,7 @@ class _VecGen(EpilogueOps):
         self.emit(f"Gather({o}, {raw}, {tbl}, 0, static_cast<uint32_t>(r * {g}));  // [G][rows] -> [rows][G]")
         self.emit(f"{q.name}.EnQue({o});")
         self.emit(f"{o} = {q.name}.DeQue<{T}>();")
-        self.emit(f"RowsOut({mangle('gm', s.tensor)}[gr * {g}], {o}, 1, r * {g}, r * {g}, td_.tileRows * {g});")
+        self.emit(f"CopyRowsOut({mangle('gm', s.tensor)}[gr * {g}], {o}, 1, r * {g}, r * {g}, td_.tileRows * {g});")
         self.emit(f"{q.name}.FreeTensor({o});")
         self.done(src)
         if dt != "f32":

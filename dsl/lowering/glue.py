@@ -7,6 +7,50 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+ROW_COPIES = r"""
+// GM -> UB: `rows` rows of `len` elements, `gmStride` apart in GM, `ubStride` apart in UB.
+// Whole 32 B blocks in one contiguous run use DataCopy; anything ragged uses DataCopyPad
+// (GM side in bytes, UB side in 32 B blocks, each row padded up to 32 B in UB).
+template <typename T>
+__aicore__ inline void CopyRowsIn(const LocalTensor<T>& dst, const GlobalTensor<T>& src, int64_t rows,
+                                  int64_t len, int64_t gmStride, int64_t ubStride) {
+    const int64_t bytes = len * static_cast<int64_t>(sizeof(T));
+    if (bytes % 32 == 0 && (rows == 1 || (gmStride == len && ubStride == len))) {
+        DataCopy(dst, src, static_cast<uint32_t>(rows * len));
+        return;
+    }
+    const int64_t ubGapBlocks = (ubStride * static_cast<int64_t>(sizeof(T)) - acx_align_up(bytes, 32)) / 32;
+    for (int64_t r0 = 0; r0 < rows; r0 += 4095) {  // blockCount <= 4095
+        const int64_t n = acx_min(4095, rows - r0);
+        DataCopyExtParams p{static_cast<uint16_t>(n), static_cast<uint32_t>(bytes),
+                            static_cast<uint32_t>((gmStride - len) * static_cast<int64_t>(sizeof(T))),
+                            static_cast<uint32_t>(ubGapBlocks), 0};
+        DataCopyPadExtParams<T> pad{false, 0, 0, static_cast<T>(0)};
+        DataCopyPad(dst[r0 * ubStride], src[r0 * gmStride], p, pad);
+    }
+}
+
+// UB -> GM: writes exactly `len` elements per row, so neighbouring data is never clobbered.
+template <typename T>
+__aicore__ inline void CopyRowsOut(const GlobalTensor<T>& dst, const LocalTensor<T>& src, int64_t rows,
+                                   int64_t len, int64_t gmStride, int64_t ubStride) {
+    const int64_t bytes = len * static_cast<int64_t>(sizeof(T));
+    if (bytes % 32 == 0 && (rows == 1 || (gmStride == len && ubStride == len))) {
+        DataCopy(dst, src, static_cast<uint32_t>(rows * len));
+        return;
+    }
+    const int64_t ubGapBlocks = (ubStride * static_cast<int64_t>(sizeof(T)) - acx_align_up(bytes, 32)) / 32;
+    for (int64_t r0 = 0; r0 < rows; r0 += 4095) {
+        const int64_t n = acx_min(4095, rows - r0);
+        DataCopyExtParams p{static_cast<uint16_t>(n), static_cast<uint32_t>(bytes),
+                            static_cast<uint32_t>(ubGapBlocks),
+                            static_cast<uint32_t>((gmStride - len) * static_cast<int64_t>(sizeof(T))), 0};
+        DataCopyPad(dst[r0 * gmStride], src[r0 * ubStride], p);
+    }
+}
+""".strip("\n")
+"""The GM <-> UB row copies of every vector launch (they need ``acx_min`` and ``acx_align_up``)."""
+
 
 def formula_helpers(namespace: str) -> list[str]:
     """The integer helpers of the tiling formulas (``tiling.PY_HELPERS`` in Python), in C++."""

@@ -12,7 +12,7 @@ from ..checker import TypedProgram, check_program
 from ..names import mangle, op_name, size_expr, size_value
 from ..parser import DslError, parse
 from .compute import CTYPE, KernelPlan, plan_kernel, unit_elems
-from .glue import emulator_entries, ub_init, ub_members
+from .glue import ROW_COPIES, emulator_entries, ub_init, ub_members
 from .tiling import TilingSpec, camel, formulas, host_expr, render_header
 
 ROLE = {"inq": "in", "outq": "out"}  # buffer kind -> UB member role (else a VECCALC buffer)
@@ -49,47 +49,7 @@ __aicore__ inline float AcxScalarFn(const LocalTensor<float>& b, float v, AcxFn 
     return r;
 }
 
-// GM -> UB: `rows` rows of `len` elements, `gmStride` apart in GM, `ubStride` apart in UB.
-// Whole 32 B blocks in one contiguous run use DataCopy; anything ragged uses DataCopyPad
-// (GM side in bytes, UB side in 32 B blocks, each row padded up to 32 B in UB).
-template <typename T>
-__aicore__ inline void CopyRowsIn(const LocalTensor<T>& dst, const GlobalTensor<T>& src, int64_t rows,
-                                  int64_t len, int64_t gmStride, int64_t ubStride) {
-    const int64_t bytes = len * static_cast<int64_t>(sizeof(T));
-    if (bytes % 32 == 0 && (rows == 1 || (gmStride == len && ubStride == len))) {
-        DataCopy(dst, src, static_cast<uint32_t>(rows * len));
-        return;
-    }
-    const int64_t ubGapBlocks = (ubStride * static_cast<int64_t>(sizeof(T)) - acx_align_up(bytes, 32)) / 32;
-    for (int64_t r0 = 0; r0 < rows; r0 += 4095) {  // blockCount <= 4095
-        const int64_t n = acx_min(4095, rows - r0);
-        DataCopyExtParams p{static_cast<uint16_t>(n), static_cast<uint32_t>(bytes),
-                            static_cast<uint32_t>((gmStride - len) * static_cast<int64_t>(sizeof(T))),
-                            static_cast<uint32_t>(ubGapBlocks), 0};
-        DataCopyPadExtParams<T> pad{false, 0, 0, static_cast<T>(0)};
-        DataCopyPad(dst[r0 * ubStride], src[r0 * gmStride], p, pad);
-    }
-}
-
-// UB -> GM: writes exactly `len` elements per row, so neighbouring data is never clobbered.
-template <typename T>
-__aicore__ inline void CopyRowsOut(const GlobalTensor<T>& dst, const LocalTensor<T>& src, int64_t rows,
-                                   int64_t len, int64_t gmStride, int64_t ubStride) {
-    const int64_t bytes = len * static_cast<int64_t>(sizeof(T));
-    if (bytes % 32 == 0 && (rows == 1 || (gmStride == len && ubStride == len))) {
-        DataCopy(dst, src, static_cast<uint32_t>(rows * len));
-        return;
-    }
-    const int64_t ubGapBlocks = (ubStride * static_cast<int64_t>(sizeof(T)) - acx_align_up(bytes, 32)) / 32;
-    for (int64_t r0 = 0; r0 < rows; r0 += 4095) {
-        const int64_t n = acx_min(4095, rows - r0);
-        DataCopyExtParams p{static_cast<uint16_t>(n), static_cast<uint32_t>(bytes),
-                            static_cast<uint32_t>(ubGapBlocks),
-                            static_cast<uint32_t>((gmStride - len) * static_cast<int64_t>(sizeof(T))), 0};
-        DataCopyPad(dst[r0 * gmStride], src[r0 * ubStride], p);
-    }
-}
-""".strip("\n")
+""".strip("\n") + "\n\n" + ROW_COPIES
 
 
 @dataclass(frozen=True)
