@@ -76,13 +76,14 @@ class Prepared:
         return self.plan.kernel(dict(params or {}))
 
 
-def prepare(name: str, source: str) -> Prepared:
-    """Parse, check and plan DSL text once (raises DslError naming the line and column)."""
-    program = parse(source)
+def prepare(name: str, source: str | ir.Program) -> Prepared:
+    """Parse, check and plan DSL text (or an already parsed program) once; raises DslError
+    naming the line and column."""
+    program = source if isinstance(source, ir.Program) else parse(source)
     typed = check_program(program)
-    return Prepared(name, source, program, typed, plan_program(typed))
+    return Prepared(name, program.source, program, typed, plan_program(typed))
 
 
-def lower(source: str, params: dict[str, int] | None = None, name: str = "kernel") -> Kernel:
+def lower(source: str | ir.Program, params: dict[str, int] | None = None, name: str = "kernel") -> Kernel:
     """Prepare and lower in one step (``ascendcraft lower``, tests)."""
     return prepare(name, source).lower(params)

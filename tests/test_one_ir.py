@@ -107,6 +107,7 @@ def test_one_kernel_api_and_naming_rule() -> None:
     assert k.tiling_header_name == "mmb_custom_tiling.h" and "MmbCustomComputeTiling" in k.tiling_header
     t = k.tiling(dims, soc)
     assert t["splits"] == 2 and k.workspaces[0].nbytes(dims, {"SK": 2}, soc) == 2 * 256 * 256 * 4
+    assert prepare("mmb", parse(EPILOGUE)).lower({"SK": 2}).launches == k.launches  # a parsed program too
     vec = prepare("act", VECTOR).lower()
     assert vec.op == "act_custom" and [x.core for x in vec.launches] == ["aiv"] and not vec.workspaces
     assert vec.tiling([[1000], [1000]], soc)["blockDim"] >= 1
