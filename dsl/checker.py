@@ -1,29 +1,35 @@
 """Static checks of a parsed program: types, forms, scopes, and (with shapes, tunables and a
 SoC) the UB budget — all before anything is built.
 
-A value has a *form*: ``tile`` (a UB tile of the loop's tile shape), ``row`` (one value per
-row of a rows-loop tile), ``scalar`` (a constant or runtime scalar) or ``mask`` (the result
-of a comparison, only usable by ``where``). Tiles also carry a *space*: in a rows loop the
+A value has a *form*: ``tile`` (a UB tile of the loop's tile shape), ``row`` (``size``
+values per row of a rows-loop tile: one, or a group such as the G coefficients of an mHC
+mapping), ``col`` (one row broadcast over the rows), ``members`` (``size`` constants shared
+by all rows), ``scalar`` (a constant or runtime scalar) or ``mask`` (the result of a
+comparison, only usable by ``where``). Tiles also carry a *space*: in a rows loop the
 full-row tile and the column-chunk tile have different shapes and cannot be mixed.
+
+Cube stages are checked here too (operand dtypes, what Fixpipe may store, split-K rules),
+with the workspaces that carry a cube stage's result to the vector stage after it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from . import ir
+from . import ir, ops
 from .parser import DslError
 
 
 @dataclass(frozen=True)
 class VType:
-    form: str  # "tile" | "row" | "scalar" | "mask"
+    form: str  # "tile" | "row" | "col" | "members" | "scalar" | "mask"
     dtype: str
     space: str = ""  # tiles: "T" (loop tile) or "C" (column chunk)
+    size: int = 1  # row / members: values per row (a group) or shared constants
 
 
-ARITH_DTYPES = ("f32", "f16", "i32")
-FLOAT_ONLY_UNARY = ("exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf")
+ARITH_DTYPES = ops.VECTOR_DTYPES
+CUBE_IN_DTYPES = ("f16", "bf16", "f32")
 
 
 @dataclass
@@ -51,14 +57,16 @@ class _Checker:
         self.types: dict[int, VType] = {}
         self.var_types: dict[str, VType] = {}
         self.loop_space: dict[str, str] = {}
+        self.inner: ir.InnerLoop | None = None  # the inner loop being checked
 
     def run(self) -> TypedProgram:
-        first = self.p.loop
         top_scope: dict[str, VType] = {}
         chunked = False
         seen_loop = False
-        for item in self.p.top or (first,):
-            if isinstance(item, ir.Loop):
+        for item in self.p.top or (self.p.loop,):
+            if isinstance(item, ir.CubeStage):
+                self._check_cube_stage(item)
+            elif isinstance(item, ir.Loop):
                 self._check_loop_header(item)
                 chunked = self._check_loop(item, top_scope) or chunked
                 seen_loop = True
@@ -79,10 +87,53 @@ class _Checker:
                 if not seen_loop:
                     raise DslError("scalar stores come after a distribution loop", item.loc)
         written = {s.tensor for s in self.p.all_stmts() if isinstance(s, ir.Store)}
+        if self.p.cube is not None:
+            written.add(self.p.cube.target)
+        self._check_workspaces()
         for p in self.p.outputs:
             if p.name not in written:
                 raise DslError(f"output '{p.name}' is never stored", p.loc)
         return TypedProgram(self.p, self.types, self.var_types, self.loop_space, chunked)
+
+    # ------------------------------------------------------------ cube stage
+    def _check_cube_stage(self, c: ir.CubeStage) -> None:
+        """Operand dtypes, the value Fixpipe stores, and the split-K rules."""
+        p = self.p
+        da, db = p.dtype_of(c.a.tensor), p.dtype_of(c.b.tensor)
+        if da != db:
+            raise DslError(f"mmad operands need one dtype: {c.a.tensor} is {da}, {c.b.tensor} is {db}", c.loc)
+        if da not in CUBE_IN_DTYPES:
+            raise DslError(f"the cube takes f16, bf16 or f32 operands, not {da}", c.loc)
+        if da == "f32" and c.a.transpose:
+            raise DslError("fp32 operands: the lowering loads fp32 A stored M x K only (B may be stored "
+                           "K x N or N x K)", c.loc)
+        tgt = p.dtype_of(c.target)
+        if tgt != c.out_dtype:
+            raise DslError(f"storing a {c.out_dtype} value into {tgt} '{c.target}': cast(acc, {tgt})", c.store_loc)
+        if isinstance(c.split_k, str) or c.split_k != 1:
+            if not p.is_workspace(c.target):
+                raise DslError("split_k > 1 writes one partial result per K split: store to a workspace(f32) "
+                               "and reduce it in the vector stage (load(ws, c) sums the splits)", c.store_loc)
+            if c.relu:
+                raise DslError("relu of a split-K partial sum is wrong: apply it in the vector stage", c.store_loc)
+        if c.batched and (c.a.split is not None or c.b.split is not None):
+            raise DslError("batched=True takes 3-D operands as they are (no matrix(...) views)", c.loc)
+
+    def _check_workspaces(self) -> None:
+        """A workspace is written by the cube stage and read by the vector stage after it."""
+        p, c, v = self.p, self.p.cube, self.p.vector
+        target = c.target if c is not None else None
+        for w in p.workspaces:
+            if w.name != target:
+                raise DslError(f"workspace '{w.name}' is not written by the cube stage", w.loc)
+        if target is None or not p.is_workspace(target):
+            return
+        if v is None:
+            raise DslError(f"the cube stage writes workspace '{target}' but there is no rows(...) stage to read it",
+                           c.store_loc)
+        reads = any(isinstance(e, ir.Load) and e.tensor == target for e in ir.body_exprs(v.body))
+        if not reads and v.tensor != target:
+            raise DslError(f"the vector stage never reads the workspace '{target}'", v.loc)
 
     def _check_loop(self, loop: ir.Loop, top_scope: dict[str, VType]) -> bool:
         """Check one distribution loop; total_* results become scalars visible after it."""
@@ -95,7 +146,7 @@ class _Checker:
                            loop.loc)
         if loop.kind == "rows" and chunked:
             for sub in ir.body_exprs(loop.body):
-                if isinstance(sub, ir.Load) and sub.at == loop.var and sub.mode != "per_row":
+                if isinstance(sub, ir.Load) and sub.at == loop.var and sub.mode in ("tile", "bcast"):
                     raise DslError("in a rows loop with column chunks, load inside the chunks loop "
                                    f"(load(x, c)), not load(x, {loop.var})", sub.loc)
         self.grid_names: list[str] = []
@@ -152,9 +203,9 @@ class _Checker:
                     if prev != t:
                         raise DslError(f"accumulator '{s.target}' changes type from {prev.form}/{prev.dtype} "
                                        f"to {t.form}/{t.dtype} inside the loop", s.loc)
-                    if t.form == "tile" and self.p.loop.kind == "rows":
+                    if t.form in ("tile", "col") and self.p.loop.kind == "rows":
                         raise DslError("a rows-loop accumulator over column chunks must be a row value "
-                                       "(row_fill/row_sum/row_max...)", s.loc)
+                                       "(row_fill/row_sum/row_max...): each chunk covers other columns", s.loc)
                 scope[s.target] = t
                 self.var_types[s.target] = t
             elif isinstance(s, ir.Store):
@@ -167,19 +218,27 @@ class _Checker:
                 if s.kind == "chunks" and isinstance(s.size, str) and s.size not in {t.name for t in self.p.tunables}:
                     raise DslError(f"'{s.size}' is not a tunable", s.loc)
                 child = dict(scope)
+                self.inner = s
                 self._block(s.body, child, s.var, s)
+                self.inner = None
                 # only loop-carried updates of outer names survive the loop
                 for name in scope:
                     scope[name] = child[name]
 
     def _store(self, s: ir.Store, scope, loop_var: str) -> None:
         t = self._expr(s.value, scope, loop_var)
+        if self.p.is_workspace(s.tensor):
+            raise DslError(f"workspace '{s.tensor}' is written by the vector stage; workspaces carry the "
+                           "cube result to the vector stage", s.loc)
         out = self.p.param(s.tensor)
         loop = self.cur
         if s.at not in self.loop_space:
             raise DslError(f"'{s.at}' is not a loop variable", s.loc)
-        if t.form in ("mask", "scalar", "col"):
-            raise DslError("store() takes a tile or row value", s.loc)
+        if t.form in ("mask", "scalar", "col", "members"):
+            raise DslError(f"store() takes a tile or per-row values, not a {t.form}", s.loc)
+        if s.part is not None and not self._parts_of(s.at):
+            raise DslError(f"store(y, {s.at}, v, part) writes one part of a row: use it in "
+                           f"`for {s.at} in chunks(t, SIZE, parts=P)`", s.loc)
         if t.dtype != out.dtype:
             raise DslError(f"storing a {t.dtype} value into {out.dtype} output '{s.tensor}': cast it first "
                            f"(cast(v, {out.dtype}))", s.loc)
@@ -236,7 +295,7 @@ class _Checker:
                 raise DslError("pick(x, t, idx) reads one element per row at the rows loop variable", e.loc)
             if self.p.param(e.index).dtype not in ("i32", "i64"):
                 raise DslError(f"pick(): index tensor '{e.index}' must be i32 or i64", e.loc)
-            return VType("row", self.p.param(e.tensor).dtype)
+            return VType("row", self.p.dtype_of(e.tensor))
         if isinstance(e, ir.Binary) and e.op == "pow":
             return self._scalar_expr(e, scope)
         if isinstance(e, ir.Extent):
@@ -248,6 +307,10 @@ class _Checker:
                 raise DslError(f"'{e.name}' is not defined here (values defined inside an inner loop "
                                "are not visible after it)", e.loc)
             return scope[e.name]
+        if isinstance(e, ir.Load) and e.mode == "members":
+            if loop.kind != "rows":
+                raise DslError("load_members() belongs to a rows loop", e.loc)
+            return VType("members", self.p.dtype_of(e.tensor), "", e.size)
         if isinstance(e, ir.Load):
             if e.at not in self.loop_space:
                 raise DslError(f"'{e.at}' is not a loop variable in scope", e.loc)
@@ -258,7 +321,14 @@ class _Checker:
                                f"load({loop.tensor}, w)", e.loc)
             if loop.kind == "slabs" and e.at == loop.var and e.tensor == loop.tensor:
                 raise DslError(f"'{e.tensor}' is the reduced tensor: load it per step (for k in steps(t): load({e.tensor}, k))", e.loc)
-            dtype = self.p.param(e.tensor).dtype
+            dtype = self.p.dtype_of(e.tensor)
+            if e.mode in ("cols", "group"):
+                if loop.kind != "rows" or e.at != loop.var:
+                    raise DslError(f"load_{e.mode}() reads per-row values at the rows variable", e.loc)
+                return VType("row", dtype, "", e.size)
+            if e.part is not None and not self._parts_of(e.at):
+                raise DslError(f"load(x, {e.at}, part) reads one part of a row: use it in "
+                               f"`for {e.at} in chunks(t, SIZE, parts=P)`", e.loc)
             if e.mode != "tile":
                 if loop.kind != "rows" or (e.mode == "per_row" and e.at != loop.var):
                     raise DslError(f"load_{e.mode}() belongs to a rows loop ("
@@ -277,14 +347,30 @@ class _Checker:
                 raise DslError("cast() takes a tile or row value", e.loc)
             if e.dtype in ("bool", "i8", "u8"):
                 raise DslError(f"casting to {e.dtype} is not supported; compare and where() instead", e.loc)
-            return VType(a.form, e.dtype, a.space)
+            return replace(a, dtype=e.dtype)
+        if isinstance(e, ir.Index):
+            a = self._expr(e.arg, scope, loop_var)
+            if a.form not in ("row", "members"):
+                raise DslError(f"indexing takes a group of per-row values or members, not a {a.form}", e.loc)
+            if e.stop > a.size:
+                raise DslError(f"index [{e.start}:{e.stop}] is outside a group of {a.size}", e.loc)
+            return replace(a, size=e.stop - e.start)
+        if isinstance(e, ir.Sinkhorn):
+            a = self._expr(e.arg, scope, loop_var)
+            if a.form != "row" or a.size != e.n * e.n:
+                raise DslError(f"sinkhorn(g, {e.n}, ...) takes a group of {e.n * e.n} per-row values, got "
+                               f"{a.form}/{a.size}", e.loc)
+            self._arith_operand(a, e, "sinkhorn")
+            return a
         if isinstance(e, ir.Unary):
             a = self._expr(e.arg, scope, loop_var)
             if a.form == "scalar":
                 return self._scalar_expr(e, scope, loop_var)
             self._arith_operand(a, e, e.op)
-            if e.op in FLOAT_ONLY_UNARY and a.dtype not in ("f32", "f16"):
-                raise DslError(f"{e.op}() needs a float value, got {a.dtype}: cast it first", e.loc)
+            if a.dtype not in ops.UNARY[e.op].dtypes:
+                want = "a float" if "i32" not in ops.UNARY[e.op].dtypes else "an"
+                raise DslError(f"{e.op}() needs {want} {'/'.join(ops.UNARY[e.op].dtypes)} value, got "
+                               f"{a.dtype}: cast it first", e.loc)
             return a
         if isinstance(e, ir.Power):
             a = self._expr(e.base, scope, loop_var)
@@ -322,14 +408,16 @@ class _Checker:
             tb = b if b.form != "scalar" else a
             if ta.dtype != tb.dtype and a.form != "scalar" and b.form != "scalar":
                 raise DslError(f"operands have different dtypes ({a.dtype} and {b.dtype}): cast one", e.loc)
-            if isinstance(e, ir.Binary) and e.op == "div" and ta.dtype == "i32":
-                raise DslError("integer division is not supported: cast to f32", e.loc)
+            if isinstance(e, ir.Binary) and ta.dtype not in ops.BINARY[e.op].dtypes:
+                raise DslError(f"{e.op} of {ta.dtype} values is not supported: cast to f32", e.loc)
             forms = {a.form, b.form} - {"scalar"}
             spaced = [x for x in (a, b) if x.form in ("tile", "col")]
             if len(spaced) == 2 and spaced[0].space != spaced[1].space:
                 raise DslError("operands are tiles of different loops (full rows vs column chunks)", e.loc)
             if forms == {"row", "col"}:
                 raise DslError("a per-row value and a per-column value have no common tile (outer products are not supported)", e.loc)
+            if "members" in forms or any(x.form == "row" and x.size != 1 for x in (a, b)):
+                return self._group_binary(e, a, b, forms)
             if isinstance(e, ir.Compare):
                 if forms != {"tile"}:
                     raise DslError("comparisons take tiles and scalars", e.loc)
@@ -361,6 +449,37 @@ class _Checker:
             return VType("tile", dtype, c.space)
         raise DslError(f"unsupported expression {type(e).__name__}", e.loc)
 
+    def _group_binary(self, e: ir.Expr, a: VType, b: VType, forms: set[str]) -> VType:
+        """An operation involving groups of per-row values or members."""
+        ref = a if a.form != "scalar" else b
+        if isinstance(e, ir.Compare):
+            raise DslError("comparisons take tiles and scalars", e.loc)
+        if forms == {"tile", "row"}:
+            g = a if a.form == "row" else b
+            raise DslError(f"a tile combines with one value per row, not a group of {g.size}: index it", e.loc)
+        if forms <= {"row"}:
+            sa = a.size if a.form == "row" else b.size
+            sb = b.size if b.form == "row" else a.size
+            if sa != sb and 1 not in (sa, sb):
+                raise DslError(f"groups of {sa} and {sb} per-row values do not combine", e.loc)
+            return VType("row", ref.dtype, "", max(sa, sb))
+        if forms == {"row", "members"}:
+            g = a if a.form == "row" else b
+            m = b if a.form == "row" else a
+            if m.size != g.size and g.size != 1:
+                raise DslError(f"a group of {g.size} combines with {m.size} members", e.loc)
+            return VType("row", ref.dtype, "", m.size)
+        if forms == {"members"}:
+            if a.form == "members" and b.form == "members" and a.size != b.size:
+                raise DslError("members of different sizes", e.loc)
+            return VType("members", ref.dtype, "", ref.size)
+        raise DslError(f"{a.form} and {b.form} values do not combine", e.loc)
+
+    def _parts_of(self, var: str) -> int:
+        """parts= of the enclosing chunks loop if it is ``var`` (0 otherwise)."""
+        s = self.inner
+        return s.parts if s is not None and s.var == var and s.kind == "chunks" and s.parts > 1 else 0
+
     def _scalar_expr(self, e: ir.Expr, scope, loop_var: str = "") -> VType:
         """Arithmetic on scalars. Space H = computable on the host from constants, Scalar
         parameters and numel (the tiling does it once); K = involves a total_* result (the
@@ -374,8 +493,7 @@ class _Checker:
             spaces.add(t.space or "H")
         space = "K" if "K" in spaces else ("L" if "L" in spaces else "H")
         op = "mul" if isinstance(e, ir.Power) else e.op
-        if space != "H" and op not in ("add", "sub", "mul", "div", "max", "min", "neg", "exp", "log",
-                                       "sqrt", "rsqrt", "abs", "reciprocal"):
+        if space != "H" and not ops.kernel_scalar_ok(op):
             raise DslError(f"{op} on a kernel-side scalar is not supported (only on host scalars: "
                            "constants, Scalar parameters, numel)", e.loc)
         return VType("scalar", "f32", space)

@@ -1,9 +1,13 @@
 """The DSL's intermediate representation: what the parser builds and every later stage reads.
 
-A program is one kernel: GM parameters, tunables, and one distribution loop whose body
-is a short list of statements over tile values. Values are immutable (SSA by name); the
-planner decides which UB buffer holds each one. Every node keeps the DSL line it came
-from so that errors and generated comments can point back to the source.
+A program is one kernel: GM parameters, tunables, GM workspaces, and a list of *stages*
+(``Program.top``, in order): vector stages — distribution loops (``tiles``/``rows``/
+``slabs``/``windows``) whose bodies are short lists of statements over tile values — and
+cube stages (``blocks(...)``: C = A·B staged through L1/L0 into an L0C accumulator), with
+scalar assignments and scalar stores between them. Vector and cube stages share one
+expression language (the nodes below). Values are immutable (SSA by name); the planner
+decides which buffer holds each one. Every node keeps the DSL line it came from so that
+errors and generated comments can point back to the source.
 """
 
 from __future__ import annotations
@@ -15,17 +19,6 @@ DTYPES = ("f32", "f16", "bf16", "i32", "i64", "i8", "u8", "bool")
 DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i64": 8, "i8": 1, "u8": 1, "bool": 1}
 FLOAT_DTYPES = ("f32", "f16", "bf16")
 
-UNARY_OPS = (
-    "exp", "log", "abs", "sqrt", "rsqrt", "reciprocal", "relu", "neg",
-    "tanh", "sigmoid", "erf",
-)
-"""Unary ops. tanh, sigmoid and erf are composites: lowering expands them to basic vector
-instructions (see REFERENCE.md); the others map to one AscendC call each."""
-
-BINARY_OPS = ("add", "sub", "mul", "div", "max", "min", "pow")
-COMPARE_OPS = ("lt", "gt", "le", "ge", "eq", "ne")
-REDUCE_OPS = ("sum", "max", "min")
-SCAN_OPS = ("sum", "prod", "max")
 LOOP_KINDS = ("tiles", "rows", "slabs", "windows")
 INNER_LOOP_KINDS = ("chunks", "steps", "taps")
 
@@ -136,7 +129,11 @@ class Load(Expr):
 
     tensor: str
     at: str
-    mode: str = "tile"  # "tile" | "bcast" (one row, broadcast over rows) | "per_row" (one value per row)
+    mode: str = "tile"  # tile | bcast (one row, broadcast over rows) | per_row (one value per row)
+    #                     | cols ([G, N] tensor: G values per row from the columns of this tile's rows)
+    #                     | group ([N, G] tensor: G values per row) | members ([G]: shared by all rows)
+    part: int | None = None  # tile loads in chunks(t, S, parts=P): which of the P parts of the row
+    size: int = 0  # G of cols / group / members
 
 
 @dataclass(frozen=True)
@@ -251,6 +248,25 @@ class Pick(Expr):
     index: str
 
 
+@dataclass(frozen=True)
+class Index(Expr):
+    """``g[i]`` (stop = i + 1) or ``g[a:b]`` on a group of per-row values (or members)."""
+
+    arg: Expr
+    start: int
+    stop: int
+
+
+@dataclass(frozen=True)
+class Sinkhorn(Expr):
+    """``sinkhorn(g, n, iters)``: g holds n x n per-row matrices (member i*n + j); ``iters``
+    times normalise rows then columns (the start, e.g. exp(logits), is the caller's)."""
+
+    arg: Expr
+    n: int
+    iters: int
+
+
 # ---------------------------------------------------------------- statements
 
 
@@ -273,6 +289,7 @@ class Store(Stmt):
     tensor: str
     at: str
     value: Expr
+    part: int | None = None  # tiles of chunks(t, S, parts=P): which part of the output row
 
 
 @dataclass(frozen=True)
@@ -285,6 +302,7 @@ class InnerLoop(Stmt):
     parent: str
     size: str | int | None  # chunk size (tunable name or literal); None for steps
     body: tuple[Stmt, ...]
+    parts: int = 1  # chunks(t, S, parts=P): each row is P equal parts, chunked in step
 
 
 @dataclass(frozen=True)
@@ -315,18 +333,97 @@ class Loop:
 
 
 @dataclass(frozen=True)
+class Operand:
+    """A matmul operand: ``x`` or ``matrix(x, split)`` (x viewed as
+    [prod(dims[:split]), prod(dims[split:])]); ``transpose``: stored K x M (A) / N x K (B)."""
+
+    tensor: str
+    transpose: bool
+    split: int | None
+    loc: Loc
+
+
+Size = str | int  # a tunable name or an integer literal
+
+
+@dataclass(frozen=True)
+class CubeStage:
+    """``for blk in blocks(a, b, ...)``: output blocks of C = A·B over the cube cores, K staged
+    GM -> L1 (``k_stages``) -> L0A/L0B (``k_steps``), ``mmad`` into the L0C ``accumulator``,
+    Fixpipe to ``target`` (optionally ReLU and an fp32 -> fp16/bf16 conversion)."""
+
+    var: str
+    a: Operand
+    b: Operand
+    m: Size
+    n: Size
+    order: Size
+    group: Size
+    split_k: Size
+    cores: Size | None
+    acc_depth: Size
+    k_l1: Size
+    stages: Size
+    k_l0: Size
+    l0_depth: Size
+    target: str  # Out tensor or workspace written by Fixpipe
+    relu: bool
+    out_dtype: str  # dtype of the stored value (f32: no conversion)
+    batched: bool
+    loc: Loc
+    store_loc: Loc
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """``name = workspace(f32)``: a GM buffer one stage writes and a later one reads."""
+
+    name: str
+    dtype: str
+    loc: Loc
+
+
+@dataclass(frozen=True)
 class Program:
     name: str
     category: str
     params: tuple[Param, ...]
     tunables: tuple[Tunable, ...]
-    loop: Loop  # the first distribution loop (all loops share its header)
+    loop: Loop | None  # the first distribution loop (all loops share its header); None: cube only
     source: str
     loc: Loc
     doc: str = ""
     meta: dict = field(default_factory=dict, compare=False, hash=False)
-    top: tuple = ()  # top-level items in order: scalar Assign, Loop, scalar Store
+    top: tuple = ()  # the stages in order: CubeStage, Loop, and scalar Assign / Store between them
     lines: dict = field(default_factory=dict, compare=False, hash=False)  # line -> text for comments
+    workspaces: tuple[Workspace, ...] = ()
+    decorator: str = "kernel"  # "kernel" | "cube_kernel" (its stages launch on the cube + vector cores)
+
+    @property
+    def stages(self) -> list[CubeStage | Loop]:
+        """The cube and vector stages in execution order."""
+        return [x for x in self.top if isinstance(x, (CubeStage, Loop))]
+
+    @property
+    def cube(self) -> CubeStage | None:
+        """The cube stage, if any."""
+        return next((x for x in self.top if isinstance(x, CubeStage)), None)
+
+    @property
+    def vector(self) -> Loop | None:
+        """The (last) vector stage, if any."""
+        loops = self.loops
+        return loops[-1] if loops else None
+
+    def dtype_of(self, name: str) -> str:
+        """Dtype of a parameter or workspace."""
+        for w in self.workspaces:
+            if w.name == name:
+                return w.dtype
+        return self.param(name).dtype
+
+    def is_workspace(self, name: str) -> bool:
+        return any(w.name == name for w in self.workspaces)
 
     def line_text(self, line: int) -> str:
         """The statement on ``line`` as the generated ``// DSL line N:`` comments show it
@@ -335,7 +432,7 @@ class Program:
 
     @property
     def loops(self) -> list[Loop]:
-        return [x for x in self.top if isinstance(x, Loop)] or [self.loop]
+        return [x for x in self.top if isinstance(x, Loop)] or ([self.loop] if self.loop else [])
 
     def all_stmts(self) -> list[Stmt]:
         """Every statement: top-level ones and those of every loop (inner loops included)."""
@@ -343,7 +440,7 @@ class Program:
         for x in self.top or (self.loop,):
             if isinstance(x, Loop):
                 out += list(walk_stmts(x.body))
-            else:
+            elif isinstance(x, Stmt):
                 out.append(x)
         return out
 
@@ -381,7 +478,7 @@ class Program:
 
 def walk_exprs(e: Expr):
     """Yield ``e`` and all its sub-expressions, depth first, operands before users."""
-    if isinstance(e, (Unary, LeakyRelu, Cast, RowReduce, GridReduce, RowLast)):
+    if isinstance(e, (Unary, LeakyRelu, Cast, RowReduce, GridReduce, RowLast, Index, Sinkhorn)):
         yield from walk_exprs(e.arg)
     elif isinstance(e, Power):
         yield from walk_exprs(e.base)

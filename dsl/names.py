@@ -128,3 +128,10 @@ def comment_text(text: str, limit: int = 160) -> str:
     out = out.replace("*/", "* /").replace("/*", "/ *")
     out = " ".join(out.split())
     return out if len(out) <= limit else out[: limit - 3] + "..."
+
+
+def op_name(kernel: str) -> str:
+    """The operator name of a kernel, vector or cube alike: the DSL name with CANN's
+    conventional ``_custom`` suffix, which also keeps entries clear of C library names (div,
+    exp, abs, ...). Launch entries, tiling struct and tiling function derive from it."""
+    return kernel if kernel.endswith("_custom") else f"{kernel}_custom"

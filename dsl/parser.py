@@ -9,40 +9,41 @@ through here and nothing else.
 from __future__ import annotations
 
 import ast
-import math
 
 from . import ir
 from . import names as N
 from .ir import Loc
+from .parse_blocks import ORDER_NAMES, BlocksParser
+from .parse_expr import (  # noqa: F401 - re-exported: the DSL's literal rules live in parse_expr
+    BINARY_FUNCS,
+    CONSTANTS,
+    DTYPE_NAMES,
+    GRID_FUNCS,
+    MAX_DOMAIN,
+    MAX_INT,
+    REDUCE_FUNCS,
+    SCAN_FUNCS,
+    UNARY_FUNCS,
+    DslError,
+    ExprParser,
+    fold_number,
+    int_literal,
+    is_call,
+    nonzero_divisor,
+    number_literal,
+    parse_domain,
+)
 
-DTYPE_NAMES = {"f32": "f32", "f16": "f16", "bf16": "bf16", "i32": "i32", "i64": "i64", "i8": "i8",
-               "u8": "u8", "bool": "bool", "fp32": "f32", "fp16": "f16"}
 PARAM_KINDS = {"In": "in", "Out": "out", "Scalar": "scalar"}
-UNARY_FUNCS = {n: n for n in ir.UNARY_OPS if n != "neg"}
-BINARY_FUNCS = {"maximum": "max", "minimum": "min"}
-REDUCE_FUNCS = {"row_sum": "sum", "row_max": "max", "row_min": "min"}
-LOAD_FUNCS = {"load": "tile", "load_bcast": "bcast", "load_per_row": "per_row"}
-GRID_FUNCS = {"total_sum": "sum", "total_max": "max", "total_min": "min"}
-SCAN_FUNCS = {"scan_sum": "sum", "scan_prod": "prod", "scan_max": "max"}
-CONSTANTS = {"inf": math.inf, "pi": math.pi}
-BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
-CMPOPS = {ast.Lt: "lt", ast.Gt: "gt", ast.LtE: "le", ast.GtE: "ge", ast.Eq: "eq",
-          ast.NotEq: "ne"}
+DECORATORS = {"kernel": "", "cube_kernel": "matmul"}  # decorator -> default category
 MAX_SOURCE_BYTES = 64 * 1024
-MAX_DEPTH = 64
 MAX_SYNTAX_DEPTH = 128  # nesting of the whole syntax tree (statements and expressions)
-MAX_INT = 2**31 - 1  # integer literals: sizes, tunable values, dims
-MAX_DOMAIN = 4096  # values of one tunable
-MAX_RANK = 16  # size(x, d): |d| bound
-
-
-class DslError(ValueError):
-    """A program the DSL does not accept; the message names the line and column."""
-
-    def __init__(self, message: str, loc: Loc | None = None):
-        self.loc = loc
-        self.raw = message
-        super().__init__(f"{loc}: {message}" if loc else message)
+MAX_UNROLL = 64
+MAX_STATEMENTS = 20_000  # statements visited while expanding unroll(...) loops
+FORBIDDEN = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.ClassDef,
+             ast.AsyncFunctionDef, ast.With, ast.AsyncWith, ast.Try, ast.Raise, ast.Global, ast.Nonlocal,
+             ast.Delete, ast.While, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Starred,
+             ast.JoinedStr, ast.AugAssign, ast.If, ast.Return, ast.Dict, ast.Set, ast.List)
 
 
 def _loc(node: ast.AST) -> Loc:
@@ -52,7 +53,7 @@ def _loc(node: ast.AST) -> Loc:
 def parse_tree(source: str) -> ast.Module:
     """``ast.parse`` within the DSL's limits: source size and nesting depth are checked, and
     whatever the Python parser raises on hostile text (too deep, too long a literal) is a
-    DslError. Shared by the vector and the cube front ends."""
+    DslError."""
     if not isinstance(source, str):
         raise DslError("a program is text (UTF-8)")
     size = len(source.encode("utf-8", "surrogatepass"))
@@ -119,12 +120,7 @@ def _reject_forbidden(tree: ast.AST) -> None:
             raise DslError(f"attribute access '.{node.attr}' is not allowed in the DSL", loc)
         if isinstance(node, ast.Name) and node.id.startswith("__"):
             raise DslError(f"name '{node.id}' is not allowed (dunder names are forbidden)", loc)
-        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
-                             ast.GeneratorExp, ast.ClassDef, ast.AsyncFunctionDef, ast.With,
-                             ast.AsyncWith, ast.Try, ast.Raise, ast.Global, ast.Nonlocal,
-                             ast.Delete, ast.While, ast.Await, ast.Yield, ast.YieldFrom,
-                             ast.NamedExpr, ast.Starred, ast.Slice,
-                             ast.JoinedStr, ast.AugAssign)):
+        if isinstance(node, FORBIDDEN):
             raise DslError(f"'{type(node).__name__}' is not part of the DSL", loc)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
             "eval", "exec", "open", "compile", "getattr", "setattr", "globals", "locals",
@@ -133,13 +129,17 @@ def _reject_forbidden(tree: ast.AST) -> None:
             raise DslError(f"'{node.func.id}' is not allowed in the DSL", loc)
 
 
-class _Parser:
+class _Parser(ExprParser, BlocksParser):
     def __init__(self, source: str):
         self.source = source
         self.params: dict[str, ir.Param] = {}
         self.tunables: dict[str, ir.Tunable] = {}
-        self.loop_vars: dict[str, str] = {}  # var -> kind (tiles/rows/slabs/chunks/steps)
+        self.workspaces: dict[str, ir.Workspace] = {}
+        self.loop_vars: dict[str, str] = {}  # var -> kind (tiles/rows/slabs/chunks/steps/blocks/...)
         self.values: set[str] = set()
+        self.unroll: dict[str, int] = {}  # unroll variable -> its value in the copy being read
+        self.visited = 0  # statements read (unroll expansion budget)
+        self.cube = False  # @cube_kernel: its stages run on the cube and the vector cores
         self.lines: dict[int, str] = {}  # line -> statement text for generated comments
 
     def _line(self, st: ast.stmt) -> None:
@@ -155,7 +155,7 @@ class _Parser:
             raise DslError("kernel parameters take no default values", _loc(fn.args.defaults[0]))
         for a in fn.args.args:
             self._param(a)
-        if not any(p.kind == "in" for p in self.params.values()):
+        if not self.cube and not any(p.kind == "in" for p in self.params.values()):
             raise DslError("a kernel needs at least one In[...] tensor", _loc(fn))
         if not any(p.kind == "out" for p in self.params.values()):
             raise DslError("a kernel needs at least one Out[...] tensor", _loc(fn))
@@ -164,50 +164,71 @@ class _Parser:
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                 and isinstance(body[0].value.value, str):
             doc = body.pop(0).value.value
-        loops: list[ir.Loop] = []
         top: list = []
         for st in body:
-            if isinstance(st, ast.Assign) and not top and self._is_call(st.value, "tunable"):
-                self._tunable(st)
+            if isinstance(st, ast.Pass) or (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)
+                                            and isinstance(st.value.value, str)):
+                continue
+            if isinstance(st, ast.Assign) and (is_call(st.value, "tunable") or is_call(st.value, "workspace")):
+                if top:
+                    raise DslError(f"declare {st.value.func.id}s before the loops", _loc(st))
+                (self._tunable if is_call(st.value, "tunable") else self._workspace)(st)
+            elif isinstance(st, ast.For) and is_call(st.iter, "blocks"):
+                if not self.cube:
+                    raise DslError("blocks(...) is a cube stage: declare the kernel with @cube_kernel", _loc(st))
+                if top:
+                    raise DslError("the cube stage (blocks loop) comes first and only once", _loc(st))
+                top.append(self._blocks(st))
             elif isinstance(st, ast.For):
-                loop = self._loop(st)
-                loops.append(loop)
-                top.append(loop)
+                if self.cube and not is_call(st.iter, "rows"):
+                    raise DslError("a cube kernel body is tunable/workspace declarations, an optional "
+                                   "`for blk in blocks(...)` cube stage and an optional "
+                                   "`for t in rows(...)` vector stage", _loc(st))
+                if self.cube and any(isinstance(x, ir.Loop) for x in top):
+                    raise DslError("a program has at most one vector stage (rows loop)", _loc(st))
+                top.append(self._loop(st))
+            elif self.cube:
+                raise DslError("a cube kernel body is tunable/workspace declarations, an optional "
+                               "`for blk in blocks(...)` cube stage and an optional "
+                               "`for t in rows(...)` vector stage", _loc(st))
             elif isinstance(st, ast.Assign):
                 top += self._block([st], "", "top")
-            elif isinstance(st, ast.Expr) and self._is_call(st.value, "store"):
+            elif isinstance(st, ast.Expr) and is_call(st.value, "store"):
                 self._line(st)
                 top.append(self._store(st.value, top_level=True))
-            elif isinstance(st, ast.Pass) or (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)
-                                              and isinstance(st.value.value, str)):
-                continue
             else:
                 raise DslError(
                     f"unexpected {type(st).__name__}: a kernel body is tunable declarations, then "
                     "distribution loops (tiles/rows/slabs), scalar assignments and scalar stores",
                     _loc(st))
-        if not loops:
+        loops = [x for x in top if isinstance(x, ir.Loop)]
+        if not loops and not self.cube:
             raise DslError("the kernel has no distribution loop (for t in tiles/rows/slabs(...))", _loc(fn))
+        if not any(isinstance(x, (ir.Loop, ir.CubeStage)) for x in top):
+            raise DslError("the kernel has neither a blocks(...) nor a rows(...) loop", _loc(fn))
         return ir.Program(
             name=fn.name, category=category, params=tuple(self.params.values()),
-            tunables=tuple(self.tunables.values()), loop=loops[0], source=self.source,
+            tunables=tuple(self.tunables.values()), loop=loops[0] if loops else None, source=self.source,
             loc=_loc(fn), doc=doc, top=tuple(top), lines=self.lines,
+            workspaces=tuple(self.workspaces.values()), decorator="cube_kernel" if self.cube else "kernel",
         )
 
     def _decorator(self, fn: ast.FunctionDef) -> str:
         if len(fn.decorator_list) != 1:
-            raise DslError("a kernel is a function decorated with @kernel(...)", _loc(fn))
+            raise DslError("a kernel is a function decorated with @kernel(...) or @cube_kernel(...)", _loc(fn))
         d = fn.decorator_list[0]
-        if isinstance(d, ast.Name) and d.id == "kernel":
-            return ""
-        if not self._is_call(d, "kernel"):
-            raise DslError("the only decorator is @kernel(category=...)", _loc(d))
+        name = d.func.id if isinstance(d, ast.Call) and isinstance(d.func, ast.Name) else getattr(d, "id", "")
+        if name not in DECORATORS:
+            raise DslError("the only decorators are @kernel(category=...) and @cube_kernel(category=...)", _loc(d))
+        self.cube = name == "cube_kernel"
+        category = DECORATORS[name]
+        if isinstance(d, ast.Name):
+            return category
         if d.args:
-            raise DslError("@kernel takes keyword arguments only", _loc(d))
-        category = ""
+            raise DslError(f"@{name} takes keyword arguments only", _loc(d))
         for kw in d.keywords:
             if kw.arg != "category" or not isinstance(kw.value, ast.Constant) or not isinstance(kw.value.value, str):
-                raise DslError("@kernel accepts only category=\"...\"", _loc(kw.value))
+                raise DslError(f"@{name} accepts only category=\"...\"", _loc(kw.value))
             category = kw.value.value
             N.check_category(category, _loc(kw.value))
         return category
@@ -229,6 +250,7 @@ class _Parser:
             raise DslError("Scalar parameters are f32 or i32", loc)
         if kind == "out" and dtype in ("bool", "i8", "u8"):
             raise DslError(f"{dtype} is accepted for inputs only", loc)
+        self._builtin_clash(a.arg, loc)
         self.params[a.arg] = ir.Param(a.arg, kind, dtype, loc)
 
     def _tunable(self, st: ast.Assign) -> None:
@@ -237,22 +259,40 @@ class _Parser:
             raise DslError("a tunable is declared as NAME = tunable(domain, default=v)", loc)
         name = st.targets[0].id
         N.check_name(name, "tunable", loc)
-        if name in self.tunables or name in self.params:
+        if name in self.tunables or name in self.params or name in self.workspaces:
             raise DslError(f"'{name}' is declared twice", loc)
+        self._builtin_clash(name, loc)
         call = st.value
         if len(call.args) != 1 or any(k.arg != "default" for k in call.keywords):
             raise DslError("tunable(domain, default=v) takes one domain and an optional default", loc)
-        domain = parse_domain(call.args[0], self._int_literal, lowest=1)
+        # cube-stage sizes may be 0 (no split) and orders are named
+        domain = parse_domain(call.args[0], self._tunable_value, lowest=0 if self.cube else 1)
         values = domain.values()
         default = values[len(values) // 2]
         if call.keywords:
-            default = self._int_literal(call.keywords[0].value)
+            default = self._tunable_value(call.keywords[0].value)
             if default not in values:
                 raise DslError(f"default {default} is not in the domain {domain}", _loc(call.keywords[0].value))
         self.tunables[name] = ir.Tunable(name, domain, default, loc)
 
-    def _int_literal(self, node: ast.AST) -> int:
+    def _tunable_value(self, node: ast.AST) -> int:
+        if self.cube and isinstance(node, ast.Name) and node.id in ORDER_NAMES:
+            return ORDER_NAMES[node.id]
         return int_literal(node, 0, MAX_INT)
+
+    def _workspace(self, st: ast.Assign) -> None:
+        loc = _loc(st)
+        if not self.cube:
+            raise DslError("workspace(...) carries a cube stage's result: declare the kernel with @cube_kernel", loc)
+        if len(st.targets) != 1 or not isinstance(st.targets[0], ast.Name):
+            raise DslError("a workspace is declared as NAME = workspace(f32)", loc)
+        name = st.targets[0].id
+        self._fresh_name(name, loc)
+        call = st.value
+        if call.keywords or len(call.args) != 1 or not isinstance(call.args[0], ast.Name) \
+                or DTYPE_NAMES.get(call.args[0].id) != "f32":
+            raise DslError("workspace(f32): the cube stage writes its fp32 accumulators there", loc)
+        self.workspaces[name] = ir.Workspace(name, "f32", loc)
 
     # ------------------------------------------------------------ loops
     def _loop(self, st: ast.For) -> ir.Loop:
@@ -267,7 +307,7 @@ class _Parser:
         kind = call.func.id
         if len(call.args) != 1 or not isinstance(call.args[0], ast.Name):
             raise DslError(f"{kind}(x, ...) takes the tensor that defines the iteration space first", _loc(call))
-        tensor = self._tensor_name(call.args[0])
+        tensor = self._tensor_name(call.args[0], workspace=self.cube)
         allowed = {"tiles": {"tile", "cores", "depth"},
                    "rows": {"rows", "cores", "depth", "dims", "groups", "axis"},
                    "slabs": {"dim", "tile", "cores", "depth"},
@@ -291,35 +331,35 @@ class _Parser:
         if kind == "slabs":
             if "dim" not in kw:
                 raise DslError("slabs() needs dim=<axis>", _loc(call))
-            dim = self._int_literal(kw["dim"])
+            dim = int_literal_pos(kw["dim"])
         elif kind == "rows":
-            dim = self._int_literal(kw["dims"]) if "dims" in kw else 1
+            dim = int_literal_pos(kw["dims"]) if "dims" in kw else 1
             if dim < 1:
                 raise DslError("dims= is the number of trailing dims forming a row (>= 1)", _loc(kw["dims"]))
         elif kind == "windows":
             for need in ("dims", "kernel", "stride", "chunk"):
                 if need not in kw:
                     raise DslError(f"windows() needs {need}=...", _loc(call))
-            dim = self._int_literal(kw["dims"])
+            dim = int_literal_pos(kw["dims"])
             if dim not in (1, 2, 3):
                 raise DslError("windows(dims=...) pools over 1, 2 or 3 trailing dims", _loc(kw["dims"]))
         else:
             dim = 0
         groups = 1
         if "groups" in kw:
-            groups = self._int_literal(kw["groups"])
+            groups = int_literal_pos(kw["groups"])
             if groups < 1:
                 raise DslError("groups= splits each row into that many rows (>= 1)", _loc(kw["groups"]))
         axis = -1
         if "axis" in kw:
-            axis = self._int_literal(kw["axis"])
+            axis = int_literal_pos(kw["axis"])
             if tile != 1 or "dims" in kw or "groups" in kw:
                 raise DslError("rows(axis=a) takes rows=1 and no dims/groups: a row is the strided "
                                "set x[..., k, ...] of one index k on axis a", _loc(kw["axis"]))
         window, chunk, fill = (0, 0, 0), None, 0.0
         if kind == "windows":
-            k, s_ = self._int_literal(kw["kernel"]), self._int_literal(kw["stride"])
-            pad = self._int_literal(kw["padding"]) if "padding" in kw else 0
+            k, s_ = int_literal_pos(kw["kernel"]), int_literal_pos(kw["stride"])
+            pad = int_literal_pos(kw["padding"]) if "padding" in kw else 0
             if k < 1 or s_ < 1 or pad < 0 or 2 * pad > k:
                 raise DslError("windows(): kernel >= 1, stride >= 1, 0 <= padding <= kernel / 2", loc)
             window = (k, s_, pad)
@@ -344,12 +384,16 @@ class _Parser:
             if node.id not in self.tunables:
                 raise DslError(f"'{node.id}' is not a declared tunable", _loc(node))
             return node.id
-        v = self._int_literal(node)
+        v = int_literal_pos(node)
         if v < 1:
             raise DslError("sizes are positive", _loc(node))
         return v
 
-    def _tensor_name(self, node: ast.AST, kind: str | None = None) -> str:
+    def _tensor_name(self, node: ast.AST, kind: str | None = None, workspace: bool = False) -> str:
+        """A tensor parameter (of ``kind`` "in"/"out" if given), or with ``workspace`` also a
+        declared workspace."""
+        if workspace and isinstance(node, ast.Name) and node.id in self.workspaces:
+            return node.id
         if not isinstance(node, ast.Name) or node.id not in self.params or self.params[node.id].kind == "scalar":
             raise DslError(f"expected a tensor parameter, got {ast.unparse(node)!r}", _loc(node))
         if kind and self.params[node.id].kind != kind:
@@ -357,21 +401,32 @@ class _Parser:
                            f"{'store to an Out' if kind == 'out' else 'load from an In'} tensor", _loc(node))
         return node.id
 
+    def _builtin_clash(self, name: str, loc: Loc) -> None:
+        if name in UNARY_FUNCS or name in CONSTANTS or name in BINARY_FUNCS or name in REDUCE_FUNCS \
+                or name in GRID_FUNCS or name in SCAN_FUNCS or (self.cube and name in ORDER_NAMES):
+            raise DslError(f"'{name}' is a built-in name", loc)
+
     def _fresh_name(self, name: str, loc: Loc) -> None:
         N.check_name(name, "value", loc)
-        if name in self.params or name in self.tunables or name in self.loop_vars:
-            raise DslError(f"'{name}' is already a parameter, tunable or loop variable", loc)
-        if name in UNARY_FUNCS or name in CONSTANTS or name in BINARY_FUNCS or name in REDUCE_FUNCS \
-                or name in GRID_FUNCS or name in SCAN_FUNCS:
-            raise DslError(f"'{name}' is a built-in name", loc)
+        if name in self.params or name in self.tunables or name in self.loop_vars or name in self.workspaces \
+                or name in self.unroll:
+            raise DslError(f"'{name}' is already a parameter, tunable, workspace or loop variable", loc)
+        self._builtin_clash(name, loc)
+
+    def _count(self, st: ast.stmt) -> None:
+        self.visited += 1
+        if self.visited > MAX_STATEMENTS:
+            raise DslError(f"the kernel expands to more than {MAX_STATEMENTS} statements "
+                           "(nested unroll(...) loops multiply): unroll less", _loc(st))
 
     def _block(self, stmts: list[ast.stmt], loop_var: str, loop_kind: str) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
         for st in stmts:
             loc = _loc(st)
+            self._count(st)
             if isinstance(st, ast.Pass):
                 continue
-            if isinstance(st, (ast.Assign, ast.For)) or (isinstance(st, ast.Expr) and self._is_call(st.value, "store")):
+            if isinstance(st, (ast.Assign, ast.For)) or (isinstance(st, ast.Expr) and is_call(st.value, "store")):
                 self._line(st)
             if isinstance(st, ast.Assign):
                 if len(st.targets) != 1 or not isinstance(st.targets[0], ast.Name):
@@ -381,8 +436,10 @@ class _Parser:
                 value = self._expr(st.value)
                 self.values.add(name)
                 out.append(ir.Assign(loc, name, value))
-            elif isinstance(st, ast.Expr) and self._is_call(st.value, "store"):
+            elif isinstance(st, ast.Expr) and is_call(st.value, "store"):
                 out.append(self._store(st.value))
+            elif isinstance(st, ast.For) and is_call(st.iter, "unroll") and loop_kind != "top":
+                out += self._unroll(st, loop_var, loop_kind)
             elif isinstance(st, ast.For):
                 out.append(self._inner_loop(st, loop_var, loop_kind))
             elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant) and isinstance(st.value.value, str):
@@ -392,16 +449,42 @@ class _Parser:
                                "(assignments, store(...), and inner for-loops only)", loc)
         return out
 
+    def _unroll(self, st: ast.For, loop_var: str, loop_kind: str) -> list[ir.Stmt]:
+        """``for i in unroll(N)``: the body read N times, ``i`` a compile-time integer."""
+        call = st.iter
+        if st.orelse or not isinstance(st.target, ast.Name) or call.keywords or len(call.args) != 1:
+            raise DslError("for i in unroll(N): a loop expanded at compile time (N an integer literal)", _loc(st))
+        n = self._static_int(call.args[0])
+        if not 1 <= n <= MAX_UNROLL:
+            raise DslError(f"unroll(N) takes 1 <= N <= {MAX_UNROLL}", _loc(call))
+        var = st.target.id
+        if var in self.unroll:
+            raise DslError(f"'{var}' is already an unroll variable", _loc(st.target))
+        self._fresh_name(var, _loc(st.target))
+        out: list[ir.Stmt] = []
+        for i in range(n):
+            self.unroll[var] = i
+            out += self._block(st.body, loop_var, loop_kind)
+        del self.unroll[var]
+        return out
+
     def _inner_loop(self, st: ast.For, parent: str, parent_kind: str) -> ir.InnerLoop:
         loc = _loc(st)
         if st.orelse or not isinstance(st.target, ast.Name):
             raise DslError("inner loops are 'for c in chunks(t, SIZE)' or 'for k in steps(t)'", loc)
         call = st.iter
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in ir.INNER_LOOP_KINDS):
-            raise DslError("inner loops iterate chunks(t, SIZE) or steps(t)", _loc(call))
+            raise DslError("inner loops iterate chunks(t, SIZE), steps(t), taps(t) or unroll(N)", _loc(call))
         kind = call.func.id
-        if call.keywords or not call.args or not isinstance(call.args[0], ast.Name) or call.args[0].id != parent:
+        if not call.args or not isinstance(call.args[0], ast.Name) or call.args[0].id != parent:
             raise DslError(f"{kind}() takes the enclosing loop variable '{parent}' first", _loc(call))
+        parts = 1
+        for k in call.keywords:
+            if kind != "chunks" or k.arg != "parts":
+                raise DslError(f"{kind}() takes no argument '{k.arg}'", _loc(k.value))
+            parts = self._static_int(k.value)
+            if parts < 1:
+                raise DslError("parts= is >= 1", _loc(call))
         if kind == "chunks":
             if parent_kind != "rows":
                 raise DslError("chunks() splits the rows of a rows(...) loop", _loc(call))
@@ -427,7 +510,7 @@ class _Parser:
         self.loop_vars[var] = kind
         body = self._block(st.body, var, kind)
         del self.loop_vars[var]  # sequential inner loops may reuse the name
-        return ir.InnerLoop(loc, kind, var, parent, size, tuple(body))
+        return ir.InnerLoop(loc, kind, var, parent, size, tuple(body), parts)
 
     def _store(self, call: ast.Call, top_level: bool = False) -> ir.Store:
         loc = _loc(call)
@@ -436,263 +519,21 @@ class _Parser:
                 raise DslError("outside a loop, store(y, value) writes a scalar to a one-element Out",
                                loc)
             return ir.Store(loc, self._tensor_name(call.args[0], "out"), "", self._expr(call.args[1]))
-        if call.keywords or len(call.args) != 3:
-            raise DslError("store(y, at, value) takes an Out tensor, a loop variable and a value", loc)
-        tensor = self._tensor_name(call.args[0], "out")
+        if call.keywords or len(call.args) not in (3, 4):
+            raise DslError("store(y, at, value[, part]) takes an Out tensor, a loop variable, a value and "
+                           "optionally the part of the row (chunks(..., parts=P))", loc)
+        tensor = self._tensor_name(call.args[0], "out", workspace=self.cube)
         at = self._loop_var(call.args[1])
-        return ir.Store(loc, tensor, at, self._expr(call.args[2]))
+        part = self._static_int(call.args[3]) if len(call.args) == 4 else None
+        return ir.Store(loc, tensor, at, self._expr(call.args[2]), part)
 
     def _loop_var(self, node: ast.AST) -> str:
-        if not isinstance(node, ast.Name) or node.id not in self.loop_vars:
+        if not isinstance(node, ast.Name) or node.id not in self.loop_vars or self.loop_vars[node.id] == "blocks":
             raise DslError(f"expected a loop variable, got {ast.unparse(node)!r}", _loc(node))
         return node.id
 
-    @staticmethod
-    def _is_call(node: ast.AST, name: str) -> bool:
-        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
 
-    # ------------------------------------------------------------ expressions
-    def _expr(self, node: ast.AST, depth: int = 0) -> ir.Expr:
-        if depth > MAX_DEPTH:
-            raise DslError("expression nests too deeply", _loc(node))
-        e = self._expr_raw(node, depth + 1)
-        return _fold(e)
+def int_literal_pos(node: ast.AST) -> int:
+    """A non-negative integer literal (loop arguments)."""
+    return int_literal(node, 0, MAX_INT)
 
-    def _expr_raw(self, node: ast.AST, depth: int) -> ir.Expr:
-        loc = _loc(node)
-        if isinstance(node, ast.Constant):
-            return ir.Const(loc, number_literal(node))
-        if isinstance(node, ast.Name):
-            n = node.id
-            if n in CONSTANTS:
-                return ir.Const(loc, CONSTANTS[n])
-            if n in self.values:
-                return ir.Var(loc, n)
-            if n in self.params:
-                if self.params[n].kind == "scalar":
-                    return ir.ScalarRef(loc, n)
-                raise DslError(f"'{n}' is a GM tensor: bring it into UB with load({n}, t)", loc)
-            if n in self.tunables:
-                raise DslError(f"tunable '{n}' can only size loops", loc)
-            raise DslError(f"unknown name '{n}'", loc)
-        if isinstance(node, ast.UnaryOp):
-            if isinstance(node.op, ast.USub):
-                return ir.Unary(loc, "neg", self._expr(node.operand, depth))
-            if isinstance(node.op, ast.UAdd):
-                return self._expr(node.operand, depth)
-            raise DslError(f"operator {type(node.op).__name__} is not supported", loc)
-        if isinstance(node, ast.BinOp):
-            if isinstance(node.op, ast.Pow):
-                return self._power(node, depth)
-            op = BINOPS.get(type(node.op))
-            if op is None:
-                raise DslError(f"operator {type(node.op).__name__} is not supported (+ - * / ** only)", loc)
-            return ir.Binary(loc, op, self._expr(node.left, depth), nonzero_divisor(op, self._expr(node.right, depth)))
-        if isinstance(node, ast.Compare):
-            if len(node.ops) != 1:
-                raise DslError("chained comparisons are not supported", loc)
-            return ir.Compare(loc, CMPOPS[type(node.ops[0])], self._expr(node.left, depth),
-                              self._expr(node.comparators[0], depth))
-        if isinstance(node, ast.Call):
-            return self._call(node, depth)
-        raise DslError(f"'{type(node).__name__}' is not a DSL expression", loc)
-
-    def _power(self, node: ast.BinOp, depth: int) -> ir.Expr:
-        loc = _loc(node)
-        base = self._expr(node.left, depth)
-        if isinstance(node.right, ast.Constant) and type(node.right.value) is int \
-                and 1 <= node.right.value <= 4:
-            if isinstance(base, ir.Const):
-                return ir.Const(loc, fold_number("pow", (base.value, float(node.right.value)), loc))
-            return base if node.right.value == 1 else ir.Power(loc, base, node.right.value)
-        exp_ = self._expr(node.right, depth)
-        if isinstance(base, ir.Const) and isinstance(exp_, ir.Const):
-            return ir.Const(loc, fold_number("pow", (base.value, exp_.value), loc))
-        return ir.Binary(loc, "pow", base, exp_)  # the checker allows it on host scalars only
-
-    def _call(self, node: ast.Call, depth: int) -> ir.Expr:
-        loc = _loc(node)
-        if not isinstance(node.func, ast.Name):
-            raise DslError("only calls of DSL functions are allowed", loc)
-        f = node.func.id
-        args = node.args
-        if node.keywords:
-            raise DslError(f"{f}() takes positional arguments only", loc)
-
-        def want(n: int) -> None:
-            if len(args) != n:
-                raise DslError(f"{f}() takes {n} argument{'s' if n != 1 else ''}, got {len(args)}", loc)
-
-        if f in LOAD_FUNCS:
-            want(2)
-            if not isinstance(args[0], ast.Name):
-                raise DslError(f"{f}(x, at) takes an In tensor", loc)
-            return ir.Load(loc, self._tensor_name(args[0], "in"), self._loop_var(args[1]), LOAD_FUNCS[f])
-        if f in UNARY_FUNCS:
-            want(1)
-            return ir.Unary(loc, UNARY_FUNCS[f], self._expr(args[0], depth))
-        if f == "leaky_relu":
-            want(2)
-            slope = self._expr(args[1], depth)
-            if not isinstance(slope, ir.Const):
-                raise DslError("leaky_relu(x, slope) takes a constant slope", loc)
-            return ir.LeakyRelu(loc, self._expr(args[0], depth), slope.value)
-        if f in BINARY_FUNCS:
-            want(2)
-            return ir.Binary(loc, BINARY_FUNCS[f], self._expr(args[0], depth), self._expr(args[1], depth))
-        if f == "where":
-            want(3)
-            cond = self._expr(args[0], depth)
-            if not isinstance(cond, ir.Compare):
-                raise DslError("where(cond, a, b) needs a comparison as its condition, e.g. x > 0", loc)
-            return ir.Select(loc, cond, self._expr(args[1], depth), self._expr(args[2], depth))
-        if f == "cast":
-            want(2)
-            if not isinstance(args[1], ast.Name) or args[1].id not in DTYPE_NAMES:
-                raise DslError("cast(x, dtype) takes a dtype name such as f32", loc)
-            return ir.Cast(loc, self._expr(args[0], depth), DTYPE_NAMES[args[1].id])
-        if f in REDUCE_FUNCS:
-            want(1)
-            return ir.RowReduce(loc, REDUCE_FUNCS[f], self._expr(args[0], depth))
-        if f in ("row_fill", "tile_fill"):
-            if len(args) not in (1, 2):
-                raise DslError(f"{f}(value[, dtype]) takes a constant and an optional dtype", loc)
-            v = self._expr(args[0], depth)
-            if not isinstance(v, ir.Const):
-                raise DslError(f"{f}() takes a constant value", loc)
-            dtype = "f32"
-            if len(args) == 2:
-                if not isinstance(args[1], ast.Name) or args[1].id not in DTYPE_NAMES:
-                    raise DslError(f"{f}(value, dtype) takes a dtype name", loc)
-                dtype = DTYPE_NAMES[args[1].id]
-            return ir.Fill(loc, f.split("_")[0], v.value, dtype)
-        if f == "width":
-            want(1)
-            return ir.Extent(loc, self._loop_var(args[0]))
-        if f in GRID_FUNCS:
-            want(1)
-            return ir.GridReduce(loc, GRID_FUNCS[f], self._expr(args[0], depth))
-        if f == "numel":
-            want(1)
-            return ir.Numel(loc, self._tensor_name(args[0]))
-        if f == "size":
-            want(2)
-            d = args[1]
-            neg = isinstance(d, ast.UnaryOp) and isinstance(d.op, ast.USub)
-            lit = d.operand if neg else d
-            if not (isinstance(lit, ast.Constant) and type(lit.value) is int):
-                raise DslError("size(x, d) takes an integer literal dim", loc)
-            dim = -lit.value if neg else lit.value
-            if not -MAX_RANK <= dim < MAX_RANK:
-                raise DslError(f"size(x, {dim}): a dim is in {-MAX_RANK}..{MAX_RANK - 1}", loc)
-            return ir.Numel(loc, self._tensor_name(args[0]), dim)
-        if f in SCAN_FUNCS:
-            want(2)
-            return ir.Scan(loc, SCAN_FUNCS[f], self._expr(args[0], depth), self._expr(args[1], depth))
-        if f == "row_last":
-            want(1)
-            return ir.RowLast(loc, self._expr(args[0], depth))
-        if f == "pick":
-            want(3)
-            return ir.Pick(loc, self._tensor_name(args[0], "in"), self._loop_var(args[1]),
-                           self._tensor_name(args[2], "in"))
-        if f in ("tunable", "pow2", "choice", "span", "tiles", "rows", "slabs", "chunks", "steps", "store"):
-            raise DslError(f"{f}() cannot be used here", loc)
-        raise DslError(f"unknown function '{f}'", loc)
-
-
-def int_literal(node: ast.AST, lo: int = -MAX_INT, hi: int = MAX_INT) -> int:
-    """An integer literal (``-n`` included) within [lo, hi]; DslError otherwise."""
-    neg = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
-    lit = node.operand if neg else node
-    if not (isinstance(lit, ast.Constant) and type(lit.value) is int):
-        raise DslError("expected an integer literal", _loc(node))
-    v = -lit.value if neg else lit.value
-    if not lo <= v <= hi:
-        raise DslError(f"integer {v if abs(v) < 10**12 else 'literal'} is out of range ({lo}..{hi})", _loc(node))
-    return v
-
-
-def number_literal(node: ast.Constant) -> float:
-    """A numeric constant as a finite float; DslError for strings, bools, complex, overflow."""
-    v = node.value
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        shown = repr(v) if not isinstance(v, (str, bytes)) else f"a {type(v).__name__} literal"
-        raise DslError(f"only numeric constants are allowed, got {shown}", _loc(node))
-    try:
-        f = float(v)
-    except OverflowError:
-        raise DslError("numeric constant is out of the float range", _loc(node)) from None
-    if not math.isfinite(f):
-        raise DslError("numeric constant is out of the float range", _loc(node))
-    return f
-
-
-def parse_domain(node: ast.AST, int_of, lowest: int) -> ir.Domain:
-    """``pow2(lo, hi)``, ``choice(...)`` or ``span(lo, hi, step)``, sized arithmetically
-    (never enumerated) before it is accepted: at most MAX_DOMAIN values."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-            and node.func.id in ("pow2", "choice", "span")) or node.keywords:
-        raise DslError("a tunable's domain is pow2(lo, hi), choice(a, b, ...) or span(lo, hi, step)", _loc(node))
-    if len(node.args) > MAX_DOMAIN:
-        raise DslError(f"choice() has {len(node.args)} values; the limit is {MAX_DOMAIN}", _loc(node))
-    args = tuple(int_of(x) for x in node.args)
-    kind = node.func.id
-    if kind == "pow2" and (len(args) != 2 or args[0] < 1 or args[0] > args[1]):
-        raise DslError("pow2(lo, hi) needs 1 <= lo <= hi", _loc(node))
-    if kind == "span" and (len(args) != 3 or args[2] < 1 or args[0] > args[1]):
-        raise DslError("span(lo, hi, step) needs lo <= hi and step >= 1", _loc(node))
-    if kind == "choice" and (not args or len(set(args)) != len(args)):
-        raise DslError("choice(...) needs distinct values", _loc(node))
-    if any(v < lowest or v > MAX_INT for v in args):
-        raise DslError(f"tunable values are integers in {lowest}..{MAX_INT}", _loc(node))
-    domain = ir.Domain(kind, args)
-    n = domain.size()
-    if n < 1 or n > MAX_DOMAIN:
-        raise DslError(f"domain {domain} has {n} values; it needs 1 to {MAX_DOMAIN}", _loc(node))
-    return domain
-
-
-_UNARY_FOLD = {
-    "neg": lambda x: -x, "exp": math.exp, "log": math.log, "abs": abs, "sqrt": math.sqrt,
-    "rsqrt": lambda x: 1 / math.sqrt(x), "reciprocal": lambda x: 1 / x, "relu": lambda x: max(x, 0.0),
-    "tanh": math.tanh, "sigmoid": lambda x: 1 / (1 + math.exp(-x)), "erf": math.erf,
-    "gelu": lambda x: 0.5 * x * (1 + math.erf(x / math.sqrt(2))), "silu": lambda x: x / (1 + math.exp(-x)),
-}
-_BINARY_FOLD = {
-    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-    "div": lambda a, b: a / b, "max": max, "min": min, "pow": lambda a, b: a ** b,
-}
-
-
-def fold_number(op: str, args: tuple[float, ...], loc: Loc) -> float:
-    """Constant folding of one DSL operation. A result that is not a real number (``0.0 /
-    0.0``, ``(-8.0) ** 0.5``, ``log(-1.0)``) or that overflows from finite operands
-    (``10.0 ** 400``) is a DslError, never a silent inf or NaN."""
-    fn = _UNARY_FOLD[op] if len(args) == 1 else _BINARY_FOLD[op]
-    shown = f"{op}({', '.join(f'{a:g}' for a in args)})"
-    if op == "div" and args[1] == 0:
-        raise DslError(f"{shown}: division by the constant 0", loc)
-    try:
-        v = fn(*args)
-    except (ValueError, ZeroDivisionError, OverflowError):
-        v = math.nan
-    if not isinstance(v, (int, float)) or math.isnan(v) or (math.isinf(v) and all(map(math.isfinite, args))):
-        raise DslError(f"{shown} is not a finite real number", loc)
-    return float(v)
-
-
-def nonzero_divisor(op: str, rhs, loc: Loc | None = None):
-    """``x / 0.0`` is a mistake in a kernel (inf or NaN everywhere): refuse a constant 0 divisor."""
-    if op == "div" and getattr(rhs, "value", None) == 0 and type(rhs).__name__ in ("Const", "VConst"):
-        raise DslError("division by the constant 0", loc or rhs.loc)
-    return rhs
-
-
-def _fold(e: ir.Expr) -> ir.Expr:
-    """Constant-fold arithmetic on constants, so ``sqrt(2.0 / pi)`` is one number."""
-    if isinstance(e, ir.Binary) and isinstance(e.lhs, ir.Const) and isinstance(e.rhs, ir.Const):
-        return ir.Const(e.loc, fold_number(e.op, (e.lhs.value, e.rhs.value), e.loc))
-    if isinstance(e, ir.Unary) and isinstance(e.arg, ir.Const):
-        return ir.Const(e.loc, fold_number(e.op, (e.arg.value,), e.loc))
-    return e

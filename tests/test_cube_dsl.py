@@ -118,7 +118,7 @@ def test_lowering_emits_the_cube_api() -> None:
     for api in ("Nd2NzParams", "LoadData(", "ifTranspose", "Mmad(", "FixpipeParamsV220", "F322F16",
                 "KERNEL_TYPE_AIC_ONLY", "constexpr int32_t STAGES = 1;", "TQue<TPosition::CO1"):
         assert api in src, api
-    assert "struct MmTilingData" in lk.header and "MmComputeTiling" in lk.header
+    assert "struct MmCustomTilingData" in lk.header and "MmCustomComputeTiling" in lk.header
     cann = lk.cann_kernel_source("cube")
     assert "GET_TILING_DATA" in cann
 

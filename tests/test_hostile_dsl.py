@@ -91,9 +91,10 @@ def cube_with(expr: str) -> str:
 
 @pytest.mark.parametrize("expr, match", [
     ("v * (0.0 / 0.0)", "division by the constant 0"),
-    ("v * (-8.0) ** 0.5", "integer literal n in 1..4"),
+    # one expression language: constant powers fold (and must be finite) as in vector kernels
+    ("v * (-8.0) ** 0.5", "pow\\(-8, 0.5\\) is not a finite real number"),
     ("v * (-8.0) ** 2 * 1" + "0" * 400, "out of the float range"),
-    ("v * 10 ** 400", "integer literal n in 1..4"),
+    ("v * 10 ** 400", "pow\\(10, 400\\) is not a finite real number"),
     ("-" * 30000 + "v", "nests too deeply"),
 ])
 def test_cube_literals_and_depth(expr: str, match: str) -> None:

@@ -9,10 +9,13 @@ from dataclasses import dataclass
 
 from .. import ir
 from ..checker import TypedProgram, check_program
-from ..names import mangle, size_expr, size_value
+from ..names import mangle, op_name, size_expr, size_value
 from ..parser import DslError, parse
 from .compute import CTYPE, KernelPlan, plan_kernel, unit_elems
+from .glue import ROW_COPIES, emulator_entries, ub_init, ub_members
 from .tiling import TilingSpec, camel, formulas, host_expr, render_header
+
+ROLE = {"inq": "in", "outq": "out"}  # buffer kind -> UB member role (else a VECCALC buffer)
 
 # Pass 4: the alignment rules live in these helpers, emitted into every kernel.
 ALIGN_PRELUDE = r"""
@@ -46,47 +49,7 @@ __aicore__ inline float AcxScalarFn(const LocalTensor<float>& b, float v, AcxFn 
     return r;
 }
 
-// GM -> UB: `rows` rows of `len` elements, `gmStride` apart in GM, `ubStride` apart in UB.
-// Whole 32 B blocks in one contiguous run use DataCopy; anything ragged uses DataCopyPad
-// (GM side in bytes, UB side in 32 B blocks, each row padded up to 32 B in UB).
-template <typename T>
-__aicore__ inline void CopyRowsIn(const LocalTensor<T>& dst, const GlobalTensor<T>& src, int64_t rows,
-                                  int64_t len, int64_t gmStride, int64_t ubStride) {
-    const int64_t bytes = len * static_cast<int64_t>(sizeof(T));
-    if (bytes % 32 == 0 && (rows == 1 || (gmStride == len && ubStride == len))) {
-        DataCopy(dst, src, static_cast<uint32_t>(rows * len));
-        return;
-    }
-    const int64_t ubGapBlocks = (ubStride * static_cast<int64_t>(sizeof(T)) - acx_align_up(bytes, 32)) / 32;
-    for (int64_t r0 = 0; r0 < rows; r0 += 4095) {  // blockCount <= 4095
-        const int64_t n = acx_min(4095, rows - r0);
-        DataCopyExtParams p{static_cast<uint16_t>(n), static_cast<uint32_t>(bytes),
-                            static_cast<uint32_t>((gmStride - len) * static_cast<int64_t>(sizeof(T))),
-                            static_cast<uint32_t>(ubGapBlocks), 0};
-        DataCopyPadExtParams<T> pad{false, 0, 0, static_cast<T>(0)};
-        DataCopyPad(dst[r0 * ubStride], src[r0 * gmStride], p, pad);
-    }
-}
-
-// UB -> GM: writes exactly `len` elements per row, so neighbouring data is never clobbered.
-template <typename T>
-__aicore__ inline void CopyRowsOut(const GlobalTensor<T>& dst, const LocalTensor<T>& src, int64_t rows,
-                                   int64_t len, int64_t gmStride, int64_t ubStride) {
-    const int64_t bytes = len * static_cast<int64_t>(sizeof(T));
-    if (bytes % 32 == 0 && (rows == 1 || (gmStride == len && ubStride == len))) {
-        DataCopy(dst, src, static_cast<uint32_t>(rows * len));
-        return;
-    }
-    const int64_t ubGapBlocks = (ubStride * static_cast<int64_t>(sizeof(T)) - acx_align_up(bytes, 32)) / 32;
-    for (int64_t r0 = 0; r0 < rows; r0 += 4095) {
-        const int64_t n = acx_min(4095, rows - r0);
-        DataCopyExtParams p{static_cast<uint16_t>(n), static_cast<uint32_t>(bytes),
-                            static_cast<uint32_t>(ubGapBlocks),
-                            static_cast<uint32_t>((gmStride - len) * static_cast<int64_t>(sizeof(T))), 0};
-        DataCopyPad(dst[r0 * gmStride], src[r0 * ubStride], p);
-    }
-}
-""".strip("\n")
+""".strip("\n") + "\n\n" + ROW_COPIES
 
 
 @dataclass(frozen=True)
@@ -104,7 +67,7 @@ class LoweredKernel:
     def op(self) -> str:
         """The operator name: the program's name with CANN's conventional ``_custom`` suffix,
         which also keeps kernel entries clear of C library names (div, exp, abs, ...)."""
-        return op_name(self.program)
+        return op_name(self.program.name)
 
     @property
     def entry(self) -> str:
@@ -149,51 +112,16 @@ class LoweredKernel:
     def emulator_source(self) -> str:
         """The kernel plus the two C entry points the emulator runner calls."""
         p = self.program
-        s = self.tiling.struct_name
-        fn = f"{camel(self.op)}ComputeTiling"
-        tun = "".join(f", tunables[{i}]" for i in range(len(p.tunables)))
-        sc = "".join(f", static_cast<float>(scalars[{i}])" for i in range(len(p.scalars)))
-        n_gm = len(p.tensors) + 2
-        call = ", ".join(f"(GM_ADDR)gm[{i}]" for i in range(n_gm))
-        return (
-            self.kernel_source()
-            + f"""
-// ---- emulator entry points (not part of the AscendC operator) ----
-#include <cstring>
-extern "C" int acx_tiling(const int64_t* dims, const int32_t* ranks, int32_t n_tensors,
-                          const int64_t* tunables, int32_t n_tunables, const double* scalars, int32_t n_scalars,
-                          uint32_t core_num, uint8_t* out, uint32_t out_cap, uint32_t* block_dim,
-                          uint64_t* workspace_bytes, char* err, int32_t errlen) {{
-    if (n_tunables != {len(p.tunables)} || n_scalars != {len(p.scalars)}) {{
-        std::snprintf(err, errlen, "expected {len(p.tunables)} tunables and {len(p.scalars)} scalars");
-        return -1;
-    }}
-    {s} t{{}};
-    const char* e = {fn}(dims, ranks, n_tensors, core_num{tun}{sc}, &t);
-    if (e != nullptr) {{ std::snprintf(err, errlen, "%s", e); return -1; }}
-    if (sizeof(t) > out_cap) {{ std::snprintf(err, errlen, "tiling buffer too small"); return -1; }}
-    std::memcpy(out, &t, sizeof(t));
-    *block_dim = static_cast<uint32_t>(t.blockDim);
-    *workspace_bytes = static_cast<uint64_t>(t.workspaceBytes);
-    return static_cast<int>(sizeof(t));
-}}
-
-extern "C" int acx_run(void** gm, const uint64_t* gmBytes, int n_gm, const AcxRunOptions* opt, char* err, int errlen) {{
-    if (n_gm != {n_gm}) {{ std::snprintf(err, errlen, "expected {n_gm} GM buffers, got %d", n_gm); return -1; }}
-    return acx::Run(gm, gmBytes, n_gm, opt, err, errlen, [&] {{ {self.entry}({call}); }});
-}}
-"""
-        )
+        return self.kernel_source() + emulator_entries(
+            struct=self.tiling.struct_name, tiling_fn=f"{camel(self.op)}ComputeTiling", n_tunables=len(p.tunables),
+            n_scalars=len(p.scalars), cores="core_num", block_dim="blockDim",
+            workspace="static_cast<uint64_t>(t.workspaceBytes)", n_gm=len(p.tensors) + 2, entry=self.entry)
 
     def _banner(self) -> str:
         p = self.program
         return (f"// Kernel '{p.name}' generated by ascendcraft from its DSL program"
                 f"{' (category ' + p.category + ')' if p.category else ''}.\n"
                 "// Comments 'DSL line N' point back to the program; edit the DSL, not this file.\n")
-
-
-def op_name(p: ir.Program) -> str:
-    return p.name if p.name.endswith("_custom") else f"{p.name}_custom"
 
 
 def compile_time_params(program: ir.Program, params: dict[str, int] | None) -> int:
@@ -227,7 +155,7 @@ def tiling_spec(tp: TypedProgram, plan: KernelPlan) -> TilingSpec:
         slots = size_expr(depth) if b.kind in ("inq", "outq") else "1"
         buffers.append((f"{b.name}Bytes", slots, b.bytes_expr))
     return TilingSpec(
-        op=op_name(p), kind=p.loop.kind, ref_index=ref, dim=p.loop.dim, unit=unit_elems(p),
+        op=op_name(p.name), kind=p.loop.kind, ref_index=ref, dim=p.loop.dim, unit=unit_elems(p),
         formulas=tuple(formulas(p.loop, tp.chunked, p.loops)), buffers=tuple(buffers),
         tunables=tuple(t.name for t in p.tunables), scalars=tuple(s.name for s in p.scalars),
         host=tuple((name, host_expr(e)) for name, e in plan.host_scalars),
@@ -256,7 +184,7 @@ def _gm_size(p: ir.Program, role: str) -> str:
 def _kernel_class(tp: TypedProgram, plan: KernelPlan, spec: TilingSpec, depth: int) -> str:
     """Pass 2 (init) wrapped around the compute body of pass 3."""
     p = tp.program
-    cls = f"Kernel{camel(op_name(p))}"
+    cls = f"Kernel{camel(op_name(p.name))}"
     L: list[str] = [ALIGN_PRELUDE, "", f"constexpr int32_t DEPTH = {depth};  // queue depth: 2 = double buffering", ""]
     L.append("template <typename TilingT>")
     L.append(f"class {cls} {{")
@@ -272,11 +200,7 @@ def _kernel_class(tp: TypedProgram, plan: KernelPlan, spec: TilingSpec, depth: i
     if plan.grid_loops:
         L.append("        gridGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(GetUserWorkspace(workspace)), "
                  "static_cast<uint64_t>(td.workspaceBytes / 4));")
-    for b in plan.buffers:
-        if b.kind in ("inq", "outq"):
-            L.append(f"        pipe.InitBuffer({b.name}, DEPTH, static_cast<uint32_t>(td.{b.name}Bytes));")
-        else:
-            L.append(f"        pipe.InitBuffer({b.name}, static_cast<uint32_t>(td.{b.name}Bytes));")
+    L += ub_init(((b.name, b.kind in ROLE, f"{b.name}Bytes") for b in plan.buffers), "DEPTH")
     L.append("    }")
     L.append("")
     L.append("    __aicore__ inline void Process() {")
@@ -286,13 +210,7 @@ def _kernel_class(tp: TypedProgram, plan: KernelPlan, spec: TilingSpec, depth: i
     L.append("")
     L.append("private:")
     L.append("    TPipe pipe;")
-    for b in plan.buffers:
-        if b.kind == "inq":
-            L.append(f"    TQue<QuePosition::VECIN, DEPTH> {b.name};")
-        elif b.kind == "outq":
-            L.append(f"    TQue<QuePosition::VECOUT, DEPTH> {b.name};")
-        else:
-            L.append(f"    TBuf<QuePosition::VECCALC> {b.name};")
+    L += ub_members(((b.name, ROLE.get(b.kind, "calc")) for b in plan.buffers), "QuePosition", "DEPTH")
     for t in p.tensors:
         L.append(f"    GlobalTensor<{CTYPE[t.dtype]}> {mangle('gm', t.name)};")
     if plan.grid_loops:

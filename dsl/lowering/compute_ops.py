@@ -1,0 +1,453 @@
+"""Expressions of the vector compute pass: one DSL expression → AscendC vector calls, writing
+into a hinted destination (an output queue tensor or an accumulator) or a dead temporary
+operand in place. Mixed into ``compute._Compute``, which owns statements, loops, queues and
+the UB pools; the value and buffer types of the pass live here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .. import ir, ops
+from ..names import mangle
+from ..parser import DslError
+from . import vector_ops
+
+CTYPE = {"f32": "float", "f16": "half", "bf16": "bfloat16_t", "i32": "int32_t", "i64": "int64_t", "i8": "int8_t",
+         "u8": "uint8_t", "bool": "uint8_t"}
+NBYTES = ir.DTYPE_BYTES
+CMP = {"lt": "LT", "gt": "GT", "le": "LE", "ge": "GE", "eq": "EQ", "ne": "NE"}
+CMP_INVERSE = {"lt": "ge", "ge": "lt", "gt": "le", "le": "gt", "eq": "ne", "ne": "eq"}
+CMP_SWAP = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
+VEC2 = {o.name: o.api for o in ops.BINARY.values() if o.api}  # one instruction: Add(dst, a, b, n)
+VEC1 = {o.name: o.api for o in ops.UNARY.values() if o.api}  # one instruction: Exp(dst, src, n)
+REDUCE = {o.name: o.api for o in ops.REDUCE.values()}
+ERF_P, ERF_A = ops.ERF_P, ops.ERF_A
+
+
+def cconst(v: float) -> str:
+    if math.isinf(v):
+        return "ACX_INF" if v > 0 else "(-ACX_INF)"
+    if math.isnan(v):
+        raise DslError("NaN constants are not supported")
+    r = repr(float(v))
+    return f"{r}f" if ("e" in r or "." in r) else f"{r}.0f"
+
+
+@dataclass
+class Buffer:
+    """One UB allocation: a queue (slots = depth) or a VECCALC buffer."""
+
+    name: str
+    kind: str  # inq | outq | tmp | row | col | mask | red | work
+    bytes_expr: str  # in the tiling formula language
+    slots: int = 1
+    tensor: str = ""
+    dtype: str = ""
+    form: str = ""  # queues: what one slot holds (tile | col | row)
+
+
+@dataclass
+class Val:
+    form: str  # tile | row | col | scalar
+    dtype: str
+    cpp: str  # LocalTensor name, or a C++ scalar expression
+    buf: Buffer | None = None
+    temp: bool = False  # an unnamed intermediate consumed exactly once
+    origin: str = ""  # a queue tensor reinterpreted as another dtype: the original tensor
+
+    @property
+    def ctype(self) -> str:
+        return CTYPE[self.dtype]
+
+
+def _same_storage(a: Val, b: Val) -> bool:
+    """Whether two values occupy the same UB storage: the same pool buffer, or the same
+    tensor of a queue (two loads of one input are two tensors of the same queue)."""
+    if a.buf is not b.buf:
+        return False
+    return a.buf is None or a.buf.kind != "inq" or (a.origin or a.cpp) == (b.origin or b.cpp)
+
+
+
+class ComputeOps:
+    """Value lowering; the pass provides emit, pools, queues, counter, loop, p, tp, roles,
+    uses_red, live_defs, _release, _bind and the statement machinery."""
+
+    def _count(self, form: str) -> str:
+        return {"tile": "cnt", "row": "r", "col": "w"}[form]
+
+    def _new(self, form: str, dtype: str) -> Val:
+        pool = {"tile": "tmp", "row": "row", "col": "col"}[form]
+        b = self.pools[pool].get()
+        self.counter += 1
+        name = f"v{self.counter}"
+        self.emit(f"LocalTensor<{CTYPE[dtype]}> {name} = {b.name}.Get<{CTYPE[dtype]}>();")
+        return Val(form, dtype, name, b, temp=True)
+
+    def _dest(self, form: str, dtype: str, hint: Val | None, operands: list[Val], pre=None) -> Val:
+        """Where an op writes: the hint (out queue tensor / accumulator), else a dead temporary
+        operand of the same form (in place), else a fresh buffer."""
+        if hint is not None:
+            if pre is not None:
+                pre()
+            return hint
+        for v in operands:
+            if v.temp and v.buf is not None and v.form == form and v.buf.kind != "outq" and \
+                    (v.buf.kind != "inq" or NBYTES[v.buf.dtype] >= NBYTES[dtype]):
+                if v.dtype != dtype:
+                    self.counter += 1
+                    name = f"v{self.counter}"
+                    self.emit(f"LocalTensor<{CTYPE[dtype]}> {name} = {v.cpp}.ReinterpretCast<{CTYPE[dtype]}>();")
+                    return Val(form, dtype, name, v.buf, temp=True, origin=v.origin or v.cpp)
+                return Val(form, dtype, v.cpp, v.buf, temp=True)
+        return self._new(form, dtype)
+
+    def _mask(self) -> tuple[Buffer, str]:
+        """A compare-result buffer from the mask pool and a named uint8 tensor over it; give
+        the buffer back with ``self.pools["mask"].put`` when the Select is emitted."""
+        mask = self.pools["mask"].get()
+        self.counter += 1
+        m = f"m{self.counter}"
+        self.emit(f"LocalTensor<uint8_t> {m} = {mask.name}.Get<uint8_t>();")
+        return mask, m
+
+    def _done(self, operands: list[Val], dst: Val) -> None:
+        for v in operands:
+            if v.temp and v.buf is not None and not _same_storage(v, dst):
+                self._release(v)
+
+    def _scalar(self, v: Val, ctype: str) -> str:
+        return f"static_cast<{ctype}>({v.cpp})"
+
+    def _expr(self, e: ir.Expr, loop_var: str, hint: Val | None = None, pre=None) -> Val:
+        t = self.tp.type_of(e)
+        if t.form == "scalar":
+            return Val("scalar", "f32", self._scalar_cpp(e))
+        if isinstance(e, ir.Var):
+            v = self.live_defs[self.def_of[id(e)]]
+            return Val(v.form, v.dtype, v.cpp, v.buf, temp=False, origin=v.origin)
+        if isinstance(e, ir.Load):
+            v = self._load(e)
+            return self._finish(v, hint, pre)
+        if isinstance(e, ir.Pick):
+            return self._pick(e, hint, pre)
+        if isinstance(e, ir.Scan):
+            a = self._expr(e.arg, loop_var)
+            carry = self._expr(e.carry, loop_var)
+            return self._scan(e.op, a, carry, hint, pre)
+        if isinstance(e, ir.RowLast):
+            a = self._expr(e.arg, loop_var)
+            d = self._dest("row", a.dtype, hint, [], pre)
+            self.emit("SyncVS();")
+            self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+            self.emit(f"    {d.cpp}.SetValue(ri, {a.cpp}.GetValue(ri * wp + w - 1));")
+            self.emit("}")
+            self.emit("SyncSV();")
+            self._done([a], d)
+            return d
+        if isinstance(e, ir.Fill):
+            form = "row" if e.kind == "row" else "tile"
+            d = self._dest(form, e.dtype, hint, [], pre)
+            self.emit(f"Duplicate({d.cpp}, static_cast<{CTYPE[e.dtype]}>({cconst(e.value)}), {self._count(form)});")
+            return d
+        if isinstance(e, ir.Cast):
+            if self.tp.type_of(e.arg).dtype == e.dtype:  # a no-op cast
+                v = self._expr(e.arg, loop_var, hint, pre)
+                return self._finish(v, hint, pre) if hint is not None and v.buf is not hint.buf else v
+            a = self._expr(e.arg, loop_var)
+            return self._cast(a, e.dtype, hint, pre)
+        if isinstance(e, ir.Unary):
+            a = self._expr(e.arg, loop_var)
+            return self._unary(e.op, a, hint, pre)
+        if isinstance(e, ir.Power):
+            return self._power(self._expr(e.base, loop_var), e.n, hint, pre)
+        if isinstance(e, ir.LeakyRelu):
+            a = self._expr(e.arg, loop_var)
+            d = self._dest(a.form, a.dtype, hint, [a], pre)
+            self.emit(f"LeakyRelu({d.cpp}, {a.cpp}, static_cast<{a.ctype}>({cconst(e.slope)}), {self._count(a.form)});")
+            self._done([a], d)
+            return d
+        if isinstance(e, ir.RowReduce):
+            a = self._expr(e.arg, loop_var)
+            return self._row_reduce(e.op, a, hint, pre)
+        if isinstance(e, ir.Binary):
+            a = self._expr(e.lhs, loop_var)
+            b = self._expr(e.rhs, loop_var)
+            return self._binary(e.op, a, b, hint, pre)
+        if isinstance(e, ir.Select):
+            return self._select(e, loop_var, hint, pre)
+        raise DslError(f"cannot lower {type(e).__name__}", e.loc)
+
+    def _scan(self, op: str, a: Val, carry: Val, hint: Val | None, pre) -> Val:
+        """Inclusive scan along each row, vectorised (Hillis-Steele): for s = 1, 2, 4, ... < w
+        every element combines with the one s to its left, fetched with Gather (byte offsets
+        max(j - s, 0) * 4); lanes j < s take the identity via CompareScalar + Select. Then
+        each row combines with its carry. log2(w) steps of three vector ops per row."""
+        if a.dtype != "f32":
+            raise DslError("scan_*() runs on f32 tiles: cast first")
+        ident, vop = cconst(ops.SCAN[op].identity), ops.SCAN[op].api
+        d = self._dest("tile", "f32", hint, [a], pre)
+        if d.buf is not a.buf or d.cpp != a.cpp:
+            self._copy(d, a)
+        idx = self._new("col", "i32")
+        col = self._new("col", "f32")
+        off = self._new("col", "i32")
+        g = self._new("col", "f32")
+        mask, m = self._mask()
+        self.emit(f"CreateVecIndex({idx.cpp}, static_cast<int32_t>(0), static_cast<uint32_t>(wp));")
+        self.emit(f"Muls({idx.cpp}, {idx.cpp}, static_cast<int32_t>(4), static_cast<int32_t>(wp));")
+        self.emit(f"CreateVecIndex({col.cpp}, 0.0f, static_cast<uint32_t>(wp));")
+        self.emit("for (int64_t s = 1; s < w; s *= 2) {")
+        self.emit(f"    Adds({off.cpp}, {idx.cpp}, static_cast<int32_t>(-4 * s), static_cast<int32_t>(wp));")
+        self.emit(f"    Maxs({off.cpp}, {off.cpp}, static_cast<int32_t>(0), static_cast<int32_t>(wp));")
+        self.emit(f"    CompareScalar({m}, {col.cpp}, static_cast<float>(s), CMPMODE::GE, acx_align_up(wp, 64));")
+        self.emit("    for (int64_t ri = 0; ri < r; ++ri) {")
+        self.emit(f"        Gather({g.cpp}, {d.cpp}[ri * wp], {off.cpp}.ReinterpretCast<uint32_t>(), 0u, "
+                  "static_cast<uint32_t>(w));")
+        self.emit(f"        Select({g.cpp}, {m}, {g.cpp}, {ident}, SELMODE::VSEL_TENSOR_SCALAR_MODE, acx_align_up(w, 64));")
+        self.emit(f"        {vop}({d.cpp}[ri * wp], {d.cpp}[ri * wp], {g.cpp}, static_cast<int32_t>(w));")
+        self.emit("    }")
+        self.emit("}")
+        self.pools["mask"].put(mask)
+        for v in (idx, col, off, g):
+            self._release(v)
+        # combine each row with its carry
+        self.emit("SyncVS();")
+        self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+        self.emit(f"    const float cv = static_cast<float>({carry.cpp}.GetValue(ri));")
+        self._scalar_op({"sum": "add", "prod": "mul", "max": "max"}[op], f"{d.cpp}[ri * wp]",
+                        f"{d.cpp}[ri * wp]", "cv", "float", False, "w", "    ")
+        self.emit("}")
+        self._done([a, carry], d)
+        return d
+
+    def _pick(self, e: ir.Pick, hint: Val | None, pre) -> Val:
+        """x[row, idx[row]] per row: two scalar GM reads per row (an index gather)."""
+        dtype = self.p.param(e.tensor).dtype
+        self.roles[e.index] = "index"
+        self.roles.setdefault(e.tensor, "tile")
+        d = self._dest("row", dtype, hint, [], pre)
+        self.emit("SyncVS();")
+        self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+        self.emit(f"    const int64_t ix = static_cast<int64_t>({mangle('gm', e.index)}.GetValue(gr + ri));")
+        self.emit(f"    {d.cpp}.SetValue(ri, {mangle('gm', e.tensor)}.GetValue((gr + ri) * td_.W + ix));")
+        self.emit("}")
+        self.emit("SyncSV();")
+        return d
+
+    def _finish(self, v: Val, hint: Val | None, pre) -> Val:
+        if hint is None:
+            return v
+        if pre is not None:
+            pre()
+        self._copy(hint, v)
+        self._release(v)
+        return hint
+
+    def _copy(self, dst: Val, src: Val) -> None:
+        n = self._count(dst.form)
+        self.emit(f"DataCopy({dst.cpp}, {src.cpp}, acx_align_up({n}, {32 // NBYTES[dst.dtype]}));")
+
+    def _cast(self, a: Val, dtype: str, hint: Val | None, pre) -> Val:
+        if a.dtype == dtype:
+            return self._finish(a, hint, pre) if hint is not None else a
+        if a.dtype in ("u8", "i8", "bool") and dtype != "f16":
+            mid = self._cast(a, "f16", None, None)
+            return self._cast(mid, dtype, hint, pre)
+        if NBYTES[a.dtype] == NBYTES[dtype] and hint is None and a.temp and a.buf and a.buf.kind != "inq":
+            d = self._new(a.form, dtype)  # casting in place between same-size types is not allowed
+        else:
+            d = self._dest(a.form, dtype, hint, [], pre)
+        if dtype in ("f16", "bf16") and a.dtype == "f32":
+            mode = "CAST_RINT"
+        elif dtype == "i32":
+            mode = "CAST_TRUNC"
+        else:
+            mode = "CAST_NONE"
+        self.emit(f"Cast({d.cpp}, {a.cpp}, RoundMode::{mode}, {self._count(a.form)});")
+        self._done([a], d)
+        return d
+
+    def _power(self, a: Val, n: int, hint: Val | None, pre) -> Val:
+        """a ** n (n = 2..4) from one evaluation of a: a*a, (a*a)*a, or (a*a)*(a*a)."""
+        cnt = self._count(a.form)
+        if n == 2:
+            d = self._dest(a.form, a.dtype, hint, [a], pre)
+            self.emit(f"Mul({d.cpp}, {a.cpp}, {a.cpp}, {cnt});")
+            self._done([a], d)
+            return d
+        # a*a goes to a fresh buffer when a is still needed (n = 3), else may reuse a
+        sq = self._new(a.form, a.dtype) if n == 3 else self._dest(a.form, a.dtype, None, [a])
+        self.emit(f"Mul({sq.cpp}, {a.cpp}, {a.cpp}, {cnt});")
+        if n == 4:
+            self._done([a], sq)
+        d = self._dest(a.form, a.dtype, hint, [sq], pre)
+        self.emit(f"Mul({d.cpp}, {sq.cpp}, {a.cpp if n == 3 else sq.cpp}, {cnt});")
+        self._done([sq, a] if n == 3 else [sq], d)
+        return d
+
+    def _unary(self, op: str, a: Val, hint: Val | None, pre) -> Val:
+        n = self._count(a.form)
+        ct = a.ctype
+        if op in VEC1:
+            d = self._dest(a.form, a.dtype, hint, [a], pre)
+            self.emit(f"{VEC1[op]}({d.cpp}, {a.cpp}, {n});")
+        elif op == "neg":
+            d = self._dest(a.form, a.dtype, hint, [a], pre)
+            self.emit(f"Muls({d.cpp}, {a.cpp}, static_cast<{ct}>(-1.0f), {n});")
+        elif op in ("sigmoid", "tanh"):
+            d = self._dest(a.form, a.dtype, hint, [a], pre)
+            for line in vector_ops.logistic(op, d.cpp, a.cpp, n, lambda v: f"static_cast<{ct}>({cconst(v)})"):
+                self.emit(line)
+        elif op == "erf":
+            d = self._erf(a, hint, pre)
+        elif op == "silu":  # in a buffer of its own: x is read again at the end
+            s = self._new(a.form, a.dtype)
+            for line in vector_ops.logistic(op, s.cpp, a.cpp, n, lambda v: f"static_cast<{ct}>({cconst(v)})"):
+                self.emit(line)
+            d = self._finish(s, hint, pre)
+        elif op == "gelu":  # 0.5 x (1 + erf(x / sqrt 2))
+            u = self._new(a.form, a.dtype)
+            self.emit(f"Muls({u.cpp}, {a.cpp}, static_cast<{ct}>({cconst(1 / math.sqrt(2.0))}), {n});")
+            e = self._erf(u, None, None)  # releases u (or computes in its buffer)
+            self.emit(f"Adds({e.cpp}, {e.cpp}, static_cast<{ct}>(1.0f), {n});")
+            self.emit(f"Mul({e.cpp}, {e.cpp}, {a.cpp}, {n});")
+            self.emit(f"Muls({e.cpp}, {e.cpp}, static_cast<{ct}>(0.5f), {n});")
+            d = self._finish(e, hint, pre)
+        else:
+            raise DslError(f"no lowering for {op}")
+        self._done([a], d)
+        return d
+
+    def _erf(self, x: Val, hint: Val | None, pre) -> Val:
+        """erf by Abramowitz & Stegun 7.1.26 on |x|, sign restored with Compare + Select."""
+        n = self._count(x.form)
+        ct = x.ctype
+        u = self._new(x.form, x.dtype)
+        t = self._new(x.form, x.dtype)
+        q = self._new(x.form, x.dtype)
+        c = lambda v: f"static_cast<{ct}>({cconst(v)})"  # noqa: E731
+        self.emit(f"Abs({u.cpp}, {x.cpp}, {n});")
+        for line in vector_ops.erf_poly(q.cpp, t.cpp, u.cpp, n, c):
+            self.emit(line)
+        self.emit(f"Mul({u.cpp}, {u.cpp}, {u.cpp}, {n});")
+        self.emit(f"Muls({u.cpp}, {u.cpp}, {c(-1.0)}, {n});")
+        self.emit(f"Exp({u.cpp}, {u.cpp}, {n});")
+        self.emit(f"Mul({q.cpp}, {q.cpp}, {u.cpp}, {n});")
+        self.emit(f"Muls({q.cpp}, {q.cpp}, {c(-1.0)}, {n});")
+        self.emit(f"Adds({q.cpp}, {q.cpp}, {c(1.0)}, {n});")  # erf(|x|)
+        self.emit(f"Muls({t.cpp}, {q.cpp}, {c(-1.0)}, {n});")  # -erf(|x|)
+        mask, m = self._mask()
+        full = f"acx_align_up({n}, {256 // NBYTES[x.dtype]})"
+        self.emit(f"CompareScalar({m}, {x.cpp}, {c(0.0)}, CMPMODE::LT, {full});")
+        d = self._dest(x.form, x.dtype, hint, [u], pre)
+        self.emit(f"Select({d.cpp}, {m}, {t.cpp}, {q.cpp}, SELMODE::VSEL_TENSOR_TENSOR_MODE, {full});")
+        self.pools["mask"].put(mask)
+        for v in (u, t, q):
+            if not _same_storage(v, d):
+                self._release(v)
+        return d
+
+    def _row_reduce(self, op: str, a: Val, hint: Val | None, pre) -> Val:
+        self.uses_red = True
+        d = self._dest("row", a.dtype, hint, [], pre)
+        ct = a.ctype
+        self.counter += 1
+        red, work = f"red{self.counter}", f"work{self.counter}"
+        self.emit(f"LocalTensor<{ct}> {red} = redBuf.Get<{ct}>();")
+        self.emit(f"LocalTensor<{ct}> {work} = workBuf.Get<{ct}>();")
+        self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+        extra = ", false" if op != "sum" else ""
+        self.emit(f"    {REDUCE[op]}<{ct}>({red}, {a.cpp}[ri * wp], {work}, static_cast<int32_t>(w){extra});")
+        self.emit("    SyncVS();")
+        self.emit(f"    {d.cpp}.SetValue(ri, {red}.GetValue(0));")
+        self.emit("    SyncSV();")
+        self.emit("}")
+        self._done([a], d)
+        return d
+
+    def _binary(self, op: str, a: Val, b: Val, hint: Val | None, pre) -> Val:
+        if a.form == "scalar" and b.form == "scalar":
+            raise DslError("binary op on two scalars")
+        if b.form == "scalar":
+            return self._with_scalar(op, a, b, False, hint, pre)
+        if a.form == "scalar":
+            return self._with_scalar(op, b, a, True, hint, pre)
+        if a.form == b.form:
+            d = self._dest(a.form, a.dtype, hint, [a, b], pre)
+            self.emit(f"{VEC2[op]}({d.cpp}, {a.cpp}, {b.cpp}, {self._count(a.form)});")
+            self._done([a, b], d)
+            return d
+        tile, other = (a, b) if a.form == "tile" else (b, a)
+        swapped = tile is b
+        d = self._dest("tile", tile.dtype, hint, [tile], pre)
+        ct = tile.ctype
+        if other.form == "col":
+            self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+            x, y = (f"{other.cpp}", f"{tile.cpp}[ri * wp]") if swapped else (f"{tile.cpp}[ri * wp]", f"{other.cpp}")
+            self.emit(f"    {VEC2[op]}({d.cpp}[ri * wp], {x}, {y}, w);")
+            self.emit("}")
+        else:  # row: one scalar per row, read on the scalar unit
+            self.emit("SyncVS();")
+            self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+            self.emit(f"    const float s = static_cast<float>({other.cpp}.GetValue(ri));")
+            self._scalar_op(op, f"{d.cpp}[ri * wp]", f"{tile.cpp}[ri * wp]", "s", ct, swapped, "w", "    ")
+            self.emit("}")
+        self._done([a, b], d)
+        return d
+
+    def _with_scalar(self, op: str, v: Val, s: Val, scalar_first: bool, hint, pre) -> Val:
+        d = self._dest(v.form, v.dtype, hint, [v], pre)
+        self._scalar_op(op, d.cpp, v.cpp, f"static_cast<float>({s.cpp})", v.ctype, scalar_first,
+                        self._count(v.form), "")
+        self._done([v], d)
+        return d
+
+    def _scalar_op(self, op: str, dst: str, src: str, s: str, ct: str, scalar_first: bool, n: str,
+                   ind: str) -> None:
+        """dst = src (op) s, or s (op) src when scalar_first; s is a float C++ expression."""
+        for line in vector_ops.scalar_op(op, dst, src, s, scalar_first, n, lambda x: f"static_cast<{ct}>({x})"):
+            self.emit(ind + line)
+
+    def _select(self, e: ir.Select, loop_var: str, hint, pre) -> Val:
+        cond = e.cond
+        assert isinstance(cond, ir.Compare)
+        a = self._expr(cond.lhs, loop_var)
+        b = self._expr(cond.rhs, loop_var)
+        op = cond.op
+        if a.form == "scalar":
+            a, b, op = b, a, CMP_SWAP[op]
+        x = self._expr(e.if_true, loop_var)
+        y = self._expr(e.if_false, loop_var)
+        dtype = a.dtype
+        ct = CTYPE[dtype]
+        n = "cnt"
+        full = f"acx_align_up({n}, {256 // NBYTES[dtype]})"
+        if x.form == "scalar" and y.form != "scalar":
+            x, y, op = y, x, CMP_INVERSE[op]
+        mask, m = self._mask()
+        if b.form == "scalar":
+            self.emit(f"CompareScalar({m}, {a.cpp}, static_cast<{ct}>({b.cpp}), CMPMODE::{CMP[op]}, {full});")
+        else:
+            self.emit(f"Compare({m}, {a.cpp}, {b.cpp}, CMPMODE::{CMP[op]}, {full});")
+        if x.form == "scalar":  # both constants: materialise the true value
+            tv = self._new("tile", dtype)
+            self.emit(f"Duplicate({tv.cpp}, static_cast<{ct}>({x.cpp}), {n});")
+            x = tv
+        operands = [a, b, x, y]
+        d = self._dest("tile", dtype, hint, [v for v in (x, y) if v.form != "scalar"], pre)
+        if y.form == "scalar":
+            self.emit(f"Select({d.cpp}, {m}, {x.cpp}, static_cast<{ct}>({y.cpp}), "
+                      f"SELMODE::VSEL_TENSOR_SCALAR_MODE, {full});")
+        else:
+            self.emit(f"Select({d.cpp}, {m}, {x.cpp}, {y.cpp}, SELMODE::VSEL_TENSOR_TENSOR_MODE, {full});")
+        self.pools["mask"].put(mask)
+        seen = set()
+        for v in operands:
+            if v.form != "scalar" and v.temp and not _same_storage(v, d) and v.cpp not in seen:
+                seen.add(v.cpp)
+                self._release(v)
+        return d
+

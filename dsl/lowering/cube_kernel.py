@@ -1,0 +1,277 @@
+"""The cube kernel (AIC) of a ``@cube_kernel``'s cube stage (pass 2 of the cube lowering).
+
+Output blocks over the cube cores in the chosen order (row-major, column-major, swizzled
+groups), optional split-K; per block K is staged GM → L1 with the ND → Nz ``DataCopy``
+(ping-pong ``STAGES``), L1 → L0A/L0B with ``LoadData`` (ping-pong), ``Mmad`` accumulating
+in L0C, ``Fixpipe`` to GM (Nz → ND, optional ReLU and fp32 → fp16/bf16).
+"""
+
+from __future__ import annotations
+
+from .. import ir
+from ..ir import DTYPE_BYTES
+from ..names import mangle, size_expr
+from .compute_ops import CTYPE
+from .cube_tiling import Buf, CubeTiling
+from .tiling import camel
+
+QUANT = {"f32": "QuantMode_t::NoQuant", "f16": "QuantMode_t::F322F16", "bf16": "QuantMode_t::F322BF16"}
+
+
+
+def cube_buffers(p: ir.Program) -> list[Buf]:
+    c = p.cube
+    assert c is not None
+    dt = p.dtype_of(c.a.tensor)
+    return [
+        Buf("qA1", "A1", "bm * kl1 * eb", size_expr(c.stages), dt),
+        Buf("qB1", "B1", "kl1 * bn * eb", size_expr(c.stages), dt),
+        Buf("qA2", "A2", "bm * bk * eb", size_expr(c.l0_depth), dt),
+        Buf("qB2", "B2", "bk * bn * eb", size_expr(c.l0_depth), dt),
+        Buf("qC1", "CO1", "bm * bn * 4", size_expr(c.acc_depth), "f32"),
+    ]
+
+
+CUBE_PRELUDE = r"""
+__aicore__ inline int64_t acx_min(int64_t a, int64_t b) { return a < b ? a : b; }
+__aicore__ inline int64_t acx_align16(int64_t a) { return (a + 15) / 16 * 16; }
+
+// GM -> L1, ND -> Nz: `rows` x `cols` elements of a row-major matrix with row stride `ld`,
+// written as Nz with C0-wide column blocks and `rowsPad` rows per block. Row strides
+// above the Nd2Nz limit (65535) fall back to one row per call.
+template <typename T>
+__aicore__ inline void CopyNd2Nz(const LocalTensor<T>& dst, const GlobalTensor<T>& src, int64_t rows,
+                                 int64_t cols, int64_t ld, int64_t rowsPad) {
+    constexpr int64_t C0 = 32 / sizeof(T);
+    if (ld <= 65535) {
+        Nd2NzParams p;
+        p.ndNum = 1;
+        p.nValue = static_cast<uint16_t>(rows);
+        p.dValue = static_cast<uint16_t>(cols);
+        p.srcNdMatrixStride = 0;
+        p.srcDValue = static_cast<uint16_t>(ld);
+        p.dstNzC0Stride = static_cast<uint16_t>(rowsPad);
+        p.dstNzNStride = 1;
+        p.dstNzMatrixStride = 0;
+        DataCopy(dst, src, p);
+        return;
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+        Nd2NzParams p;
+        p.ndNum = 1;
+        p.nValue = 1;
+        p.dValue = static_cast<uint16_t>(cols);
+        p.srcNdMatrixStride = 0;
+        p.srcDValue = static_cast<uint16_t>(cols);
+        p.dstNzC0Stride = static_cast<uint16_t>(rowsPad);
+        p.dstNzNStride = 1;
+        p.dstNzMatrixStride = 0;
+        DataCopy(dst[r * C0], src[r * ld], p);
+    }
+}
+
+// GM -> L1 for fp32 B stored K x N: `rows` x `cols` (row stride `ld`) as 16-row strips, each strip
+// Nz with 16-row column blocks (its 16 x 8 fractals consecutive, so two of them form the 16 x 16
+// square LoadDataWithTranspose takes); strips are 16 * colsPad elements apart.
+template <typename T>
+__aicore__ inline void CopyNd2Strips(const LocalTensor<T>& dst, const GlobalTensor<T>& src, int64_t rows,
+                                     int64_t cols, int64_t ld, int64_t colsPad) {
+    int64_t s = 0;
+    if (ld <= 4095 && colsPad <= 1024 && rows >= 16) {  // full strips in one call (one ND matrix each)
+        Nd2NzParams p;
+        p.ndNum = static_cast<uint16_t>(rows / 16);
+        p.nValue = 16;
+        p.dValue = static_cast<uint16_t>(cols);
+        p.srcNdMatrixStride = static_cast<uint16_t>(16 * ld);
+        p.srcDValue = static_cast<uint16_t>(ld);
+        p.dstNzC0Stride = 16;
+        p.dstNzNStride = 1;
+        p.dstNzMatrixStride = static_cast<uint16_t>(16 * colsPad);
+        DataCopy(dst, src, p);
+        s = rows / 16;
+    }
+    for (; s * 16 < rows; ++s)
+        CopyNd2Nz(dst[s * 16 * colsPad], src[s * 16 * ld], acx_min(16, rows - s * 16), cols, ld, 16);
+}
+
+__aicore__ inline void Load2DTrans32(const LocalTensor<CUBE_T>& dst, const LocalTensor<CUBE_T>& src,
+                                     int64_t squares) {
+    LoadData2dTransposeParams p;
+    p.startIndex = 0;
+    p.repeatTimes = static_cast<uint8_t>(squares);
+    p.srcStride = 1;
+    p.dstGap = 0;
+    p.dstFracGap = static_cast<uint16_t>(squares - 1);
+    p.addrMode = 0;
+    LoadDataWithTranspose(dst, src, p);
+}
+
+__aicore__ inline void Load2D(const LocalTensor<CUBE_T>& dst, const LocalTensor<CUBE_T>& src, int64_t repeat,
+                              int64_t srcStride, bool transpose) {
+    LoadData2DParams p;
+    p.startIndex = 0;
+    p.repeatTimes = static_cast<uint8_t>(repeat);
+    p.srcStride = static_cast<uint16_t>(srcStride);
+    p.sid = 0;
+    p.dstGap = 0;
+    p.ifTranspose = transpose;
+    p.addrMode = 0;
+    LoadData(dst, src, p);
+}
+""".strip("\n")
+
+
+def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
+    c = p.cube
+    assert c is not None
+    dt = p.dtype_of(c.a.tensor)
+    T = CTYPE[dt]
+    out_t = CTYPE[c.out_dtype]
+    c0 = 32 // DTYPE_BYTES[dt]
+    fr = 512 // DTYPE_BYTES[dt]  # elements per 512 B fractal
+    cls = f"CubeKernel{camel(p.name)}"
+    names = [x.name for x in p.tensors]
+    gm_args = names[:len(p.inputs)] + [w.name for w in p.workspaces] + names[len(p.inputs):]
+    ta, tb = c.a.transpose, c.b.transpose
+    L = [CUBE_PRELUDE.replace("CUBE_T", T), ""]
+    L += ["template <typename TilingT>", f"class {cls} {{", "public:", f"    __aicore__ inline {cls}() {{}}"]
+    L.append(f"    __aicore__ inline void Init({', '.join('GM_ADDR ' + mangle('arg', n) for n in gm_args)}, "
+             "const TilingT& td) {")
+    L.append("        td_ = td;")
+    L.append(f"        aGm.SetGlobalBuffer(reinterpret_cast<__gm__ {T}*>({mangle('arg', c.a.tensor)}), "
+             "static_cast<uint64_t>(td.Bt * td.M * td.K));")
+    L.append(f"        bGm.SetGlobalBuffer(reinterpret_cast<__gm__ {T}*>({mangle('arg', c.b.tensor)}), "
+             "static_cast<uint64_t>(td.Bt * td.K * td.N));")
+    slices = "td.splits * " if p.is_workspace(c.target) else ""
+    L.append(f"        cGm.SetGlobalBuffer(reinterpret_cast<__gm__ {out_t}*>({mangle('arg', c.target)}), "
+             f"static_cast<uint64_t>({slices}td.Bt * td.M * td.N));")
+    for b in t.buffers:
+        if b.mem != "UB":
+            L.append(f"        pipe.InitBuffer({b.name}, {_DEPTH_CONST[b.pos]}, static_cast<uint32_t>(td.b_{b.name}));")
+    L.append("    }")
+    a_off = "bt * td_.M * td_.K + " + ("k1 * td_.M + row0" if ta else "row0 * td_.K + k1")
+    b_off = "bt * td_.K * td_.N + " + ("col0 * td_.K + k1" if tb else "k1 * td_.N + col0")
+    L += [
+        "",
+        "    __aicore__ inline void Process() {",
+        "        const int64_t core = GetBlockIdx();",
+        "        const int64_t perBatch = td_.nM * td_.nN;",
+        "        for (int64_t blk = core; blk < td_.blocks; blk += td_.cubeDim) {",
+        "            const int64_t split = blk % td_.splits;",
+        "            const int64_t tile = blk / td_.splits;",
+        "            const int64_t bt = tile / perBatch;",
+        "            const int64_t rest = tile % perBatch;",
+        "            int64_t mi, ni;  // output block order over the cube cores",
+        "            if (td_.order == 1) {  // column-major",
+        "                ni = rest / td_.nM; mi = rest % td_.nM;",
+        "            } else if (td_.order == 2) {  // swizzled: groups of `group` block rows, column-first inside",
+        "                const int64_t g = rest / (td_.group * td_.nN);",
+        "                const int64_t rowsIn = acx_min(td_.group, td_.nM - g * td_.group);",
+        "                const int64_t idx = rest % (td_.group * td_.nN);",
+        "                mi = g * td_.group + idx % rowsIn; ni = idx / rowsIn;",
+        "            } else {  // row-major",
+        "                mi = rest / td_.nN; ni = rest % td_.nN;",
+        "            }",
+        "            const int64_t row0 = mi * td_.bm, col0 = ni * td_.bn;",
+        "            const int64_t mB = acx_min(td_.bm, td_.M - row0), nB = acx_min(td_.bn, td_.N - col0);",
+        "            const int64_t m16 = acx_align16(mB), n16 = acx_align16(nB);",
+        "            const int64_t kBeg = split * td_.kPerSplit, kEnd = acx_min(td_.K, kBeg + td_.kPerSplit);",
+        "            LocalTensor<float> c1 = qC1.AllocTensor<float>();",
+        "            bool first = true;",
+        "            for (int64_t k1 = kBeg; k1 < kEnd; k1 += td_.kl1) {",
+        "                const int64_t kB = acx_min(td_.kl1, kEnd - k1);",
+        "                const int64_t k16 = acx_align16(kB);",
+        f"                // GM -> L1 (ND -> Nz), DSL line {c.loc.line}",
+        f"                LocalTensor<{T}> a1 = qA1.AllocTensor<{T}>();",
+    ]
+    if ta:
+        L.append(f"                CopyNd2Nz(a1, aGm[{a_off}], kB, mB, td_.M, k16);  // A stored K x M")
+    else:
+        L.append(f"                CopyNd2Nz(a1, aGm[{a_off}], mB, kB, td_.K, m16);")
+    L += ["                qA1.EnQue(a1);", f"                LocalTensor<{T}> b1 = qB1.AllocTensor<{T}>();"]
+    b32_kn = not tb and DTYPE_BYTES[dt] == 4
+    if tb:
+        L.append(f"                CopyNd2Nz(b1, bGm[{b_off}], nB, kB, td_.K, n16);  // B stored N x K")
+    elif b32_kn:
+        L.append(f"                CopyNd2Strips(b1, bGm[{b_off}], kB, nB, td_.N, n16);  // fp32 B stored K x N")
+    else:
+        L.append(f"                CopyNd2Nz(b1, bGm[{b_off}], kB, nB, td_.N, k16);")
+    L += [
+        "                qB1.EnQue(b1);",
+        f"                a1 = qA1.DeQue<{T}>();",
+        f"                b1 = qB1.DeQue<{T}>();",
+        "                for (int64_t k0 = 0; k0 < kB; k0 += td_.bk) {",
+        "                    const int64_t kb0 = acx_min(td_.bk, kB - k0);",
+        f"                    const int64_t kf0 = k0 / {c0}, k1f = (kb0 + {c0 - 1}) / {c0};  // K fractals (C0 = {c0})",
+        "                    const int64_t n1 = n16 / 16;",
+        "                    // L1 -> L0A (Zz) and L1 -> L0B (Zn)",
+        f"                    LocalTensor<{T}> a2 = qA2.AllocTensor<{T}>();",
+    ]
+    if ta:
+        L += ["                    for (int64_t mb = 0; mb < m16 / 16; ++mb)",
+              f"                        Load2D(a2[mb * k1f * {fr}], a1[(mb * (k16 / 16) + kf0) * {fr}], k1f, 1, true);"]
+    else:
+        L += ["                    for (int64_t mb = 0; mb < m16 / 16; ++mb)",
+              f"                        Load2D(a2[mb * k1f * {fr}], a1[(kf0 * (m16 / 16) + mb) * {fr}], k1f, m16 / 16, false);"]
+    L += ["                    qA2.EnQue(a2);", f"                    LocalTensor<{T}> b2 = qB2.AllocTensor<{T}>();"]
+    if tb:
+        L += ["                    for (int64_t kf = 0; kf < k1f; ++kf)",
+              f"                        Load2D(b2[kf * n1 * {fr}], b1[(kf0 + kf) * n1 * {fr}], n1, 1, false);"]
+    elif b32_kn:  # each 16-row strip: n1 squares -> Zn fractals (k rows 0-7, then 8-15, n1 apart)
+        L += ["                    for (int64_t ks = 0; ks < (kb0 + 15) / 16; ++ks)",
+              f"                        Load2DTrans32(b2[ks * 2 * n1 * {fr}], b1[(k0 / 16 + ks) * n16 * 16], n1);"]
+    else:
+        L += ["                    for (int64_t kf = 0; kf < k1f; ++kf)",
+              f"                        Load2D(b2[kf * n1 * {fr}], b1[(kf0 + kf) * {fr}], n1, k16 / 16, true);"]
+    L += [
+        "                    qB2.EnQue(b2);",
+        f"                    a2 = qA2.DeQue<{T}>();",
+        f"                    b2 = qB2.DeQue<{T}>();",
+        f"                    MmadParams mp;  // DSL line {c.loc.line}: acc += A0 * B0",
+        "                    mp.m = static_cast<uint16_t>(mB == 1 ? 2 : mB);  // m == 1 would switch Mmad to GEMV",
+        "                    mp.n = static_cast<uint16_t>(nB);",
+        "                    mp.k = static_cast<uint16_t>(kb0);",
+        "                    mp.cmatrixInitVal = first;",
+        "                    Mmad(c1, a2, b2, mp);",
+        "                    first = false;",
+        "                    qA2.FreeTensor(a2);",
+        "                    qB2.FreeTensor(b2);",
+        "                }",
+        "                qA1.FreeTensor(a1);",
+        "                qB1.FreeTensor(b1);",
+        "            }",
+        "            qC1.EnQue(c1);",
+        "            c1 = qC1.DeQue<float>();",
+        f"            FixpipeParamsV220 fp;  // DSL line {c.store_loc.line}: L0C -> GM (Nz -> ND)",
+        "            fp.nSize = static_cast<uint16_t>(nB);",
+        "            fp.mSize = static_cast<uint16_t>(mB);",
+        "            fp.srcStride = static_cast<uint16_t>(m16);",
+        "            fp.dstStride = static_cast<uint32_t>(td_.N);",
+        f"            fp.quantPre = {QUANT[c.out_dtype]};",
+        f"            fp.reluEn = {'true' if c.relu else 'false'};",
+        "            fp.ndNum = 1;",
+    ]
+    slice_off = "split * td_.Bt * td_.M * td_.N + " if p.is_workspace(c.target) else ""
+    L += [
+        f"            Fixpipe<{out_t}, float, CFG_ROW_MAJOR>(cGm[{slice_off}bt * td_.M * td_.N + row0 * td_.N + col0], c1, fp);",
+        "            qC1.FreeTensor(c1);",
+        "        }",
+        "    }",
+        "",
+        "private:",
+        "    TPipe pipe;",
+        "    TQue<TPosition::A1, STAGES> qA1;",
+        "    TQue<TPosition::B1, STAGES> qB1;",
+        "    TQue<TPosition::A2, L0DEPTH> qA2;",
+        "    TQue<TPosition::B2, L0DEPTH> qB2;",
+        "    TQue<TPosition::CO1, ACCDEPTH> qC1;",
+        f"    GlobalTensor<{T}> aGm;",
+        f"    GlobalTensor<{T}> bGm;",
+        f"    GlobalTensor<{out_t}> cGm;",
+        "    TilingT td_;",
+        "};",
+    ]
+    return "\n".join(L)
+
+
+_DEPTH_CONST = {"A1": "STAGES", "B1": "STAGES", "A2": "L0DEPTH", "B2": "L0DEPTH", "CO1": "ACCDEPTH"}

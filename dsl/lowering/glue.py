@@ -1,0 +1,166 @@
+"""C++ text every launch shares, whichever pass generated its body: the helpers of the tiling
+formula language, the emulator's two C entry points (``acx_tiling`` / ``acx_run``) and the
+member declarations of a kernel class's UB queues and buffers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+ROW_COPIES = r"""
+// GM -> UB: `rows` rows of `len` elements, `gmStride` apart in GM, `ubStride` apart in UB.
+// Whole 32 B blocks in one contiguous run use DataCopy; anything ragged uses DataCopyPad
+// (GM side in bytes, UB side in 32 B blocks, each row padded up to 32 B in UB).
+template <typename T>
+__aicore__ inline void CopyRowsIn(const LocalTensor<T>& dst, const GlobalTensor<T>& src, int64_t rows,
+                                  int64_t len, int64_t gmStride, int64_t ubStride) {
+    const int64_t bytes = len * static_cast<int64_t>(sizeof(T));
+    if (bytes % 32 == 0 && (rows == 1 || (gmStride == len && ubStride == len))) {
+        DataCopy(dst, src, static_cast<uint32_t>(rows * len));
+        return;
+    }
+    const int64_t ubGapBlocks = (ubStride * static_cast<int64_t>(sizeof(T)) - acx_align_up(bytes, 32)) / 32;
+    for (int64_t r0 = 0; r0 < rows; r0 += 4095) {  // blockCount <= 4095
+        const int64_t n = acx_min(4095, rows - r0);
+        DataCopyExtParams p{static_cast<uint16_t>(n), static_cast<uint32_t>(bytes),
+                            static_cast<uint32_t>((gmStride - len) * static_cast<int64_t>(sizeof(T))),
+                            static_cast<uint32_t>(ubGapBlocks), 0};
+        DataCopyPadExtParams<T> pad{false, 0, 0, static_cast<T>(0)};
+        DataCopyPad(dst[r0 * ubStride], src[r0 * gmStride], p, pad);
+    }
+}
+
+// UB -> GM: writes exactly `len` elements per row, so neighbouring data is never clobbered.
+template <typename T>
+__aicore__ inline void CopyRowsOut(const GlobalTensor<T>& dst, const LocalTensor<T>& src, int64_t rows,
+                                   int64_t len, int64_t gmStride, int64_t ubStride) {
+    const int64_t bytes = len * static_cast<int64_t>(sizeof(T));
+    if (bytes % 32 == 0 && (rows == 1 || (gmStride == len && ubStride == len))) {
+        DataCopy(dst, src, static_cast<uint32_t>(rows * len));
+        return;
+    }
+    const int64_t ubGapBlocks = (ubStride * static_cast<int64_t>(sizeof(T)) - acx_align_up(bytes, 32)) / 32;
+    for (int64_t r0 = 0; r0 < rows; r0 += 4095) {
+        const int64_t n = acx_min(4095, rows - r0);
+        DataCopyExtParams p{static_cast<uint16_t>(n), static_cast<uint32_t>(bytes),
+                            static_cast<uint32_t>(ubGapBlocks),
+                            static_cast<uint32_t>((gmStride - len) * static_cast<int64_t>(sizeof(T))), 0};
+        DataCopyPad(dst[r0 * gmStride], src[r0 * ubStride], p);
+    }
+}
+""".strip("\n")
+"""The GM <-> UB row copies of every vector launch (they need ``acx_min`` and ``acx_align_up``)."""
+
+
+def formula_helpers(namespace: str) -> list[str]:
+    """The integer helpers of the tiling formulas (``tiling.PY_HELPERS`` in Python), in C++."""
+    return [
+        f"namespace {namespace} {{",
+        "inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }",
+        "inline int64_t floor_div(int64_t a, int64_t b) { return a / b; }",
+        "inline int64_t align_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }",
+        "inline int64_t align_down(int64_t a, int64_t b) { return (a / b) * b; }",
+        "inline int64_t min(int64_t a, int64_t b) { return a < b ? a : b; }",
+        "inline int64_t max(int64_t a, int64_t b) { return a > b ? a : b; }",
+        "inline int64_t sel(bool c, int64_t a, int64_t b) { return c ? a : b; }",
+    ]
+
+
+def emulator_entries(*, struct: str, tiling_fn: str, n_tunables: int, n_scalars: int, cores: str,
+                     block_dim: str, workspace: str, n_gm: int, entry: str, includes: str = "") -> str:
+    """``acx_tiling`` (run the tiling function for the runner) and ``acx_run`` (launch
+    ``entry`` over the GM buffers): the runner's interface to one kernel library.
+    ``cores``: the core-count arguments of the tiling function; ``block_dim`` and
+    ``workspace``: the tiling fields reported back."""
+    tun = "".join(f", tunables[{i}]" for i in range(n_tunables))
+    sc = "".join(f", static_cast<float>(scalars[{i}])" for i in range(n_scalars))
+    call = ", ".join(f"(GM_ADDR)gm[{i}]" for i in range(n_gm))
+    return f"""
+// ---- emulator entry points (not part of the AscendC operator) ----
+#include <cstring>
+{includes}extern "C" int acx_tiling(const int64_t* dims, const int32_t* ranks, int32_t n_tensors,
+                          const int64_t* tunables, int32_t n_tunables, const double* scalars, int32_t n_scalars,
+                          uint32_t core_num, uint8_t* out, uint32_t out_cap, uint32_t* block_dim,
+                          uint64_t* workspace_bytes, char* err, int32_t errlen) {{
+    if (n_tunables != {n_tunables} || n_scalars != {n_scalars}) {{
+        std::snprintf(err, errlen, "expected {n_tunables} tunables and {n_scalars} scalars");
+        return -1;
+    }}
+    {struct} t{{}};
+    const char* e = {tiling_fn}(dims, ranks, n_tensors, {cores}{tun}{sc}, &t);
+    if (e != nullptr) {{ std::snprintf(err, errlen, "%s", e); return -1; }}
+    if (sizeof(t) > out_cap) {{ std::snprintf(err, errlen, "tiling buffer too small"); return -1; }}
+    std::memcpy(out, &t, sizeof(t));
+    *block_dim = static_cast<uint32_t>(t.{block_dim});
+    *workspace_bytes = {workspace};
+    return static_cast<int>(sizeof(t));
+}}
+
+extern "C" int acx_run(void** gm, const uint64_t* gmBytes, int n_gm, const AcxRunOptions* opt, char* err, int errlen) {{
+    if (n_gm != {n_gm}) {{ std::snprintf(err, errlen, "expected {n_gm} GM buffers, got %d", n_gm); return -1; }}
+    return acx::Run(gm, gmBytes, n_gm, opt, err, errlen, [&] {{ {entry}({call}); }});
+}}
+"""
+
+
+def ub_members(buffers: Iterable[tuple[str, str]], position: str, depth: str) -> list[str]:
+    """Class members of UB allocations, ``(name, "in" | "out" | "calc")`` each: VECIN/VECOUT
+    queues of ``depth`` slots and VECCALC buffers (``position``: the enum spelling used)."""
+    out = []
+    for name, role in buffers:
+        if role == "in":
+            out.append(f"    TQue<{position}::VECIN, {depth}> {name};")
+        elif role == "out":
+            out.append(f"    TQue<{position}::VECOUT, {depth}> {name};")
+        else:
+            out.append(f"    TBuf<{position}::VECCALC> {name};")
+    return out
+
+
+def ub_init(buffers: Iterable[tuple[str, bool, str]], depth: str) -> list[str]:
+    """``InitBuffer`` calls for ``(name, is_queue, bytes field of the tiling)`` each."""
+    out = []
+    for name, queue, nbytes in buffers:
+        slots = f"{depth}, " if queue else ""
+        out.append(f"        pipe.InitBuffer({name}, {slots}static_cast<uint32_t>(td.{nbytes}));")
+    return out
+
+
+def tiling_struct(name: str, ints: Iterable[str], floats: Iterable[tuple[str, str]]) -> list[str]:
+    """The POD tiling struct: int64 fields, then float fields ``(name, comment)``."""
+    out = [f"struct {name} {{"]
+    out += [f"    int64_t {f};" for f in ints]
+    out += [f"    float {f};" + (f"  // {c}" if c else "") for f, c in floats]
+    return out + ["};", ""]
+
+
+def header_prologue(title: str, namespace: str, helpers: list[str], struct: str, ints: Iterable[str],
+                    floats: Iterable[tuple[str, str]]) -> list[str]:
+    """The start of a tiling header: banner, the formula helpers (and ``helpers``) in
+    ``namespace``, and the tiling struct; the tiling function follows."""
+    return [
+        f"// Tiling for {title} — generated by ascendcraft (pass 1: host tiling). Plain C++,",
+        "// shared by the CANN host TilingFunc and the emulator: the one source of the split.",
+        "#pragma once",
+        "#include <cstdint>",
+        "",
+        *formula_helpers(namespace),
+        *helpers,
+        f"}}  // namespace {namespace}",
+        "",
+        *tiling_struct(struct, ints, floats),
+    ]
+
+
+def tiling_fn_head(comment: list[str], fn: str, cores: str, tunables: Iterable[str], scalars: Iterable[str],
+                   struct: str, namespace: str) -> list[str]:
+    """The tiling function's signature (``cores``: its core-count parameters; tunables and
+    scalars by their C++ names) and its first line."""
+    tun = "".join(f", int64_t {t}" for t in tunables)
+    scs = "".join(f", float {x}" for x in scalars)
+    return [
+        *comment,
+        f"inline const char* {fn}(const int64_t* dims, const int32_t* ranks, int32_t nTensors,",
+        f"                        {cores}{tun}{scs}, {struct}* t) {{",
+        f"    using namespace {namespace};",
+    ]

@@ -1,0 +1,114 @@
+"""What each lowering supports of the one language, checked before anything is planned.
+
+The language is one (``checker.py`` types every stage of every kernel), but its two vector
+code generators cover different parts of it today:
+
+- the vector compute pass (``compute.py``, ``@kernel`` programs) has no groups of per-row
+  values (``load_cols``/``load_group``/``load_members``, ``g[i]``, ``sinkhorn``) and no
+  ``chunks(..., parts=P)``;
+- the epilogue generator of ``@cube_kernel`` rows stages (``epilogue.py``) covers f32 math
+  over column chunks and groups, without comparisons, scans, gathers or grid reductions, on
+  f16/bf16/f32 tensors.
+
+A program outside its lowering's part gets a DslError naming the line and what to do.
+"""
+
+from __future__ import annotations
+
+from .. import ir
+from ..checker import TypedProgram
+from ..parser import DslError
+
+CUBE_TENSOR_DTYPES = ("f16", "bf16", "f32")
+UNSUPPORTED = {
+    ir.Compare: "comparisons", ir.Select: "where()", ir.Scan: "scan_*()", ir.RowLast: "row_last()",
+    ir.Pick: "pick()", ir.GridReduce: "total_*()", ir.Numel: "numel()/size()",
+}
+ARITH = (ir.Unary, ir.LeakyRelu, ir.Power, ir.Binary, ir.RowReduce, ir.Sinkhorn)
+
+
+def check_cube_supported(tp: TypedProgram) -> None:
+    """Raise DslError for the first construct of a @cube_kernel the lowering cannot emit."""
+    p = tp.program
+    for prm in p.params:
+        if prm.kind == "scalar" and prm.dtype != "f32":
+            raise DslError("Scalar parameters of a cube kernel are f32", prm.loc)
+        if prm.kind != "scalar" and prm.dtype not in CUBE_TENSOR_DTYPES:
+            raise DslError(f"cube kernels take f16, bf16 or f32 tensors, not {prm.dtype}", prm.loc)
+    v = p.vector
+    if v is None:
+        return
+    if v.groups != 1 or v.axis >= 0:
+        raise DslError("rows(groups=..., axis=...) is not available in the rows stage of a @cube_kernel", v.loc)
+    _block(tp, v, v.body, None)
+
+
+def _block(tp: TypedProgram, v: ir.Loop, body, chunk: ir.InnerLoop | None) -> None:
+    for s in body:
+        if isinstance(s, ir.InnerLoop):
+            if s.kind != "chunks":
+                raise DslError(f"{s.kind}() is not available in the rows stage of a @cube_kernel", s.loc)
+            _block(tp, v, s.body, s)
+            continue
+        for e in ir.walk_exprs(s.value):
+            _expr(tp, e, chunk)
+        if isinstance(s, ir.Store):
+            form = tp.type_of(s.value).form
+            if form == "tile" and (chunk is None or s.at != chunk.var):
+                raise DslError("a tile is stored at the chunks variable: `for c in chunks(t, SIZE)`", s.loc)
+            if form == "row" and chunk is not None:
+                raise DslError("per-row values (groups) are stored at the rows variable, outside chunks loops",
+                               s.loc)
+
+
+def _expr(tp: TypedProgram, e: ir.Expr, chunk: ir.InnerLoop | None) -> None:
+    for kind, what in UNSUPPORTED.items():
+        if isinstance(e, kind):
+            raise DslError(f"{what} is not available in the rows stage of a @cube_kernel", e.loc)
+    if isinstance(e, ir.Load) and e.mode in ("tile", "bcast") and (chunk is None or e.at != chunk.var):
+        raise DslError(f"{'load' if e.mode == 'tile' else 'load_bcast'}() reads a chunk: use it inside "
+                       "`for c in chunks(t, ...)` at the chunks variable", e.loc)
+    if isinstance(e, ir.Load) and e.mode == "per_row":
+        raise DslError("load_per_row() is load_group(x, t, 1) in the rows stage of a @cube_kernel", e.loc)
+    if isinstance(e, ir.Fill) and (e.dtype != "f32" or (e.kind == "tile" and chunk is None)):
+        raise DslError("row_fill/tile_fill are f32 in a @cube_kernel (tile_fill inside a chunks loop)", e.loc)
+    if isinstance(e, ir.Cast) and e.dtype not in CUBE_TENSOR_DTYPES:
+        raise DslError("the vector stage casts between f32, f16 and bf16", e.loc)
+    if isinstance(e, ir.Binary) and e.op == "pow":
+        raise DslError("x ** n takes an integer literal n in 1..4", e.loc)
+    if isinstance(e, ARITH):
+        name = getattr(e, "op", "leaky_relu" if isinstance(e, ir.LeakyRelu) else "**")
+        for sub in _operands(e):
+            t = tp.type_of(sub)
+            if t.form != "scalar" and t.dtype != "f32":
+                raise DslError(f"{name}: vector math in the cube DSL is f32; cast({t.dtype} value, f32) first",
+                               e.loc)
+
+
+def _operands(e: ir.Expr) -> tuple[ir.Expr, ...]:
+    if isinstance(e, ir.Binary):
+        return (e.lhs, e.rhs)
+    return (e.base,) if isinstance(e, ir.Power) else (e.arg,)
+
+
+GROUP_NODES = {ir.Index: "g[i] / g[a:b]", ir.Sinkhorn: "sinkhorn()"}
+
+
+def check_vector_supported(tp: TypedProgram) -> None:
+    """Raise DslError for the first construct of a @kernel the vector compute pass lacks."""
+    where = "is available in the rows stage of a @cube_kernel only (the vector pass has no groups yet)"
+    for s in tp.program.all_stmts():
+        if isinstance(s, ir.InnerLoop) and s.parts != 1:
+            raise DslError(f"chunks(..., parts=...) {where}", s.loc)
+        if isinstance(s, ir.Store) and s.part is not None:
+            raise DslError(f"store(y, c, v, part) {where}", s.loc)
+        for e in ir.walk_exprs(s.value) if isinstance(s, (ir.Assign, ir.Store)) else ():
+            for kind, what in GROUP_NODES.items():
+                if isinstance(e, kind):
+                    raise DslError(f"{what} {where}", e.loc)
+            if isinstance(e, ir.Load) and (e.mode in ("cols", "group", "members") or e.part is not None):
+                raise DslError(f"{'load' if e.mode == 'tile' else 'load_' + e.mode}() of groups or parts {where}",
+                               e.loc)
+            t = tp.types.get(id(e))
+            if t is not None and t.form in ("row", "members") and t.size != 1:
+                raise DslError(f"a group of {t.size} per-row values {where}", e.loc)
