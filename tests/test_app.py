@@ -150,3 +150,12 @@ def test_lower_writes_every_form_and_refuses_bad_parameters(capsys, tmp_path):
     with pytest.raises(UserError, match="TILE=3 is outside the domain"):
         lower(cand.name, cand.source, LowerConfig(out=tmp_path / "m", soc=SOC, params={"TILE": 3}))
     assert not (tmp_path / "m").exists()
+
+
+def test_a_failed_timing_keeps_the_evaluators_reason():
+    """A correct kernel whose timing hit the trace cap is a ``trace_limit`` trial (when the
+    evaluator names the timing's status), not an anonymous crash."""
+    out = _evaluated("ok", {"error": "trace limit: the trace exceeded 50331648 records"})
+    out.timing_status = Status.TRACE_LIMIT
+    got = trial_outcome(out)
+    assert got.status is Status.TRACE_LIMIT and "trace limit" in got.message

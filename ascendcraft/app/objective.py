@@ -74,7 +74,8 @@ class KernelObjective:
 def trial_outcome(out: Any, keep_time: bool = True) -> TrialOutcome:
     """The evaluator's outcome as the search's: status and message as they are, the time and
     its kind from the timing fields, every figure in ``metrics``. A correct kernel whose
-    timing failed is a crash that says why (the search needs a time to compare)."""
+    timing failed is a failed trial (the search needs a time to compare) with the timing's
+    own status when the evaluator gives one (``timing_status``), else ``crash``."""
     fields = dict(out.timing or {})
     kind = timing_kind(fields)
     metrics: dict[str, Any] = {"max_abs_err": out.max_abs_err, "max_rel_err": out.max_rel_err}
@@ -82,5 +83,7 @@ def trial_outcome(out: Any, keep_time: bool = True) -> TrialOutcome:
     status = Status.parse(out.status)
     t = timed_us(fields)
     if status is Status.OK and keep_time and t is None:
-        return TrialOutcome(Status.CRASH, None, kind, f"timing failed: {fields.get('error')}", metrics)
+        # the evaluator says why timing failed (e.g. trace_limit) where it can
+        why = Status.parse(getattr(out, "timing_status", None) or Status.CRASH)
+        return TrialOutcome(why, None, kind, f"timing failed: {fields.get('error')}", metrics)
     return TrialOutcome(status, t if status is Status.OK else None, kind, out.message, metrics)
