@@ -159,3 +159,12 @@ def test_a_failed_timing_keeps_the_evaluators_reason():
     out.timing_status = Status.TRACE_LIMIT
     got = trial_outcome(out)
     assert got.status is Status.TRACE_LIMIT and "trace limit" in got.message
+
+
+def test_lowered_sources_never_land_outside_the_output_directory(tmp_path):
+    from ascendcraft.app.lowering import _write_tree
+
+    with pytest.raises(UserError, match="outside --out"):
+        _write_tree(tmp_path / "out", {"direct/k.cpp": "ok", "../../escaped.cpp": "no"})
+    assert not (tmp_path / "out").exists() and not (tmp_path / "escaped.cpp").exists()
+    assert _write_tree(tmp_path / "out", {"a/b.h": "x"}) == [tmp_path / "out" / "a" / "b.h"]

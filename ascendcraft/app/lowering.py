@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,19 +45,27 @@ def lower(name: str, source: str, config: LowerConfig) -> Lowered:
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} exists and is not a directory")
     try:
-        files = prep.lower(config.params).render(config.soc)
-        paths = []
-        for rel, text in files.items():
-            path = out / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-            paths.append(path)
+        paths = _write_tree(out, prep.lower(config.params).render(config.soc))
     except DslError as e:
         raise UserError(f"{name}: {e}") from None
     except OSError as e:
         raise UserError(f"cannot write the lowered sources to --out {out}: {e.strerror or e}"
                         f"{f' ({e.filename})' if e.filename else ''}") from None
     return Lowered(name, out, paths)
+
+
+def _write_tree(out: Path, files: Mapping[str, str]) -> list[Path]:
+    """Write ``files`` (relative path -> text) under ``out``. File names carry the program's
+    name, so every path is checked to stay inside ``out`` before anything is written."""
+    root = out.resolve()
+    targets = [out / rel for rel in files]
+    for rel in files:
+        if not (root / rel).resolve().is_relative_to(root):
+            raise UserError(f"refusing to write {rel!r} outside --out {out}")
+    for path, text in zip(targets, files.values(), strict=True):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return targets
 
 
 def check_params(name: str, tunables: Sequence[ir.Tunable], params: dict[str, int]) -> None:
