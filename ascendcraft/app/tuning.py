@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from ..cluster import ExecutorConfig, make_executor
-from ..model import MODEL_VERSION
 from ..search import driver, report
 from ..search.errors import SearchInterrupted
 from ..search.identity import source_hash
 from ..search.protocols import ProgressSink
 from ..search.result import SearchResult
 from ..tasks.task import Task, dtype_name
+from ..version import MODEL_VERSION, package_version
 from .candidates import propose, searchable
 from .objective import KernelObjective
 from .task import TaskRef
@@ -127,10 +126,6 @@ def run_dir_for(task_name: str, out: str | Path | None) -> Path:
 def run_identity(task: Task, ref: TaskRef, soc: str) -> dict[str, Any]:
     """What this run's trials measure (the driver adds the candidates' source hashes): a
     resume with any difference would mix incomparable times, so it is refused."""
-    try:
-        version = metadata.version("ascendcraft")
-    except metadata.PackageNotFoundError:
-        version = "unknown"
     if ref.task_file:
         what, digest = f"task file {Path(ref.task_file).name}", source_hash(task.source)
     else:
@@ -141,7 +136,7 @@ def run_identity(task: Task, ref: TaskRef, soc: str) -> dict[str, Any]:
         "shapes": [list(s) for s in task.shapes],
         "dtype": dtype_name(task.dtype),
         "soc": soc,
-        "ascendcraft_version": version,
+        "ascendcraft_version": package_version(),
         "model_version": MODEL_VERSION,
     }
 
