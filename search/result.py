@@ -48,6 +48,8 @@ class WallTimes:
 
 @dataclass
 class CandidateBest:
+    """A candidate's fastest correct trial (and, for the winner, its re-validation)."""
+
     candidate: str
     params: dict[str, int]
     outcome: TrialOutcome
@@ -57,6 +59,9 @@ class CandidateBest:
 
 @dataclass
 class SearchResult:
+    """What a search found: the winner (``best``, re-validated on fresh inputs), every
+    candidate's best, the counts by outcome and where the wall time went."""
+
     run_dir: Path
     study_name: str
     storage_url: str | None
