@@ -1,10 +1,13 @@
 """The ``ascendcraft`` command: ops, check, lower, tune.
 
-Errors a user can cause (a bad flag value, unknown op or SoC, broken task file, malformed
-DSL, unusable run directory or storage, a resume that does not match its run) end as one
-readable paragraph on stderr and exit code 2.  Anything else is a bug: one paragraph naming
-the file that holds the traceback, exit code 3 (``ASCENDCRAFT_DEBUG=1`` re-raises instead).
-A signal stopping ``tune`` writes the partial summary and exits 128 + the signal number.
+A thin shell over the application layer (:mod:`ascendcraft.app`): it parses the command
+line into typed configuration, calls a verb, and prints its typed result — the only module
+that prints for the user. Errors a user can cause (a bad flag value, unknown op or SoC,
+broken task file, malformed DSL, unusable run directory or storage, a resume that does not
+match its run) end as one readable paragraph on stderr and exit code 2.  Anything else is a
+bug: one paragraph naming the file that holds the traceback, exit code 3
+(``ASCENDCRAFT_DEBUG=1`` re-raises instead). A signal stopping ``tune`` writes the partial
+summary and exits 128 + the signal number.
 """
 
 from __future__ import annotations
@@ -22,10 +25,7 @@ from typing import Any, NoReturn
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
-
-
-class UserError(Exception):
-    """A problem with the user's input, reported without a traceback."""
+DEFAULT_SOC = "Ascend910B2"
 
 
 def _one_paragraph(text: str) -> str:
@@ -66,47 +66,18 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
-def _load_task(args: argparse.Namespace):
-    from .tasks.registry import get_task
-    from .tasks.task import TaskError
-    from .tasks.taskfile import load_task_file
+def _task_ref(args: argparse.Namespace):
+    from .app.task import TaskRef
 
-    try:
-        if getattr(args, "task", None):
-            task = load_task_file(args.task)
-        elif getattr(args, "op", None):
-            task = get_task(args.op)
-        else:
-            raise UserError("give --op NAME (see `ascendcraft ops`) or --task FILE")
-        shape = getattr(args, "shape", None)
-        dtype = getattr(args, "dtype", None)
-        if shape or dtype:
-            first = next((s for s in task.inputs if s.is_tensor), None)
-            if first is None:
-                raise UserError(f"task {task.name!r} has no tensor input for --shape/--dtype to change")
-            task = task.with_shape(shape or tuple(first.shape), dtype)
-        _check_device_fit(task, args.soc)
-        return task
-    except (TaskError, KeyError, ValueError) as e:
-        raise UserError(str(e).strip("'\"")) from None
+    return TaskRef(op=getattr(args, "op", None), task_file=getattr(args, "task", None),
+                   shape=getattr(args, "shape", None), dtype=getattr(args, "dtype", None))
 
 
-def _check_device_fit(task, soc_name: str) -> None:
-    """Refuse a task whose tensors could not fit the SoC's HBM (see tasks/limits.py)."""
-    from .model.soc import load_soc
-    from .tasks.limits import GIB, check_fits_device
+def _load_task(args: argparse.Namespace, ref: Any = None):
+    """The task the flags name (``ref``: their TaskRef, when the caller keeps it)."""
+    from .app.task import load_task
 
-    soc = load_soc(soc_name)
-    check_fits_device(task, int(soc.hbm_gib * GIB), soc.name)
-
-
-def _proposals(task):
-    from .search.builtin import ProposerError, propose
-
-    try:
-        return propose(task)
-    except ProposerError as e:
-        raise UserError(str(e)) from None
+    return load_task(ref or _task_ref(args), args.soc)
 
 
 # ---------------------------------------------------------------- ops
@@ -128,229 +99,82 @@ def cmd_ops(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- check
-def _first_feasible(ev, prep, limit: int = 4000) -> dict[str, int] | None:
-    """The default assignment if it fits, else the feasible one closest to it."""
-    import itertools
-
-    defaults = prep.program.defaults()
-    if ev.feasible(prep, {}) is None:
-        return {}
-    # first every single-tunable change (smaller values first: they shrink buffers), then the product
-    singles = sorted(((t.name, v) for t in prep.program.tunables for v in t.domain.values()
-                      if v != t.default), key=lambda nv: nv[1])
-    for name, v in singles:
-        if ev.feasible(prep, {name: v}) is None:
-            return {name: v}
-    doms = []
-    for t in prep.program.tunables:
-        vals = t.domain.values()
-        di = vals.index(t.default)
-        doms.append(sorted(vals, key=lambda v, di=di, vals=vals: abs(vals.index(v) - di)))
-    combos = itertools.islice(itertools.product(*doms), limit)
-    scored = sorted(combos, key=lambda c: sum(abs(doms[i].index(v)) for i, v in enumerate(c)))
-    for combo in scored:
-        params = {t.name: v for t, v in zip(prep.program.tunables, combo, strict=True)}
-        if params != defaults and ev.feasible(prep, params) is None:
-            return params
-    return None
-
-
-def check_task(task, *, soc: str, full: bool, timing: bool, explicit_shape: bool,
-               candidates: list | None = None) -> dict[str, Any]:
-    from .dsl.parser import DslError
-    from .evaluate import Evaluator, prepare
-
-    shape_sets = [list(task.shapes)] if explicit_shape else None
-    ev = Evaluator(task, soc, full=full, shape_sets=shape_sets)
-    results = []
-    for cand in candidates if candidates is not None else _proposals(task):
-        entry: dict[str, Any] = {"candidate": cand.name}
-        try:
-            prep = prepare(cand.name, cand.source)
-        except DslError as e:
-            entry.update(status="dsl_error", correct=False, message=str(e))
-            results.append(entry)
-            continue
-        params = _first_feasible(ev, prep)
-        if params is None:
-            entry.update(status="infeasible", correct=False, message=ev.feasible(prep, {}))
-            results.append(entry)
-            continue
-        out = ev.evaluate(prep, params, timing=timing)
-        entry.update(status=out.status, correct=out.correct, message=out.message,
-                     max_abs_err=out.max_abs_err, max_rel_err=out.max_rel_err,
-                     params={**prep.program.defaults(), **params}, **out.timing)
-        results.append(entry)
-    good = [r for r in results if r["correct"]]
-    best = min(good, key=lambda r: r.get("modeled_us") or float("inf")) if good else None
-    report: dict[str, Any] = {
-        "op": task.name, "category": task.category, "correct": best is not None,
-        "max_abs_err": best["max_abs_err"] if best else None,
-        "max_rel_err": best["max_rel_err"] if best else None,
-        "shapes": [[list(s) for s in ss] for ss in ev.shape_sets],
-        "timing_shapes": [list(s) for s in task.shapes],
-        "dtype": str(task.dtype).replace("torch.", ""),
-        "soc": ev.soc.name, "candidates": results,
-    }
-    if best:
-        for k in ("modeled_us", "eager_us", "speedup", "roofline_us", "roofline_frac", "bound", "pipes",
-                  "timing", "model_version"):
-            if k in best:
-                report[k] = best[k]
-        report["best"] = best["candidate"]
-    return report
-
-
-def _read_dsl(path: str) -> str:
-    """A user's DSL file as text: missing, unreadable, too big or not UTF-8 is a user error."""
-    from .dsl.parser import MAX_SOURCE_BYTES
-
-    p = Path(path)
-    try:
-        size = p.stat().st_size
-        if p.is_dir():
-            raise UserError(f"DSL file {path} is a directory")
-        if size > MAX_SOURCE_BYTES:
-            raise UserError(f"DSL file {path} is {size} bytes; a DSL program may have at most "
-                            f"{MAX_SOURCE_BYTES} bytes")
-        data = p.read_bytes()
-    except OSError as e:
-        raise UserError(f"cannot read DSL file {path}: {e.strerror or e}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise UserError(f"DSL file {path} is not UTF-8 text (byte 0x{data[e.start]:02x} on line "
-                        f"{line}, offset {e.start}); save it as UTF-8") from None
-
-
-def _prepare_user_dsl(path: str, source: str):
-    """Parse and type-check a user's program; a DslError is the user's: line:col, exit 2."""
-    from .dsl.parser import DslError
-    from .evaluate import prepare
-
-    try:
-        return prepare(Path(path).stem, source)
-    except DslError as e:
-        raise UserError(f"{path}: {e}") from None
-
-
-def _dsl_candidates(args: argparse.Namespace) -> list | None:
-    """--dsl FILE: check a hand-written (or LLM-written) program instead of the proposer's."""
-    if not getattr(args, "dsl", None):
-        return None
-    from .search.builtin import Candidate
-
-    source = _read_dsl(args.dsl)
-    _prepare_user_dsl(args.dsl, source)
-    return [Candidate(f"{Path(args.dsl).stem}/file", source, origin="file")]
-
-
-def _check_shapes_fit(task, args: argparse.Namespace) -> tuple[bool, str | None]:
-    """Whether to check at the task's own (full) shapes, and a note when that was given up:
-    a check at a shape whose tensors exceed the memory ceiling is never attempted — with
-    --shape the check runs at reduced shapes derived from it, --full is refused."""
-    from .tasks.limits import check_bytes, fmt_bytes, memory_ceiling
-
-    explicit = bool(args.shape)
-    if not (explicit or args.full):
-        return False, None
-    need, ceiling = check_bytes(task), memory_ceiling()
-    if need <= ceiling:
-        return explicit, None
-    what = f"checking {task.name} at its full shapes {task.shapes}"
-    if args.full:
-        raise UserError(f"--full: {what} needs about {fmt_bytes(need)}, above this machine's "
-                        f"ceiling of {fmt_bytes(ceiling)} (a quarter of its memory); drop --full "
-                        f"to check at reduced shapes (timing is modeled at the full shape anyway)")
-    return False, (f"{what} would need about {fmt_bytes(need)} (ceiling {fmt_bytes(ceiling)}): "
-                   f"checked at reduced shapes derived from --shape instead; timing is modeled "
-                   f"at the full shape")
-
-
 def cmd_check(args: argparse.Namespace) -> int:
+    from .app.candidates import dsl_file_candidate
+    from .app.checking import CheckConfig, check
+
     task = _load_task(args)
-    candidates = _dsl_candidates(args)
-    explicit, note = _check_shapes_fit(task, args)
-    report = check_task(task, soc=args.soc, full=args.full, timing=not args.no_timing,
-                        candidates=candidates, explicit_shape=explicit)
-    if note:
-        report["note"] = note
+    candidates = (dsl_file_candidate(args.dsl),) if getattr(args, "dsl", None) else None
+    report = check(task, CheckConfig(soc=args.soc, full=args.full, shape_given=bool(args.shape),
+                                     timing=not args.no_timing, candidates=candidates))
     if args.json:
-        print(json.dumps(report, default=str))
-        return 0 if report["correct"] else 1
-    shapes = "; ".join(", ".join("x".join(map(str, s)) or "()" for s in ss) for ss in report["shapes"])
-    print(f"{report['op']} ({report['category']}, {report['dtype']}) on {report['soc']} — checked at {shapes}")
-    if note:
-        print(f"  note: {note}")
-    for r in report["candidates"]:
-        mark = "PASS" if r["correct"] else "FAIL"
-        line = f"  {mark} {r['candidate']:<28}"
-        if r["correct"]:
-            line += f" max abs err {r['max_abs_err']:.3g}  max rel err {r['max_rel_err']:.3g}"
-            if r.get("modeled_us"):
-                line += (f"  modeled {r['modeled_us']:.1f} us ({r['roofline_frac'] * 100:.0f}% of roofline,"
-                         f" {r['bound']}-bound, {r['speedup']:.2f}x vs eager model)")
-            elif r.get("error"):
-                line += f"  (no modeled time: {r['error']})"
+        print(json.dumps(report.to_dict(), default=str))
+        return 0 if report.correct else 1
+    shapes = "; ".join(", ".join("x".join(map(str, s)) or "()" for s in ss) for ss in report.shapes)
+    print(f"{report.op} ({report.category}, {report.dtype}) on {report.soc} — checked at {shapes}")
+    if report.note:
+        print(f"  note: {report.note}")
+    for r in report.candidates:
+        mark = "PASS" if r.correct else "FAIL"
+        line = f"  {mark} {r.candidate:<28}"
+        if r.correct:
+            line += f" max abs err {r.max_abs_err:.3g}  max rel err {r.max_rel_err:.3g}"
+            t = r.timing
+            if r.time_us:
+                line += (f"  {_kind_word(t)}{r.time_us:.1f} us ({t['roofline_frac'] * 100:.0f}% of "
+                         f"roofline, {t['bound']}-bound, {t['speedup']:.2f}x vs eager model)")
+            elif t.get("error"):
+                line += f"  (no {_kind_word(t)}time: {t['error']})"
         else:
-            line += f" [{r['status']}] {r['message']}"
+            line += f" [{r.status.value}] {r.message}"
         print(line)
-    if report["correct"] and report.get("pipes"):
-        print(f"  best: {report['best']} — timing is modeled (emulator trace + {report['soc']} model), not measured")
-        print("  pipe utilisation: " + ", ".join(f"{k} {v * 100:.0f}%" for k, v in report["pipes"].items()))
-    print("PASS" if report["correct"] else "FAIL")
-    return 0 if report["correct"] else 1
+    best = report.best
+    if best is not None and best.timing.get("pipes"):
+        from .app.timing import timing_kind
+
+        kind = timing_kind(best.timing)
+        how = "" if kind == "measured" else f" (emulator trace + {report.soc} model), not measured"
+        print(f"  best: {best.candidate} — timing is {kind}{how}")
+        print("  pipe utilisation: " + ", ".join(f"{k} {v * 100:.0f}%" for k, v in best.timing["pipes"].items()))
+    print("PASS" if report.correct else "FAIL")
+    return 0 if report.correct else 1
+
+
+def _not_measured(kind: str | None) -> str:
+    """The reminder that a time is not a measurement, unless it is one."""
+    return "" if kind == "measured" else ", not measured"
+
+
+def _kind_word(timing: dict[str, Any]) -> str:
+    """The kind of time the fields hold, and a space (nothing when they do not say)."""
+    from .app.timing import timing_kind
+
+    kind = timing_kind(timing)
+    return f"{kind} " if kind else ""
 
 
 # ---------------------------------------------------------------- lower
 def cmd_lower(args: argparse.Namespace) -> int:
-    from .dsl.lowering.kernel import lower
-    from .dsl.lowering.outputs import write_outputs
-    from .dsl.parser import DslError
+    from .app.candidates import dsl_file_candidate, pick_candidate
+    from .app.lowering import LowerConfig, lower
 
     if args.dsl:
-        source = _read_dsl(args.dsl)
-        name = Path(args.dsl).stem
-        prep = _prepare_user_dsl(args.dsl, source)
+        name, source = Path(args.dsl).stem, dsl_file_candidate(args.dsl).source
     else:
-        from .evaluate import prepare
-
-        task = _load_task(args)
-        cands = _proposals(task)
-        idx = args.candidate
-        if idx >= len(cands):
-            n = len(cands)
-            raise UserError(f"task {task.name!r} has {n} candidate{'s' if n != 1 else ''}: "
-                            f"--candidate takes 0 to {n - 1}, not {idx}")
-        source, name = cands[idx].source, cands[idx].name
-        prep = prepare(name, source)
+        cand = pick_candidate(_load_task(args), args.candidate)
+        name, source = cand.name, cand.source
     params = _parse_params(args.params)
-    _check_params(name, prep.program.tunables, params)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} exists and is not a directory")
-    from .dsl.cube import is_cube_source
-
-    try:
-        if is_cube_source(source):
-            from .dsl.lowering.cube import lower_cube, write_cube_outputs
-
-            paths = write_cube_outputs(lower_cube(source, params), out, soc=args.soc, params=params)
-        else:
-            paths = write_outputs(lower(source, params), out, soc=args.soc, params=params)
-    except DslError as e:
-        raise UserError(f"{name}: {e}") from None
-    except OSError as e:
-        raise UserError(f"cannot write the lowered sources to --out {out}: {e.strerror or e}"
-                        f"{f' ({e.filename})' if e.filename else ''}") from None
-    print(f"lowered {name} → {out} ({len(paths)} files)")
-    for p in paths:
-        print(f"  {p.relative_to(out)}")
+    done = lower(name, source, LowerConfig(out=Path(args.out), soc=args.soc, params=params))
+    print(f"lowered {done.name} → {done.out} ({len(done.paths)} files)")
+    for p in done.paths:
+        print(f"  {p.relative_to(done.out)}")
     return 0
 
 
 def _parse_params(text: str | None) -> dict[str, int]:
+    """``--params NAME=INT,NAME=INT``."""
+    from .app.errors import UserError
+
     if not text:
         return {}
     out: dict[str, int] = {}
@@ -369,57 +193,82 @@ def _parse_params(text: str | None) -> dict[str, int]:
     return out
 
 
-def _check_params(name: str, tunables, params: dict[str, int]) -> None:
-    """Every --params name must be a tunable of the program, every value in its domain."""
-    known = {t.name: t for t in tunables}
-    unknown = sorted(set(params) - set(known))
-    if unknown:
-        have = ", ".join(f"{t.name} {t.domain}" for t in tunables) or "none"
-        raise UserError(f"{name} has no tunable {', '.join(unknown)}; its tunables: {have}")
-    for k, v in params.items():
-        d = known[k].domain
-        if not _in_domain(d.kind, d.args, v):
-            raise UserError(f"--params {k}={v} is outside the domain of {k} in {name}: {d}")
-
-
-def _in_domain(kind: str, args: tuple[int, ...], v: int) -> bool:
-    """Membership computed arithmetically (a domain may be far too large to list)."""
-    if kind == "pow2":
-        lo, hi = args
-        return lo <= v <= hi and v > 0 and v & (v - 1) == 0
-    if kind == "span":
-        lo, hi, step = args
-        return lo <= v <= hi and (v - lo) % step == 0
-    return v in args
-
-
 # ---------------------------------------------------------------- tune
-def cmd_tune(args: argparse.Namespace) -> int:
-    from .search.driver import SearchInterrupted
-    from .tuning import run_dir_for, tune
+class TerminalProgress:
+    """``tune``'s progress: one carriage-return line on stderr, only when stderr is a
+    terminal, redrawn at most five times a second."""
 
-    task = _load_task(args)
-    candidates = _proposals(task)
-    args.run_dir = run_dir_for(task, args.out)  # also where an internal error's traceback goes
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self._last = 0.0
+
+    def update(self, p: Any) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not p.final and now - self._last < 0.2:
+            return
+        self._last = now
+        width = 30
+        filled = int(width * p.done / max(1, p.budget))
+        bar = "#" * filled + "-" * (width - filled)
+        best = f"{p.best_us:.3g}us ({p.best_candidate})" if p.best_us is not None else "-"
+        sys.stderr.write(
+            f"\r[{bar}] {p.done}/{p.budget} best {best}  failed {p.failed}  infeasible {p.infeasible} "
+        )
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+            self.enabled = False
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    import signal
+
+    from .app.tuning import TuneConfig, TuneInterrupted, run_dir_for, tune
+    from .cluster.config import ExecutorConfig
+
+    ref = _task_ref(args)
+    task = _load_task(args, ref)
+    args.run_dir = run_dir_for(task.name, args.out)  # also where an internal error's traceback goes
+    config = TuneConfig(
+        soc=args.soc, budget=args.budget, sampler=args.sampler, seed=args.seed,
+        storage=args.storage, study=args.study, resume=args.resume, run_dir=args.run_dir,
+        timeout_per_trial_s=args.timeout_per_trial, executor=ExecutorConfig(workers=args.workers),
+    )
     try:
-        summary = tune(task, args, candidates=candidates, run_dir=args.run_dir)
-    except SearchInterrupted as stop:
-        partial = getattr(stop, "summary", None) or {}
+        summary = tune(ref, config, progress=None if args.json else TerminalProgress())
+    except TuneInterrupted as stop:
+        partial = stop.summary
         if args.json:
-            print(json.dumps(partial, default=str))
+            print(json.dumps(partial.to_dict(), default=str))
         print(_one_paragraph(
-            f"ascendcraft tune: {stop.result.partial} after {stop.result.evaluated}/{args.budget} "
+            f"ascendcraft tune: {partial.partial} after {partial.trials}/{args.budget} "
             f"evaluated trials; partial summary in {args.run_dir / 'summary.txt'}; continue with "
             f"--resume --out {args.run_dir}"), file=sys.stderr)
-        import signal
-
         return 128 + int(getattr(signal, stop.signal_name, signal.SIGINT))
     if args.json:
-        print(json.dumps(summary, default=str))
-    return 0 if summary.get("best", {}).get("correct") else 1
+        print(json.dumps(summary.to_dict(), default=str))
+    else:
+        print(summary.text)
+        b = summary.best
+        if b.correct:
+            kind = summary.timing
+            print(f"winner: {b.candidate} {b.params} — {kind} {b.time_us:.1f} us, "
+                  f"{(b.speedup or 0):.2f}x vs eager model, {(b.roofline_frac or 0) * 100:.0f}% of "
+                  f"roofline ({kind}{_not_measured(kind)})")
+        else:
+            print("no correct kernel found")
+        print(f"run directory: {summary.run_dir}")
+    return 0 if summary.best.correct else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .search.samplers import SAMPLERS
+
     p = _Parser(prog="ascendcraft", description="Write and tune AscendC kernels for Ascend NPUs. "
                 "Timing without an NPU is modeled (emulator trace + SoC model), never measured.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -430,7 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
         g.add_argument("--task", help="KernelBench/MultiKernelBench-format task file")
         sp.add_argument("--shape", help="shape of the first tensor input, e.g. 1x500000")
         sp.add_argument("--dtype", help="fp32 | fp16 | bf16")
-        sp.add_argument("--soc", default="Ascend910B2", help="SoC model (default Ascend910B2)")
+        sp.add_argument("--soc", default=DEFAULT_SOC, help=f"SoC model (default {DEFAULT_SOC})")
 
     sp = sub.add_parser("ops", help="list built-in ops")
     sp.add_argument("--json", action="store_true")
@@ -457,7 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
     task_args(sp)
     sp.add_argument("--budget", type=_int_at_least(1), default=60,
                     help="evaluated trials across all candidates (>= 1)")
-    sp.add_argument("--sampler", default="tpe", choices=["tpe", "random", "grid", "cmaes", "gp"])
+    sp.add_argument("--sampler", default="tpe", choices=list(SAMPLERS))
     sp.add_argument("--seed", type=_int_at_least(0, 2**32 - 1), default=0, help="0 to 2^32-1")
     sp.add_argument("--storage", help="SQLAlchemy URL (default: SQLite in the run directory)")
     sp.add_argument("--study", help="study name")
@@ -474,12 +323,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _validate(args: argparse.Namespace) -> None:
+    from .app.errors import UserError
+
     """Checks argparse cannot express: a known SoC, --resume with the run it continues."""
     soc = getattr(args, "soc", None)
     if soc is not None:
-        from .model.soc import list_socs
+        from .app.task import known_socs
 
-        known = list_socs()
+        known = known_socs()
         if soc not in known:
             raise UserError(f"unknown SoC {soc!r}; known SoCs: {', '.join(known)}")
     for flag in ("out", "storage", "study", "dsl", "task", "op"):
@@ -490,12 +341,13 @@ def _validate(args: argparse.Namespace) -> None:
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
-    """UserError and the user-facing errors of the layers below (imported only if they can
-    be: the error report itself must not fail)."""
+    """The user-facing errors of the layers below (imported only if they can be: the error
+    report itself must not fail)."""
     import importlib
 
-    found: list[type[BaseException]] = [UserError]
-    for module, name in (("tasks.task", "TaskError"), ("search.driver", "SearchSetupError")):
+    found: list[type[BaseException]] = []
+    for module, name in (("app.errors", "UserError"), ("tasks.task", "TaskError"),
+                         ("search.errors", "SearchSetupError")):
         try:
             found.append(getattr(importlib.import_module(f"ascendcraft.{module}"), name))
         except Exception:  # noqa: BLE001, S112 - then it is reported as an internal error

@@ -20,7 +20,7 @@ import time
 
 from ascendcraft.search.builtin import ProposerError, propose
 
-from ascendcraft.cli import _first_feasible
+from ascendcraft.app.checking import first_feasible
 from ascendcraft.evaluate import Evaluator, prepare
 from ascendcraft.model import MODEL_VERSION
 from ascendcraft.tasks.registry import get_task, list_tasks
@@ -31,7 +31,7 @@ def model_op(task, soc: str) -> dict | None:
     best = None
     for cand in propose(task):
         prep = prepare(cand.name, cand.source)
-        params = _first_feasible(ev, prep)
+        params = first_feasible(ev, prep)
         if params is None:
             continue
         t0 = time.perf_counter()

@@ -53,14 +53,16 @@ from pathlib import Path
 from typing import Any
 
 import optuna
-from ascendcraft.cluster.executor import LocalExecutor
+from ascendcraft.cluster import LocalExecutor
 from ascendcraft.search.builtin import propose
 from ascendcraft.search.driver import run_search
-from ascendcraft.search.space import CandidateSpec, TrialOutcome
+from ascendcraft.search.space import Candidate, TrialOutcome, crash_outcome
 
+from ascendcraft.app.candidates import searchable
+from ascendcraft.app.objective import KernelObjective
+from ascendcraft.app.task import TaskRef
 from ascendcraft.emulator.build import cache_root
 from ascendcraft.tasks.registry import get_task
-from ascendcraft.tuning import KernelObjective, TaskRef, candidate_specs
 
 OPS = ("relu", "softmax", "max_middim")
 SAMPLERS = ("tpe", "random", "grid")
@@ -81,8 +83,8 @@ def point_key(params: dict[str, int]) -> str:
 
 
 def restrict(
-    specs: list[CandidateSpec], domains: dict[str, tuple[int, ...]]
-) -> list[CandidateSpec]:
+    specs: list[Candidate], domains: dict[str, tuple[int, ...]]
+) -> list[Candidate]:
     """Shrink tunable domains (keeping each default, which the driver evaluates first)."""
     out = []
     for s in specs:
@@ -103,7 +105,7 @@ def code_fingerprint() -> str:
 
     h = hashlib.sha256()
     pkg = Path(ascendcraft.__file__).parent
-    files = [pkg / "evaluate.py"]
+    files = [pkg / "evaluate.py", pkg / "app" / "objective.py"]
     for root in (
         pkg / "emulator",
         pkg / "model",
@@ -117,7 +119,7 @@ def code_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
-def grid_cache_path(op: str, soc: str, specs: list[CandidateSpec], cache_dir: Path) -> Path:
+def grid_cache_path(op: str, soc: str, specs: list[Candidate], cache_dir: Path) -> Path:
     task = get_task(op)
     ident = {
         "version": CACHE_VERSION,
@@ -137,7 +139,7 @@ def grid_cache_path(op: str, soc: str, specs: list[CandidateSpec], cache_dir: Pa
 _WORKER: dict[str, KernelObjective] = {}
 
 
-def _evaluate_point(job: tuple[str, str, CandidateSpec, dict[str, int]]) -> tuple[str, str, dict]:
+def _evaluate_point(job: tuple[str, str, Candidate, dict[str, int]]) -> tuple[str, str, dict]:
     op, soc, spec, params = job
     obj = _WORKER.get(op)
     if obj is None:
@@ -146,14 +148,14 @@ def _evaluate_point(job: tuple[str, str, CandidateSpec, dict[str, int]]) -> tupl
     try:
         out = obj.evaluate(spec, params, 300.0)
     except Exception as exc:  # noqa: BLE001 - recorded like the executor would
-        out = TrialOutcome("crash", None, "modeled", f"{type(exc).__name__}: {exc}")
+        out = crash_outcome(f"{type(exc).__name__}: {exc}")
     d = out.to_dict()
     d["eval_s"] = time.perf_counter() - t0
     return spec.name, point_key(params), d
 
 
 def grid_pass(
-    op: str, soc: str, specs: list[CandidateSpec], cache_dir: Path, jobs: int, refresh: bool
+    op: str, soc: str, specs: list[Candidate], cache_dir: Path, jobs: int, refresh: bool
 ) -> tuple[dict[str, dict[str, dict]], float, bool]:
     """Every point's outcome: ``table[candidate][point_key] = outcome dict`` (or
     ``{"infeasible": reason}``); the wall time of the pass; whether it came from the cache."""
@@ -218,20 +220,20 @@ class ReplayObjective:
     table: dict[str, dict[str, dict]]
     calls: list[float | None] = field(default_factory=list)
 
-    def feasible(self, candidate: CandidateSpec, params: dict[str, int]) -> str | None:
+    def feasible(self, candidate: Candidate, params: dict[str, int]) -> str | None:
         entry = self.table[candidate.name][point_key(params)]
         return entry.get("infeasible")
 
     def evaluate(
-        self, candidate: CandidateSpec, params: dict[str, int], timeout_s: float
+        self, candidate: Candidate, params: dict[str, int], timeout_s: float
     ) -> TrialOutcome:
         out = TrialOutcome.from_dict(self.table[candidate.name][point_key(params)])
         self.calls.append(out.time_us if out.ok else None)
         return out
 
-    def revalidate(self, candidate: CandidateSpec, params: dict[str, int]) -> TrialOutcome:
+    def revalidate(self, candidate: Candidate, params: dict[str, int]) -> TrialOutcome:
         out = TrialOutcome.from_dict(self.table[candidate.name][point_key(params)])
-        return TrialOutcome("ok", None) if out.ok else out
+        return TrialOutcome("ok", None, out.timing) if out.ok else out
 
 
 def optimum(table: dict[str, dict[str, dict]]) -> tuple[float, str, str] | None:
@@ -253,7 +255,7 @@ def evals_to_target(times: list[float | None], target: float) -> int | None:
 
 
 def replay(
-    specs: list[CandidateSpec],
+    specs: list[Candidate],
     table: dict,
     sampler: str,
     seed: int,
@@ -273,7 +275,6 @@ def replay(
             study_name=f"{sampler}-{seed}",
             run_dir=tmp,
             executor=LocalExecutor(),
-            progress=False,
             plots=False,
             defaults_first=defaults_first,
         )
@@ -341,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     for op in a.ops:
         domains = {} if a.full else given if given is not None else RESTRICT.get(op, {})
-        specs = restrict(candidate_specs(propose(get_task(op))), domains)
+        specs = restrict(searchable(propose(get_task(op))), domains)
         table, wall, cached = grid_pass(op, a.soc, specs, cache_dir, a.jobs, a.refresh)
         best = optimum(table)
         n_points = sum(len(v) for v in table.values())

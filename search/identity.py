@@ -17,7 +17,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ascendcraft.search.space import CandidateSpec
+from optuna.storages import BaseStorage
+
+from .errors import SearchSetupError
+from .space import Candidate
+from .storage import redact
 
 RUN_FILE = "run.json"
 STUDY_ATTR = "identity"
@@ -28,7 +32,7 @@ def source_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def run_record(identity: Mapping[str, Any] | None, candidates: Sequence[CandidateSpec]) -> dict[str, Any]:
+def run_record(identity: Mapping[str, Any] | None, candidates: Sequence[Candidate]) -> dict[str, Any]:
     """The full record: the caller's fields plus ``candidates`` = {name: source hash},
     normalised through JSON so it compares equal to a stored copy."""
     record = dict(identity or {})
@@ -85,3 +89,54 @@ def _show(value: Any) -> str:
     if isinstance(value, list) and all(isinstance(s, list) for s in value):
         return "[" + ", ".join("x".join(map(str, s)) or "()" for s in value) + "]"
     return value if isinstance(value, str) else json.dumps(value)
+
+
+def check_resume(storage: BaseStorage, storage_url: str | None, study_name: str, run_dir: Path,
+                 record: Mapping[str, Any], existing: set[str], resume: bool) -> None:
+    """Refuse to start over a run's trials, to resume nothing, or to resume a run that
+    measured something else; ``existing``: the study names in ``storage``."""
+    prefix = f"{study_name}::"
+    st = storage
+    ids = {n[len(prefix):]: st.get_study_id_from_name(n) for n in sorted(existing)
+           if n.startswith(prefix)}
+    n_trials = sum(st.get_n_trials(i) for i in ids.values())
+    where = f"storage {redact(storage_url)}" if storage_url else "the given storage"
+    try:
+        from_file = read_run_file(run_dir)
+    except ValueError as e:
+        raise SearchSetupError(f"cannot tell what this run measured: {e}") from None
+    if not resume:
+        if n_trials:
+            raise SearchSetupError(
+                f"study {study_name!r} already has {n_trials} trials in {where}: "
+                f"continue it with --resume (resume=True), or start a new run elsewhere "
+                f"(another --out or --study)")
+        return
+    if n_trials == 0:
+        hint = (f"; {run_dir / RUN_FILE} records a run, so check that "
+                f"--storage/--study are the ones it used" if from_file else "")
+        raise SearchSetupError(
+            f"nothing to resume: study {study_name!r} has no trials in {where}{hint}")
+    stored = None
+    for sid in ids.values():
+        stored = st.get_study_user_attrs(sid).get(STUDY_ATTR)
+        if stored:
+            break
+    if stored is None and from_file is None:
+        raise SearchSetupError(
+            f"cannot resume study {study_name!r}: its trials carry no record of the task, "
+            f"shapes, SoC and candidates they measured (made by an older ascendcraft), so "
+            f"they could be mixed with different ones; start a new run")
+    diffs: list[str] = []
+    for old in (stored, from_file):
+        if old is None:
+            continue
+        old = dict(old)
+        # a candidate with a study in storage belongs to the run even if unrecorded
+        old["candidates"] = {**{n: "?" for n in ids}, **dict(old.get("candidates") or {})}
+        diffs += [d for d in differences(old, record) if d not in diffs]
+    if diffs:
+        raise SearchSetupError(
+            f"cannot resume study {study_name!r}: it was recorded with a different "
+            f"setup ({'; '.join(diffs)}); resume with the options it was started with, or "
+            f"start a new run (another --out)")

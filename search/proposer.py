@@ -1,7 +1,9 @@
 """The Proposer seam: what a proposer is, how it says "not mine", and the chain that asks
 several in turn.
 
-A proposer turns a :class:`~ascendcraft.tasks.task.Task` into DSL candidates. It either
+A proposer turns a :class:`~ascendcraft.tasks.task.Task` into DSL candidates (the one
+:class:`~.space.Candidate` type the search also tunes; a proposer leaves its tunables to be
+read from the program). It either
 returns candidates or raises :class:`Declined` with one sentence saying why the task is not
 its to serve; a :class:`ProposerChain` then asks the next one, and when nobody serves the
 task its error is one paragraph that names every proposer's reason. A new proposer (an LLM,
@@ -13,20 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from ..tasks.task import Task
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One proposed kernel: a name unique within the task, its DSL text, and the proposer
-    that made it (``origin``: ``recipe``, ``cube``, ``graph``, ``file``...)."""
-
-    name: str
-    source: str
-    origin: str = ""
+from .space import Candidate
 
 
 class ProposerError(Exception):

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import optuna
-from ascendcraft.search.space import CandidateSpec
 from optuna.trial import FrozenTrial, TrialState
 
+from .space import Candidate
+
 if TYPE_CHECKING:
-    from ascendcraft.search.driver import SearchResult
+    from .result import SearchResult
 
 
 def candidate_filename(name: str) -> str:
@@ -26,7 +27,7 @@ def candidate_filename(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name.replace("/", "__")) + ".dsl"
 
 
-def write_candidates(run_dir: Path, candidates: Sequence[CandidateSpec]) -> None:
+def write_candidates(run_dir: Path, candidates: Sequence[Candidate]) -> None:
     """Write every candidate's DSL into ``candidates/`` so a run dir is self-contained."""
     out = run_dir / "candidates"
     out.mkdir(parents=True, exist_ok=True)
@@ -135,7 +136,7 @@ def _roofline(metrics: dict[str, Any]) -> float | None:
     return float(frac) if isinstance(frac, (int, float)) else None
 
 
-def summary_text(result: SearchResult, candidates: Sequence[CandidateSpec]) -> str:
+def summary_text(result: SearchResult, candidates: Sequence[Candidate]) -> str:
     """The human table: best per candidate, the winner, where the time went."""
     header = f"{'candidate':<28} {'trials':>6} {'best us':>10} {'speedup':>8} {'roofline':>9} {'timing':>9}  params"
     lines = [f"study {result.study_name}  sampler {result.sampler}  budget {result.budget}", "", header,
@@ -227,7 +228,7 @@ def defaults_lines(result: SearchResult) -> list[str]:
     return lines
 
 
-def write_summary(run_dir: Path, result: SearchResult, candidates: Sequence[CandidateSpec]) -> None:
+def write_summary(run_dir: Path, result: SearchResult, candidates: Sequence[Candidate]) -> None:
     (run_dir / "summary.json").write_text(json.dumps(result.to_dict(), indent=2, default=repr))
     (run_dir / "summary.txt").write_text(summary_text(result, candidates))
 

@@ -1,31 +1,22 @@
-"""The interface between the search engine and the rest of the pipeline.
+"""What the search engine searches: candidates with their tunables, and trial outcomes.
 
-The proposer produces :class:`CandidateSpec` objects (one DSL program each, with declared
-tunables) and the evaluator implements :class:`Objective`.  The search driver
-(:mod:`ascendcraft.search.driver`) only ever talks to these types, so the pipeline and the
-search engine can evolve independently.
+A proposer makes :class:`Candidate` objects (a DSL program each); the application layer
+fills in the tunables the program declares; the search driver (:mod:`.driver`) tunes them
+through an :class:`~.protocols.Objective` and reads back a :class:`TrialOutcome` per
+evaluation. These are the only types the driver shares with the rest of the pipeline, so
+the pipeline and the search engine evolve independently.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import product
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-#: Every status a trial can end with.  ``infeasible`` is decided by ``Objective.feasible``
-#: before any build; ``interrupted`` is set by the driver for trials a killed run left behind.
-STATUSES: tuple[str, ...] = (
-    "ok",
-    "infeasible",
-    "build_error",
-    "check_error",
-    "wrong",
-    "timeout",
-    "crash",
-)
-FAILED_STATUSES: tuple[str, ...] = tuple(s for s in STATUSES if s not in ("ok", "infeasible"))
-TIMINGS: tuple[str, ...] = ("modeled", "measured")
+from ..status import Status
 
 
 @dataclass(frozen=True)
@@ -43,12 +34,19 @@ class TunableSpec:
 
 
 @dataclass(frozen=True)
-class CandidateSpec:
-    """One kernel program proposed for the op, with the tunables the search may set."""
+class Candidate:
+    """One proposed kernel: a name unique within the task, its DSL text, the proposer that
+    made it (``origin``: ``recipe``, ``cube``, ``graph``, ``file``...) and the tunables the
+    search may set. A proposer leaves ``tunables`` empty; they are read from the program
+    when it is prepared for the search (:func:`ascendcraft.app.candidates.searchable`)."""
 
     name: str
     source: str
+    origin: str = ""
     tunables: tuple[TunableSpec, ...] = ()
+
+    def with_tunables(self, tunables: Sequence[TunableSpec]) -> Candidate:
+        return dataclasses.replace(self, tunables=tuple(tunables))
 
     def default_params(self) -> dict[str, int]:
         return {t.name: t.default for t in self.tunables}
@@ -56,8 +54,8 @@ class CandidateSpec:
     def space_size(self) -> int:
         return math.prod(len(t.ordered()) for t in self.tunables)
 
-    def all_params(self):
-        """Iterate over every assignment (the Cartesian product of the domains)."""
+    def all_params(self) -> Iterator[dict[str, int]]:
+        """Every assignment (the Cartesian product of the domains)."""
         names = [t.name for t in self.tunables]
         for combo in product(*(t.ordered() for t in self.tunables)):
             yield dict(zip(names, combo, strict=True))
@@ -65,21 +63,28 @@ class CandidateSpec:
 
 @dataclass
 class TrialOutcome:
-    """What one evaluation of (candidate, params) produced."""
+    """What one evaluation of (candidate, params) produced.
 
-    status: str
+    ``timing`` is the kind of time the evaluation produced (whatever the backend that timed
+    it says: modeled or measured), empty when nothing was timed. An unknown ``status``
+    string is refused here, so a typo in an objective ends as a crash with its name."""
+
+    status: Status
     time_us: float | None
-    timing: str = "modeled"
+    timing: str = ""
     message: str = ""
     metrics: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.status = Status.parse(self.status)
+
     @property
     def ok(self) -> bool:
-        return self.status == "ok" and self.time_us is not None
+        return self.status is Status.OK and self.time_us is not None
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "status": self.status,
+            "status": self.status.value,
             "time_us": self.time_us,
             "timing": self.timing,
             "message": self.message,
@@ -88,40 +93,44 @@ class TrialOutcome:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TrialOutcome:
+        """An outcome read back from a record; an unreadable status is a crash that says so."""
+        try:
+            status = Status.parse(str(d.get("status", Status.CRASH.value)))
+        except ValueError as e:
+            return crash_outcome(f"recorded outcome unreadable: {e}")
         return cls(
-            status=str(d.get("status", "crash")),
+            status=status,
             time_us=d.get("time_us"),
-            timing=str(d.get("timing", "modeled")),
+            timing=str(d.get("timing") or ""),
             message=str(d.get("message", "")),
             metrics=dict(d.get("metrics") or {}),
         )
 
 
-@runtime_checkable
-class Objective(Protocol):
-    """Evaluates one candidate with one assignment of its tunables.
-
-    ``evaluate`` must never raise for a bad kernel (it returns a failed outcome) and the
-    object must be picklable: it is shipped to Ray workers.
-    """
-
-    def feasible(self, candidate: CandidateSpec, params: dict[str, int]) -> str | None:
-        """Cheap static check (capacity, alignment) before any build: the reason, or None."""
-        ...
-
-    def evaluate(
-        self, candidate: CandidateSpec, params: dict[str, int], timeout_s: float
-    ) -> TrialOutcome:
-        """Build, run, verify and time the kernel."""
-        ...
-
-    def revalidate(self, candidate: CandidateSpec, params: dict[str, int]) -> TrialOutcome:
-        """Re-check correctness on fresh inputs (end of run)."""
-        ...
+def crash_outcome(message: str) -> TrialOutcome:
+    """A trial that died (an exception, a dead worker, a broken return value)."""
+    return TrialOutcome(Status.CRASH, None, "", message)
 
 
-def validate_candidates(candidates: list[CandidateSpec] | tuple[CandidateSpec, ...]) -> None:
-    """Reject specs the search cannot represent, early and with a clear message."""
+def checked_outcome(result: Any) -> TrialOutcome:
+    """Whatever an objective returned, as a well-formed outcome: anything else than a
+    :class:`TrialOutcome` with a known status (and, when ok, a finite positive time) is a
+    crash that says what was wrong."""
+    if not isinstance(result, TrialOutcome):
+        return crash_outcome(f"objective returned {type(result).__name__}, not TrialOutcome")
+    try:
+        result.status = Status.parse(result.status)  # set after construction, perhaps
+    except ValueError as e:
+        return crash_outcome(f"objective returned {e}")
+    if result.status is Status.OK:
+        t = result.time_us
+        if t is None or not isinstance(t, (int, float)) or t != t or t <= 0 or t == float("inf"):
+            return crash_outcome(f"objective returned status ok with invalid time {t!r}")
+    return result
+
+
+def validate_candidates(candidates: Sequence[Candidate]) -> None:
+    """Reject candidates the search cannot represent, early and with a clear message."""
     seen: set[str] = set()
     if not candidates:
         raise ValueError("no candidates to search")

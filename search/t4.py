@@ -14,19 +14,23 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from ascendcraft.search.space import CandidateSpec
+from ..status import Status
+from .space import Candidate
 
 SCHEMA_VERSION = "1.0.0"
 
-#: our status -> T4 ``invalidity``
+#: our status -> T4 ``invalidity``; an interrupted trial is no configuration of its own
+#: (its re-run is), so it is not exported
 INVALIDITY = {
-    "ok": "correct",
-    "infeasible": "constraints",
-    "build_error": "compile",
-    "check_error": "compile",
-    "wrong": "correctness",
-    "timeout": "timeout",
-    "crash": "runtime",
+    Status.OK: "correct",
+    Status.INFEASIBLE: "constraints",
+    Status.DSL_ERROR: "compile",
+    Status.BUILD_ERROR: "compile",
+    Status.CHECK_ERROR: "compile",
+    Status.WRONG: "correctness",
+    Status.TIMEOUT: "timeout",
+    Status.CRASH: "runtime",
+    Status.TRACE_LIMIT: "runtime",
 }
 INVALIDITY_VALUES = ("timeout", "compile", "runtime", "correctness", "constraints", "correct")
 
@@ -136,7 +140,7 @@ def _pkg_versions(names: Sequence[str]) -> list[str]:
     return out
 
 
-def t4_metadata(candidates: Sequence[CandidateSpec]) -> dict[str, Any]:
+def t4_metadata(candidates: Sequence[Candidate]) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "metadata": {
@@ -156,7 +160,7 @@ def t4_metadata(candidates: Sequence[CandidateSpec]) -> dict[str, Any]:
     }
 
 
-def write_t4(run_dir: Path, rows: Sequence[dict[str, Any]], candidates: Sequence[CandidateSpec]) -> tuple[Path, Path]:
+def write_t4(run_dir: Path, rows: Sequence[dict[str, Any]], candidates: Sequence[Candidate]) -> tuple[Path, Path]:
     """Write ``results_t4.json`` and ``metadata_t4.json`` into the run dir."""
     res, meta = run_dir / "results_t4.json", run_dir / "metadata_t4.json"
     res.write_text(json.dumps(t4_results(rows), indent=1))

@@ -9,8 +9,8 @@ signed inputs, NaN-filled outputs, each run twice). Timing is left to the benchm
 from __future__ import annotations
 
 import pytest
+from checking import check_task
 
-from ascendcraft.cli import check_task
 from ascendcraft.tasks.registry import task_names
 
 CATEGORY_MINIMUMS = {"activation": 15, "loss": 7, "math": 6, "normalization": 8, "optimizer": 5,

@@ -6,8 +6,9 @@ import time
 
 import pytest
 import test_search_toy
-from ascendcraft.cluster.executor import Finished, RayExecutor
+from ascendcraft.cluster.ray_executor import RayExecutor
 from ascendcraft.search.driver import run_search
+from ascendcraft.search.protocols import Finished
 from optuna.trial import TrialState
 from test_search_toy import EDGE, FAST, SLOW, ToyObjective, _key, toy_candidates
 
@@ -62,7 +63,7 @@ def test_executor_ok_timeout_and_dead_worker(ray_local):
 def test_run_search_on_two_workers(ray_local, tmp_path):
     obj = ToyObjective(hang_s=60, exit_in_worker=True)
     r = run_search(obj, [*toy_candidates(), EDGE], budget=16, run_dir=tmp_path, study_name="ray",
-                   executor=RayExecutor(2), timeout_per_trial_s=4, progress=False, plots=False,
+                   executor=RayExecutor(2), timeout_per_trial_s=4, plots=False,
                    n_init=4)
     assert r.evaluated == 16
     import optuna
@@ -84,3 +85,21 @@ def test_run_search_on_two_workers(ray_local, tmp_path):
     assert statuses[_key("toy/edge", {"mode": 2})][0] == "timeout"
     assert r.best is not None and r.best.candidate == "toy/fast"
     assert r.times.evaluate_s > 0 and r.times.wait_s > 0
+
+
+def test_every_status_and_its_message_survive_the_ray_executor(ray_local):
+    """What a worker's objective returns is what the driver gets: ``dsl_error`` (once turned
+    into "objective returned unknown status" by the executor) and every other status."""
+    import ray.cloudpickle
+    import test_status_flow
+    from test_status_flow import CAND, EVALUATED, EveryStatus, _message
+
+    ray.cloudpickle.register_pickle_by_value(test_status_flow)
+    ex = RayExecutor(2)
+    ex.start()
+    for i in range(len(EVALUATED)):
+        ex.submit(i, EveryStatus(), CAND, {"mode": i}, 30)
+    done = _drain(ex, len(EVALUATED))
+    ex.close()
+    assert [(done[i].outcome.status, done[i].outcome.message) for i in range(len(EVALUATED))] == \
+        [(s, _message(s)) for s in EVALUATED]

@@ -20,7 +20,7 @@ from ascendcraft.dsl.parser import DslError
 from ascendcraft.search.builtin import ProposerError
 from ascendcraft.search.graph import build_plan, propose_from_graph, trace_task
 
-from ascendcraft.cli import _first_feasible
+from ascendcraft.app.checking import first_feasible
 from ascendcraft.evaluate import Evaluator, prepare
 from ascendcraft.tasks.registry import get_task, list_tasks
 from ascendcraft.tasks.taskfile import load_task_file
@@ -78,7 +78,7 @@ def evaluate(task, first_correct: bool = False, seeds: tuple[int, ...] = (0, 1))
             entry.update(status="dsl_error", correct=False, message=str(e))
             out.append(entry)
             continue
-        params = _first_feasible(ev, prep)
+        params = first_feasible(ev, prep)
         if params is None:
             entry.update(status="infeasible", correct=False, message=ev.feasible(prep, {}))
             out.append(entry)

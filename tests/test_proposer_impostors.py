@@ -12,8 +12,8 @@ from ascendcraft.search.builtin import default_proposers, propose
 from ascendcraft.search.proposer import Declined, ProposerError
 from ascendcraft.search.recipe_match import first_match
 from ascendcraft.search.recipes import RECIPES, RecipeProposer
+from checking import check_task
 
-from ascendcraft.cli import check_task
 from ascendcraft.tasks.taskfile import load_task_file
 
 TASKFILES = Path(__file__).parent / "taskfiles"

@@ -9,13 +9,16 @@ from pathlib import Path
 import jsonschema
 import optuna
 import pytest
-from ascendcraft.cluster.executor import LocalExecutor
-from ascendcraft.search.driver import SAMPLERS, run_search
+from ascendcraft.cluster import LocalExecutor
+from ascendcraft.search.driver import run_search
 from ascendcraft.search.report import candidate_filename
-from ascendcraft.search.space import STATUSES, CandidateSpec, TunableSpec
+from ascendcraft.search.samplers import SAMPLERS
+from ascendcraft.search.space import Candidate, TunableSpec
 from ascendcraft.search.t4 import RESULTS_SCHEMA
 from optuna.trial import TrialState
 from test_search_toy import EDGE, FAST, OPTIMUM, SLOW, ToyObjective, _key, toy_candidates
+
+from ascendcraft.status import Status
 
 
 def _trials(run_dir: Path, study_name: str, candidates) -> list[tuple[str, optuna.trial.FrozenTrial]]:
@@ -39,7 +42,7 @@ def _evaluated(trials) -> list[tuple[str, tuple]]:
 def test_budget_exact_no_duplicates_infeasible_never_evaluated(tmp_path):
     obj = ToyObjective()
     r = run_search(obj, toy_candidates(), budget=30, run_dir=tmp_path, study_name="s",
-                   executor=LocalExecutor(), progress=False, plots=False)
+                   executor=LocalExecutor(), plots=False)
     assert r.evaluated == 30
     assert len(obj.calls) == 30 and len(set(obj.calls)) == 30  # nothing evaluated twice
     trials = _trials(tmp_path, "s", toy_candidates())
@@ -49,7 +52,7 @@ def test_budget_exact_no_duplicates_infeasible_never_evaluated(tmp_path):
     for name, t in trials:
         assert t.state in (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)
         status = t.user_attrs["status"]
-        assert status in STATUSES
+        assert Status.parse(status) is not Status.INTERRUPTED
         params = t.user_attrs["result"]["params"]
         if status == "infeasible":
             assert t.state == TrialState.PRUNED and t.user_attrs["infeasible"]
@@ -66,8 +69,7 @@ def test_budget_exact_no_duplicates_infeasible_never_evaluated(tmp_path):
 def test_failure_categories_and_exhaustion(tmp_path):
     obj = ToyObjective(hang_s=5.0)
     r = run_search(obj, toy_candidates(edge=True), budget=200, sampler="grid", run_dir=tmp_path,
-                   study_name="g", executor=LocalExecutor(), timeout_per_trial_s=0.3,
-                   progress=False, plots=False)
+                   study_name="g", executor=LocalExecutor(), timeout_per_trial_s=0.3, plots=False)
     feasible = sum(1 for c in toy_candidates(edge=True) for p in c.all_params() if obj.feasible(c, p) is None)
     assert r.evaluated == feasible < 200 and r.exhausted  # every feasible point exactly once
     assert len(set(obj.calls)) == len(obj.calls) == feasible
@@ -86,15 +88,14 @@ def test_every_sampler_runs(tmp_path, sampler):
         pytest.importorskip(needs, reason=f"sampler {sampler!r} needs the {needs!r} package")
     obj = ToyObjective()
     r = run_search(obj, toy_candidates(), budget=14, sampler=sampler, run_dir=tmp_path,
-                   executor=LocalExecutor(), progress=False, plots=False)
+                   executor=LocalExecutor(), plots=False)
     assert r.evaluated == 14 and len(set(obj.calls)) == 14
     assert r.best is not None and r.best.outcome.time_us < 25
 
 
 def test_adaptive_allocation_favours_the_better_candidate(tmp_path):
     obj = ToyObjective()
-    r = run_search(obj, toy_candidates(), budget=40, run_dir=tmp_path, executor=LocalExecutor(),
-                   progress=False, plots=False)
+    r = run_search(obj, toy_candidates(), budget=40, run_dir=tmp_path, executor=LocalExecutor(), plots=False)
     n = r.trials_per_candidate
     assert n["toy/slow"] >= 3  # everyone gets its warm-up
     assert n["toy/fast"] > 2 * n["toy/slow"]
@@ -105,7 +106,7 @@ def test_adaptive_allocation_favours_the_better_candidate(tmp_path):
 
 
 def test_duplicates_are_reused_not_reevaluated(tmp_path):
-    tiny = CandidateSpec("tiny", "k", (TunableSpec("x", (1, 2, 4), 2),))
+    tiny = Candidate("tiny", "k", tunables=(TunableSpec("x", (1, 2, 4), 2),))
     obj = ToyObjective()
 
     class Obj(ToyObjective):
@@ -114,7 +115,7 @@ def test_duplicates_are_reused_not_reevaluated(tmp_path):
 
     obj = Obj()
     r = run_search(obj, [tiny], budget=10, sampler="random", run_dir=tmp_path, study_name="d",
-                   executor=LocalExecutor(), progress=False, plots=False)
+                   executor=LocalExecutor(), plots=False)
     assert r.evaluated == 3 and r.exhausted
     assert Counter(obj.calls) == Counter({("tiny", (("x", v),)): 1 for v in (1, 2, 4)})
     trials = _trials(tmp_path, "d", [tiny])
@@ -125,7 +126,7 @@ def test_duplicates_are_reused_not_reevaluated(tmp_path):
 
 
 def test_sampler_stuck_in_infeasible_region_falls_back_to_enumeration(tmp_path):
-    spec = CandidateSpec("narrow", "k", (TunableSpec("a", tuple(range(16)), 0),
+    spec = Candidate("narrow", "k", tunables=(TunableSpec("a", tuple(range(16)), 0),
                                          TunableSpec("b", tuple(range(16)), 0)))
 
     class Narrow(ToyObjective):
@@ -137,8 +138,7 @@ def test_sampler_stuck_in_infeasible_region_falls_back_to_enumeration(tmp_path):
             return 1.0 + params["a"] + params["b"]
 
     obj = Narrow()
-    r = run_search(obj, [spec], budget=10, run_dir=tmp_path, executor=LocalExecutor(),
-                   progress=False, plots=False)
+    r = run_search(obj, [spec], budget=10, run_dir=tmp_path, executor=LocalExecutor(), plots=False)
     assert r.evaluated == 3 and r.exhausted
     assert r.best.params == {"a": 0, "b": 0}
 
@@ -156,9 +156,9 @@ def test_objective_exception_and_bad_return_become_crash(tmp_path):
         def model_time(self, candidate, params):
             return 3.0
 
-    spec = CandidateSpec("c", "k", (TunableSpec("x", (1, 2, 3), 1),))
+    spec = Candidate("c", "k", tunables=(TunableSpec("x", (1, 2, 3), 1),))
     r = run_search(Bad(), [spec], budget=3, sampler="grid", run_dir=tmp_path, study_name="b",
-                   executor=LocalExecutor(), progress=False, plots=False)
+                   executor=LocalExecutor(), plots=False)
     assert r.failed == {"crash": 2}
     msgs = sorted(t.user_attrs["message"].splitlines()[0] for _, t in _trials(tmp_path, "b", [spec])
                   if t.user_attrs["status"] == "crash" and "duplicate_of" not in t.user_attrs)
@@ -169,9 +169,9 @@ def test_objective_exception_and_bad_return_become_crash(tmp_path):
 def test_winner_is_fastest_that_stays_correct(tmp_path):
     name, params, _ = OPTIMUM
     obj = ToyObjective(flaky={_key(name, params)})
-    spec = CandidateSpec(FAST.name, FAST.source, FAST.tunables)
+    spec = Candidate(FAST.name, FAST.source, tunables=FAST.tunables)
     r = run_search(obj, [spec], budget=200, sampler="grid", run_dir=tmp_path,
-                   executor=LocalExecutor(), progress=False, plots=False)
+                   executor=LocalExecutor(), plots=False)
     assert r.per_candidate[name].params == params  # fastest found...
     assert r.best is not None and r.best.params != params  # ...but not correct on fresh inputs
     assert r.revalidated[0]["status"] == "wrong" and r.revalidated[1]["status"] == "ok"
@@ -179,8 +179,7 @@ def test_winner_is_fastest_that_stays_correct(tmp_path):
 
 
 def test_existing_study_requires_resume(tmp_path):
-    kw = dict(budget=4, run_dir=tmp_path, study_name="x", executor=LocalExecutor(),
-              progress=False, plots=False)
+    kw = dict(budget=4, run_dir=tmp_path, study_name="x", executor=LocalExecutor(), plots=False)
     run_search(ToyObjective(), toy_candidates(), **kw)
     with pytest.raises(ValueError, match="resume=True"):
         run_search(ToyObjective(), toy_candidates(), **kw)
@@ -193,7 +192,7 @@ def test_run_directory_reports_and_t4(tmp_path):
     obj = ToyObjective(hang_s=5.0)
     cands = toy_candidates(edge=True)
     r = run_search(obj, cands, budget=24, run_dir=tmp_path, executor=LocalExecutor(),
-                   timeout_per_trial_s=0.3, progress=False)
+                   timeout_per_trial_s=0.3)
     for f in ("study.db", "trials.jsonl", "summary.json", "summary.txt", "convergence.png",
               "importance.png", "pipes.png", "results_t4.json", "metadata_t4.json"):
         assert (tmp_path / f).stat().st_size > 0, f
@@ -220,6 +219,6 @@ def test_run_directory_reports_and_t4(tmp_path):
 
 def test_importance_plot_with_too_few_trials(tmp_path):
     r = run_search(ToyObjective(), toy_candidates(), budget=2, run_dir=tmp_path,
-                   executor=LocalExecutor(), progress=False)
+                   executor=LocalExecutor())
     assert r.evaluated == 2
     assert (tmp_path / "importance.png").exists() and (tmp_path / "convergence.png").exists()

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import optuna
 import pytest
-from ascendcraft.cluster.executor import LocalExecutor
-from ascendcraft.search.driver import run_search, sqlalchemy_url
+from ascendcraft.cluster import LocalExecutor
+from ascendcraft.search.driver import run_search
+from ascendcraft.search.storage import sqlalchemy_url
 from test_search_toy import ToyObjective, toy_candidates
 
 try:
@@ -29,8 +30,7 @@ def pg_url():
 
 
 def test_study_on_postgres_and_resume(pg_url, tmp_path):
-    kw = dict(run_dir=tmp_path, storage=pg_url, study_name="pg", executor=LocalExecutor(),
-              progress=False, plots=False)
+    kw = dict(run_dir=tmp_path, storage=pg_url, study_name="pg", executor=LocalExecutor(), plots=False)
     r = run_search(ToyObjective(), toy_candidates(), budget=8, **kw)
     assert r.evaluated == 8 and r.storage_url == pg_url
     assert not (tmp_path / "study.db").exists()

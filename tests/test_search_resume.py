@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import optuna
-from ascendcraft.cluster.executor import LocalExecutor
+from ascendcraft.cluster import LocalExecutor
 from ascendcraft.search.driver import run_search
 from optuna.trial import TrialState
 from test_search_toy import ToyObjective, _key, toy_candidates
@@ -21,10 +21,10 @@ SCRIPT = """
 import sys
 sys.path.insert(0, {tests!r})
 from test_search_toy import ToyObjective, toy_candidates
-from ascendcraft.cluster.executor import LocalExecutor
+from ascendcraft.cluster import LocalExecutor
 from ascendcraft.search.driver import run_search
 run_search(ToyObjective(delay_s={delay}, marker={marker!r}), toy_candidates(), budget={budget}, run_dir={run_dir!r},
-           study_name="r", storage={storage!r}, executor=LocalExecutor(), progress=False, plots=False)
+           study_name="r", storage={storage!r}, executor=LocalExecutor(), plots=False)
 """
 
 
@@ -94,7 +94,7 @@ def test_resume_after_sigkill_finishes_exactly_the_budget(tmp_path):
 
     obj = ToyObjective()
     r = run_search(obj, toy_candidates(), budget=budget, run_dir=run_dir, study_name="r",
-                   storage=storage, resume=True, executor=LocalExecutor(), progress=False, plots=False)
+                   storage=storage, resume=True, executor=LocalExecutor(), plots=False)
     after = _all_trials(storage)
     evaluated = _evaluated(after)
     assert r.evaluated == budget == len(evaluated)

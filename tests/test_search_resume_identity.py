@@ -15,8 +15,9 @@ from pathlib import Path
 
 import optuna
 import pytest
-from ascendcraft.cluster.executor import LocalExecutor
-from ascendcraft.search.driver import SearchSetupError, run_search
+from ascendcraft.cluster import LocalExecutor
+from ascendcraft.search.driver import run_search
+from ascendcraft.search.errors import SearchSetupError
 from ascendcraft.search.identity import RUN_FILE
 from optuna.trial import TrialState
 from test_search_toy import ToyObjective, _key, toy_candidates
@@ -30,7 +31,7 @@ def _run(tmp_path: Path, budget: int = 6, resume: bool = False, identity=IDENTIT
          objective=None):
     return run_search(objective or ToyObjective(), cands or toy_candidates(), budget=budget,
                       run_dir=tmp_path / "run", study_name="r", resume=resume, identity=identity,
-                      executor=LocalExecutor(), progress=False, plots=False)
+                      executor=LocalExecutor(), plots=False)
 
 
 def _n_trials(db: Path) -> int:
@@ -143,12 +144,12 @@ SCRIPT = """
 import sys
 sys.path.insert(0, {tests!r})
 from test_search_toy import ToyObjective, toy_candidates
-from ascendcraft.cluster.executor import LocalExecutor
-from ascendcraft.search.driver import SearchInterrupted, run_search
+from ascendcraft.cluster import LocalExecutor
+from ascendcraft.search.driver import run_search
+from ascendcraft.search.errors import SearchInterrupted
 try:
     run_search(ToyObjective(delay_s={delay}, marker={marker!r}), toy_candidates(), budget={budget},
-               run_dir={run_dir!r}, study_name="r", identity={identity!r}, executor=LocalExecutor(),
-               progress=False, plots=False)
+               run_dir={run_dir!r}, study_name="r", identity={identity!r}, executor=LocalExecutor(), plots=False)
 except SearchInterrupted as e:
     print("INTERRUPTED", e.signal_name, e.result.evaluated, e.result.partial)
     sys.exit(130)

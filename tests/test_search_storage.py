@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 
 import optuna
-from ascendcraft.cluster.executor import LocalExecutor
-from ascendcraft.search.driver import _sampler_view, run_search, waited_part
-from ascendcraft.search.space import CandidateSpec, TrialOutcome, TunableSpec
+from ascendcraft.cluster import LocalExecutor
+from ascendcraft.search.driver import run_search
+from ascendcraft.search.record import sampler_view
+from ascendcraft.search.space import Candidate, TrialOutcome, TunableSpec
+from ascendcraft.search.warmup import waited_part
 from optuna.trial import TrialState
 from test_search_toy import EDGE, FAST, SLOW, ToyObjective, _key, toy_candidates
 
@@ -32,7 +34,6 @@ def test_persistent_record_is_complete_and_consistent(tmp_path):
         study_name="p",
         executor=LocalExecutor(),
         timeout_per_trial_s=0.3,
-        progress=False,
         plots=False,
     )
     stored = _stored(tmp_path, "p", cands)
@@ -75,7 +76,7 @@ class _Spy(optuna.samplers.RandomSampler):
 
 
 def test_failed_evaluations_fail_in_storage_but_are_infeasible_to_the_sampler(tmp_path):
-    spec = CandidateSpec(EDGE.name, EDGE.source, (TunableSpec("mode", (0, 3, 4, 5, 6), 0),))
+    spec = Candidate(EDGE.name, EDGE.source, tunables=(TunableSpec("mode", (0, 3, 4, 5, 6), 0),))
     _Spy.seen = []
     r = run_search(
         ToyObjective(),
@@ -85,15 +86,14 @@ def test_failed_evaluations_fail_in_storage_but_are_infeasible_to_the_sampler(tm
         run_dir=tmp_path,
         study_name="f",
         executor=LocalExecutor(),
-        progress=False,
         plots=False,
     )
     assert r.failed == {"build_error": 1}
     stored = _stored(tmp_path, "f", [spec])[spec.name]
     bad = [t for t in stored if t.user_attrs["status"] == "build_error"]
     assert len(bad) == 1 and bad[0].state == TrialState.FAIL and not bad[0].constraints
-    assert _sampler_view(bad[0]).state == TrialState.PRUNED
-    assert _sampler_view(bad[0]).constraints == {"failed": 1.0}
+    assert sampler_view(bad[0]).state == TrialState.PRUNED
+    assert sampler_view(bad[0]).constraints == {"failed": 1.0}
     last = _Spy.seen[-1]
     assert TrialState.FAIL not in {state for state, _, _ in last}
     assert any(state == TrialState.PRUNED and cons.get("failed") == 1.0 for state, _, cons in last)
@@ -115,7 +115,6 @@ def test_each_point_is_checked_for_feasibility_once(tmp_path):
         budget=60,
         run_dir=tmp_path,
         executor=LocalExecutor(),
-        progress=False,
         plots=False,
     )
     assert len(obj.checks) == len(set(obj.checks))
@@ -124,7 +123,7 @@ def test_each_point_is_checked_for_feasibility_once(tmp_path):
 def test_defaults_first_and_in_the_summary(tmp_path):
     obj = ToyObjective()
     r = run_search(
-        obj, toy_candidates(), budget=20, run_dir=tmp_path, executor=LocalExecutor(), progress=False
+        obj, toy_candidates(), budget=20, run_dir=tmp_path, executor=LocalExecutor()
     )
     assert obj.calls[:2] == [
         _key(FAST.name, FAST.default_params()),
@@ -145,10 +144,10 @@ def test_defaults_first_and_in_the_summary(tmp_path):
 
 
 def test_infeasible_default_is_reported_and_the_search_goes_on(tmp_path):
-    spec = CandidateSpec(
+    spec = Candidate(
         "toy/fast",
         FAST.source,
-        (
+        tunables=(
             TunableSpec("tile", (8, 16, 256), 256),
             TunableSpec("unroll", (1, 4), 4),
             TunableSpec("depth", (1, 2), 1),
@@ -160,7 +159,6 @@ def test_infeasible_default_is_reported_and_the_search_goes_on(tmp_path):
         budget=5,
         run_dir=tmp_path,
         executor=LocalExecutor(),
-        progress=False,
         plots=False,
     )
     assert r.defaults["toy/fast"]["status"] == "infeasible"
@@ -175,7 +173,6 @@ def test_timing_components_are_recorded(tmp_path):
         budget=12,
         run_dir=tmp_path,
         executor=LocalExecutor(),
-        progress=False,
         plots=False,
     )
     t = r.times
@@ -212,7 +209,7 @@ def test_warmup_wait_never_exceeds_the_warmup():
 
 def test_resume_rebuilds_the_samplers_view(tmp_path):
     kw = dict(
-        run_dir=tmp_path, study_name="r", executor=LocalExecutor(), progress=False, plots=False
+        run_dir=tmp_path, study_name="r", executor=LocalExecutor(), plots=False
     )
     first = ToyObjective()
     run_search(first, toy_candidates(), budget=10, **kw)
@@ -229,10 +226,9 @@ def test_grid_sampler_resumes_where_it_stopped(tmp_path):
         run_dir=tmp_path,
         study_name="g",
         executor=LocalExecutor(),
-        progress=False,
         plots=False,
     )
-    spec = CandidateSpec("c", "k", (TunableSpec("x", tuple(range(12)), 0),))
+    spec = Candidate("c", "k", tunables=(TunableSpec("x", tuple(range(12)), 0),))
 
     class Lin(ToyObjective):
         def evaluate(self, candidate, params, timeout_s):

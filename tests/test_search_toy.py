@@ -12,11 +12,11 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from ascendcraft.search.space import CandidateSpec, TrialOutcome, TunableSpec
+from ascendcraft.search.space import Candidate, TrialOutcome, TunableSpec
 
 POW2 = (8, 16, 32, 64, 128, 256)
 
-FAST = CandidateSpec(
+FAST = Candidate(
     name="toy/fast",
     source="kernel fast(x) { tile = $tile; unroll = $unroll; depth = $depth }\n",
     tunables=(
@@ -25,12 +25,12 @@ FAST = CandidateSpec(
         TunableSpec("depth", (1, 2, 3), 1),
     ),
 )
-SLOW = CandidateSpec(
+SLOW = Candidate(
     name="toy/slow",
     source="kernel slow(x) { tile = $tile; unroll = $unroll }\n",
     tunables=(TunableSpec("tile", POW2, 8), TunableSpec("unroll", (1, 2, 4), 1)),
 )
-EDGE = CandidateSpec(
+EDGE = Candidate(
     name="toy/edge",
     source="kernel edge(x) { mode = $mode }\n",
     tunables=(TunableSpec("mode", (0, 1, 2, 3), 0),),
@@ -38,7 +38,7 @@ EDGE = CandidateSpec(
 OPTIMUM = ("toy/fast", {"tile": 64, "unroll": 4, "depth": 2}, 10.0)
 
 
-def toy_candidates(edge: bool = False) -> list[CandidateSpec]:
+def toy_candidates(edge: bool = False) -> list[Candidate]:
     return [FAST, SLOW, EDGE] if edge else [FAST, SLOW]
 
 
@@ -57,12 +57,12 @@ class ToyObjective:
     calls: list = field(default_factory=list)  # in-process record of evaluations
     marker: str | None = None  # file that gets a line whenever an evaluation starts
 
-    def feasible(self, candidate: CandidateSpec, params: dict[str, int]) -> str | None:
+    def feasible(self, candidate: Candidate, params: dict[str, int]) -> str | None:
         if params.get("tile", 0) * params.get("unroll", 1) > 512:
             return f"UB overflow: tile*unroll={params['tile'] * params['unroll']} > 512"
         return None
 
-    def model_time(self, candidate: CandidateSpec, params: dict[str, int]) -> float:
+    def model_time(self, candidate: Candidate, params: dict[str, int]) -> float:
         if candidate.name == "toy/fast":
             base, t0, u0, d0 = 10.0, 64, 4, 2
         elif candidate.name == "toy/slow":
@@ -74,7 +74,7 @@ class ToyObjective:
         dd = params.get("depth", d0) - d0
         return base * (1 + 0.3 * dt * dt + 0.2 * du * du + 0.5 * dd * dd)
 
-    def evaluate(self, candidate: CandidateSpec, params: dict[str, int], timeout_s: float) -> TrialOutcome:
+    def evaluate(self, candidate: Candidate, params: dict[str, int], timeout_s: float) -> TrialOutcome:
         self.calls.append(_key(candidate.name, params))
         if self.marker:
             with open(self.marker, "a") as fh:
@@ -103,7 +103,7 @@ class ToyObjective:
              "pipes": {"vector": min(1.0, 6.0 / t), "mte2": 0.5, "mte3": 0.2, "scalar": 0.05}},
         )
 
-    def revalidate(self, candidate: CandidateSpec, params: dict[str, int]) -> TrialOutcome:
+    def revalidate(self, candidate: Candidate, params: dict[str, int]) -> TrialOutcome:
         if _key(candidate.name, params) in self.flaky:
             return TrialOutcome("wrong", None, "modeled", "toy: wrong on fresh inputs")
         return TrialOutcome("ok", None, "modeled")

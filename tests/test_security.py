@@ -25,8 +25,8 @@ from ascendcraft.dsl.lowering.kernel import lower
 from ascendcraft.dsl.lowering.outputs import render_outputs
 from ascendcraft.dsl.parser import DslError, parse
 from ascendcraft.search.builtin import Candidate, propose
+from checking import check_task
 
-from ascendcraft.cli import check_task
 from ascendcraft.tasks.registry import get_task, list_tasks
 
 # ---------------------------------------------------------------- helpers

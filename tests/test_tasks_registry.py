@@ -64,7 +64,7 @@ def test_default_shapes_are_large_and_metadata_only() -> None:
         lo = 1 << 20 if t.category == "matmul" else 64 << 20
         assert lo <= biggest <= 2 << 30, (t.name, biggest)
         t.output_meta()
-    # ~70 tasks x hundreds of MB each: anything but metadata would show here
+    # every registry task x hundreds of MB each: anything but metadata would show here
     assert _rss_peak_mb() - before < 300
 
 

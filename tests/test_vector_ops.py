@@ -5,8 +5,8 @@ ragged shapes and rows too wide for UB, in fp32 and fp16 (via the same path as
 from __future__ import annotations
 
 import pytest
+from checking import check_task
 
-from ascendcraft.cli import check_task
 from ascendcraft.tasks.registry import get_task
 
 ELEMENTWISE = ["add", "mul_scalar", "relu", "gelu", "sigmoid", "swish"]

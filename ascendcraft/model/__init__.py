@@ -1,9 +1,6 @@
 """Performance model: SoC specs, trace timeline, roofline bound and eager baseline."""
 
-#: Version of the performance model (timeline, SoC numbers, eager baseline). Every modeled
-#: figure carries it (``report_fields``); bump it whenever a modeled number can change.
-MODEL_VERSION = "2.0"
-
+from ..version import MODEL_VERSION  # the model's version, kept where nothing imports back
 from .eager import EagerOp, EagerResult, eager_us, trace_aten_ops  # noqa: E402
 from .report import breakdown_text, report_fields  # noqa: E402
 from .roofline import min_bytes, roofline_us  # noqa: E402

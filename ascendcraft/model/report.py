@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import MODEL_VERSION
+from ..version import MODEL_VERSION
 from .eager import EagerResult
 from .timeline import PIPE_NAMES, ModelResult
 

@@ -1,4 +1,5 @@
-"""Built-in task registry: ~70 operators in PyTorch's naming, KernelBench-sized shapes.
+"""Built-in task registry: every built-in operator (`ascendcraft ops` lists them) in PyTorch's
+naming, KernelBench-sized shapes; the matmul family and mHC are defined in :mod:`.registry_cube`.
 
 Each entry is a *definition* (reference function, input layout as a function of the
 primary shape, constructor args) so :meth:`Task.with_shape` can rebuild the task at a
@@ -714,7 +715,7 @@ def get_task(name: str) -> Task:
         close = difflib.get_close_matches(key, list(_DEFS), n=5, cutoff=0.5)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         raise TaskError(
-            f"Unknown task {name!r}.{hint} Run list_tasks() (or `ascendcraft tasks`) for all "
+            f"Unknown task {name!r}.{hint} Run list_tasks() (or `ascendcraft ops`) for all "
             f"{len(_DEFS)} built-in names, or pass a task file path."
         )
     d = _DEFS[key]

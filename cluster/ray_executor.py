@@ -1,186 +1,24 @@
-"""Where trials are evaluated: the seam between the search driver and the machines.
+"""The Ray executor: trials as Ray Core tasks on a local instance or a cluster.
 
-The driver submits at most ``capacity`` jobs, then polls for finished ones.  Every job ends
-with a :class:`~ascendcraft.search.space.TrialOutcome`: exceptions, timeouts and dead
-workers are turned into ``crash``/``timeout`` outcomes here, so the driver never sees an
-exception from an evaluation.
+The only module that imports Ray (made by :func:`~.factory.make_executor` when the
+configuration asks for it).
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import socket
-import threading
 import time
-import traceback
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from ascendcraft.search.space import STATUSES, CandidateSpec, Objective, TrialOutcome
-
-
-@dataclass
-class Finished:
-    """A finished job: the driver's token, the outcome, and seconds spent inside evaluate."""
-
-    token: int
-    outcome: TrialOutcome
-    eval_s: float
-    worker: str = ""
+from ..search.protocols import Finished, Objective
+from ..search.space import Candidate, TrialOutcome, checked_outcome, crash_outcome
+from .job import safe_evaluate, timeout_outcome
 
 
-class Executor(Protocol):
-    """What the driver needs from an executor."""
-
-    @property
-    def capacity(self) -> int:
-        """Most jobs the driver should keep in flight."""
-        ...
-
-    def start(self) -> None:
-        """Acquire resources (e.g. start Ray); idempotent."""
-        ...
-
-    def submit(
-        self,
-        token: int,
-        objective: Objective,
-        candidate: CandidateSpec,
-        params: dict[str, int],
-        timeout_s: float,
-    ) -> None: ...
-
-    def poll(self, timeout_s: float | None = None) -> list[Finished]:
-        """Block until at least one job finished (or ``timeout_s`` passed); return them."""
-        ...
-
-    def in_flight(self) -> int: ...
-
-    def close(self) -> None:
-        """Cancel what is still running and release what ``start`` acquired."""
-        ...
-
-
-def crash_outcome(message: str, timing: str = "modeled") -> TrialOutcome:
-    return TrialOutcome(status="crash", time_us=None, timing=timing, message=message)
-
-
-def timeout_outcome(timeout_s: float, how: str) -> TrialOutcome:
-    return TrialOutcome(
-        status="timeout", time_us=None, message=f"exceeded {timeout_s:g}s ({how})"
-    )
-
-
-def checked_outcome(result: Any) -> TrialOutcome:
-    """Turn whatever an objective returned into a well-formed outcome."""
-    if not isinstance(result, TrialOutcome):
-        return crash_outcome(f"objective returned {type(result).__name__}, not TrialOutcome")
-    if result.status not in STATUSES:
-        return crash_outcome(f"objective returned unknown status {result.status!r}")
-    if result.status == "ok":
-        t = result.time_us
-        if t is None or not isinstance(t, (int, float)) or t != t or t <= 0 or t == float("inf"):
-            return crash_outcome(f"objective returned status ok with invalid time {t!r}")
-    return result
-
-
-def safe_evaluate(
-    objective: Objective, candidate: CandidateSpec, params: dict[str, int], timeout_s: float
-) -> TrialOutcome:
-    """``objective.evaluate`` that never raises: an exception becomes a crash outcome."""
-    try:
-        return checked_outcome(objective.evaluate(candidate, params, timeout_s))
-    except _Timeout:
-        raise
-    except Exception as exc:  # noqa: BLE001 - any objective failure is a trial result
-        tb = traceback.format_exc(limit=3)
-        return crash_outcome(f"{type(exc).__name__}: {exc}\n{tb}".strip())
-
-
-class _Timeout(BaseException):
-    """Raised by SIGALRM in LocalExecutor; BaseException so `except Exception` can't eat it."""
-
-
-@contextmanager
-def _alarm(timeout_s: float) -> Iterator[bool]:
-    """Interrupt the main thread after ``timeout_s`` (Unix, main thread only)."""
-    usable = (
-        hasattr(signal, "setitimer")
-        and threading.current_thread() is threading.main_thread()
-        and timeout_s > 0
-    )
-    if not usable:
-        yield False
-        return
-
-    def _raise(signum: int, frame: Any) -> None:
-        raise _Timeout()
-
-    previous = signal.signal(signal.SIGALRM, _raise)
-    signal.setitimer(signal.ITIMER_REAL, timeout_s)
-    try:
-        yield True
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-class LocalExecutor:
-    """Runs jobs one at a time in this process (tests, debugging, ``--workers 1``).
-
-    A timeout interrupts the evaluation with SIGALRM when running on the main thread; off the
-    main thread the job runs to completion and is marked ``timeout`` if it overran.
-    """
-
-    def __init__(self) -> None:
-        self._queue: list[tuple[int, Objective, CandidateSpec, dict[str, int], float]] = []
-
-    @property
-    def capacity(self) -> int:
-        return 1
-
-    def start(self) -> None:
-        pass
-
-    def submit(
-        self,
-        token: int,
-        objective: Objective,
-        candidate: CandidateSpec,
-        params: dict[str, int],
-        timeout_s: float,
-    ) -> None:
-        self._queue.append((token, objective, candidate, dict(params), timeout_s))
-
-    def in_flight(self) -> int:
-        return len(self._queue)
-
-    def poll(self, timeout_s: float | None = None) -> list[Finished]:
-        if not self._queue:
-            return []
-        token, objective, candidate, params, limit = self._queue.pop(0)
-        t0 = time.perf_counter()
-        try:
-            with _alarm(limit) as armed:
-                outcome = safe_evaluate(objective, candidate, params, limit)
-            elapsed = time.perf_counter() - t0
-            if not armed and limit > 0 and elapsed > limit:
-                outcome = timeout_outcome(limit, "ran to completion, result discarded")
-        except _Timeout:
-            elapsed = time.perf_counter() - t0
-            outcome = timeout_outcome(limit, "interrupted")
-        return [Finished(token, outcome, elapsed, worker=f"local:{os.getpid()}")]
-
-    def close(self) -> None:
-        self._queue.clear()
-
-
-def _ray_job(
-    objective: Objective, candidate: CandidateSpec, params: dict[str, int], timeout_s: float
-) -> tuple[TrialOutcome, float, str]:
+def _ray_job(objective: Objective, candidate: Candidate, params: dict[str, int],
+             timeout_s: float) -> tuple[TrialOutcome, float, str]:
     """Body of a Ray task: evaluate and time it where it runs."""
     t0 = time.perf_counter()
     outcome = safe_evaluate(objective, candidate, params, timeout_s)
@@ -202,7 +40,7 @@ class RayExecutor:
     Starts a local Ray instance (``num_cpus=workers``) unless Ray is already initialised or
     ``address``/``RAY_ADDRESS`` names a cluster to join; only what it started is shut down.
     A job past its deadline (counted from submission) is force-cancelled and becomes
-    ``timeout``; a job whose worker died is retried once by Ray (``max_retries``) and
+    ``timeout``; a job whose worker died is retried by Ray (``max_retries``) and
     otherwise becomes ``crash`` with Ray's reason.  Profiling jobs on real hardware pass
     ``resources={"NPU": 1}``.
     """
@@ -267,14 +105,8 @@ class RayExecutor:
             self._objective_refs[key] = hit
         return hit[1]
 
-    def submit(
-        self,
-        token: int,
-        objective: Objective,
-        candidate: CandidateSpec,
-        params: dict[str, int],
-        timeout_s: float,
-    ) -> None:
+    def submit(self, token: int, objective: Objective, candidate: Candidate,
+               params: dict[str, int], timeout_s: float) -> None:
         self.start()
         now = time.monotonic()
         ref = self._remote.remote(self._objective_ref(objective), candidate, dict(params), timeout_s)

@@ -1,0 +1,89 @@
+"""The tuning objective: the evaluator behind the search driver's Objective protocol.
+
+It holds a description of the task (:class:`~.task.TaskRef`), not the task, so it pickles
+cheaply to Ray workers, which load the task and parse each candidate once per process. It
+sits above the search layer because it speaks the search's types (candidates, trial
+outcomes) on the evaluator's behalf; the driver only knows the protocol.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..dsl.parser import DslError
+from ..evaluate import Evaluator
+from ..search.space import Candidate, TrialOutcome
+from ..status import Status
+from .candidates import prepare_for_evaluator
+from .task import TaskRef
+from .timing import timed_us, timing_kind
+
+#: seeds of the correctness check during the search (one per trial: speed) and of the
+#: winner's re-validation on fresh inputs at the end
+SEARCH_SEEDS = (0,)
+REVALIDATION_SEEDS = (101, 202)
+
+
+@dataclass
+class KernelObjective:
+    """Feasibility before any build, then build, check and time in the evaluator."""
+
+    ref: TaskRef
+    soc: str
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __getstate__(self) -> dict:
+        return {"ref": self.ref, "soc": self.soc, "_cache": {}}
+
+    def _evaluator(self, timeout_s: float | None = None) -> Evaluator:
+        """This process's evaluator; made again only if a trial's time limit changes."""
+        ev = self._cache.get("ev")
+        if ev is None or (timeout_s is not None and self._cache.get("timeout_s") != timeout_s):
+            kw = {} if timeout_s is None else {"timeout_s": timeout_s}
+            ev = Evaluator(self.ref.load(), self.soc, seeds=SEARCH_SEEDS, **kw)
+            self._cache.update(ev=ev, timeout_s=timeout_s)
+        return ev
+
+    def _prepared(self, c: Candidate) -> Any:
+        key = ("prep", c.name)
+        if key not in self._cache:
+            self._cache[key] = prepare_for_evaluator(c.name, c.source)
+        return self._cache[key]
+
+    def feasible(self, candidate: Candidate, params: dict[str, int]) -> str | None:
+        try:
+            return self._evaluator().feasible(self._prepared(candidate), params)
+        except DslError as e:
+            return str(e)
+
+    def evaluate(self, candidate: Candidate, params: dict[str, int], timeout_s: float) -> TrialOutcome:
+        ev = self._evaluator(timeout_s)
+        try:
+            prep = self._prepared(candidate)
+        except DslError as e:
+            return TrialOutcome(Status.DSL_ERROR, None, "", str(e))
+        return trial_outcome(ev.evaluate(prep, params))
+
+    def revalidate(self, candidate: Candidate, params: dict[str, int]) -> TrialOutcome:
+        out = self._evaluator().evaluate(self._prepared(candidate), params, timing=False,
+                                         seeds=REVALIDATION_SEEDS)
+        return trial_outcome(out, keep_time=False)
+
+
+def trial_outcome(out: Any, keep_time: bool = True) -> TrialOutcome:
+    """The evaluator's outcome as the search's: status and message as they are, the time and
+    its kind from the timing fields, every figure in ``metrics``. A correct kernel whose
+    timing failed is a failed trial (the search needs a time to compare) with the timing's
+    own status when the evaluator gives one (``timing_status``), else ``crash``."""
+    fields = dict(out.timing or {})
+    kind = timing_kind(fields)
+    metrics: dict[str, Any] = {"max_abs_err": out.max_abs_err, "max_rel_err": out.max_rel_err}
+    metrics.update({k: v for k, v in fields.items() if k not in ("timing", "kind")})
+    status = Status.parse(out.status)
+    t = timed_us(fields)
+    if status is Status.OK and keep_time and t is None:
+        # the evaluator says why timing failed (e.g. trace_limit) where it can
+        why = Status.parse(getattr(out, "timing_status", None) or Status.CRASH)
+        return TrialOutcome(why, None, kind, f"timing failed: {fields.get('error')}", metrics)
+    return TrialOutcome(status, t if status is Status.OK else None, kind, out.message, metrics)
