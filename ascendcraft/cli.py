@@ -93,7 +93,7 @@ def _load_task(args: argparse.Namespace):
 
 def _check_device_fit(task, soc_name: str) -> None:
     """Refuse a task whose tensors could not fit the SoC's HBM (see tasks/limits.py)."""
-    from .model.soc import load_soc
+    from .soc import load_soc
     from .tasks.limits import GIB, check_fits_device
 
     soc = load_soc(soc_name)
@@ -477,7 +477,7 @@ def _validate(args: argparse.Namespace) -> None:
     """Checks argparse cannot express: a known SoC, --resume with the run it continues."""
     soc = getattr(args, "soc", None)
     if soc is not None:
-        from .model.soc import list_socs
+        from .soc import list_socs
 
         known = list_socs()
         if soc not in known:
