@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from .backends import Artifact, Backend, BackendError, TilingArgs, Timing, get_backend
+from .backends import Artifact, Backend, BackendError, RunOutcome, TilingArgs, Timing, get_backend
 from .dsl.kernel import Prepared, prepare
 from .dsl.parser import DslError
 from .model.eager import eager_us
@@ -149,7 +149,21 @@ class Evaluator:
             return Outcome(e.status, str(e))
         except DslError as e:
             return Outcome(Status.DSL_ERROR, str(e))
-        values = prep.values(params)
+        except Exception as e:  # noqa: BLE001 - one failed trial, never a dead run
+            return Outcome(Status.CRASH, f"build: {type(e).__name__}: {e}")
+        out = self._check(art, prep.values(params), seeds)
+        if out.status is Status.OK and timing:
+            try:
+                t, out.timing = self._time(art)
+                out.time_us, out.timing_kind = t.us, t.kind
+            except BackendError as e:
+                out.timing, out.timing_status = {"error": str(e)}, e.status
+            except Exception as e:  # noqa: BLE001 - a timing failure is reported, not raised
+                out.timing, out.timing_status = {"error": f"{type(e).__name__}: {e}"}, Status.CRASH
+        return out
+
+    def _check(self, art: Artifact, values: dict[str, int], seeds) -> Outcome:
+        """Run on every shape set, seed and input distribution, twice each; compare."""
         worst_abs, worst_rel = 0.0, 0.0
         for shapes in self.shape_sets:
             for seed in seeds:
@@ -162,7 +176,7 @@ class Evaluator:
                     specs = [(tuple(e.shape), e.dtype) for e in expected]
                     got = None
                     for attempt in range(2):  # twice: the result must be deterministic
-                        res = self.backend.run(art, tensors, specs, tiling=tiling, timeout_s=self.timeout_s)
+                        res = self._run(art, tensors, specs, tiling)
                         if not res.ok:
                             return Outcome(res.status, f"{res.message} ({where})", shapes=self.shape_sets)
                         if attempt == 0:
@@ -178,16 +192,16 @@ class Evaluator:
                             return Outcome(Status.WRONG, f"output {i}: {c.message} ({where}, "
                                            f"{'signed' if signed else 'task'} inputs)", max_abs_err=c.max_abs_err,
                                            max_rel_err=c.max_rel_err, shapes=self.shape_sets)
-        out = Outcome(Status.OK, "", True, worst_abs, worst_rel, shapes=self.shape_sets)
-        if timing:
-            try:
-                t, out.timing = self._time(art)
-                out.time_us, out.timing_kind = t.us, t.kind
-            except BackendError as e:
-                out.timing, out.timing_status = {"error": str(e)}, e.status
-            except Exception as e:  # noqa: BLE001 - a timing failure is reported, not raised
-                out.timing, out.timing_status = {"error": f"{type(e).__name__}: {e}"}, Status.CRASH
-        return out
+        return Outcome(Status.OK, "", True, worst_abs, worst_rel, shapes=self.shape_sets)
+
+    def _run(self, art: Artifact, tensors: list[torch.Tensor], specs: list, tiling: TilingArgs) -> RunOutcome:
+        """One run; whatever goes wrong comes back as a RunOutcome with its status."""
+        try:
+            return self.backend.run(art, tensors, specs, tiling=tiling, timeout_s=self.timeout_s)
+        except BackendError as e:
+            return RunOutcome(e.status, str(e))
+        except Exception as e:  # noqa: BLE001 - one failed trial, never a dead run
+            return RunOutcome(Status.CRASH, f"{type(e).__name__}: {e}")
 
     # ------------------------------------------------------------ timing
     def eager(self) -> dict[str, Any]:
