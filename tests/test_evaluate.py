@@ -23,7 +23,8 @@ from ascendcraft.tasks.taskfile import load_task_file
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is needed")
 
 NOT_A_MATMUL = textwrap.dedent('''
-        import torch.nn as nn
+    import torch
+    import torch.nn as nn
 
     class Model(nn.Module):
         def forward(self, a, b):
