@@ -4,8 +4,11 @@ times labelled by the backend alone."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -175,3 +178,21 @@ def test_only_the_emulator_backend_writes_the_modeled_label() -> None:
     files = [root / "evaluate.py", *sorted((root / "backends").glob("*.py"))]
     offenders = [f.name for f in files if f.name != "emulator.py" and re.search(r"[\"']modeled[\"']", f.read_text())]
     assert not offenders
+
+
+@pytest.mark.slow
+def test_cli_soc_flag_sets_the_enforced_ub(tmp_path) -> None:
+    """`ascendcraft check --soc`: the same program (only the 204 KiB tiling allowed) is refused
+    for the 910B2 and checked, timed and correct on the 310P3."""
+    dsl = tmp_path / "add_big.dsl"
+    dsl.write_text(BIG_TILES.replace("choice(1024, 17408)", "choice(17408)"))
+    got = {}
+    for soc in ("Ascend910B2", "Ascend310P3"):
+        r = subprocess.run([sys.executable, "-m", "ascendcraft.cli", "check", "--op", "add", "--shape",
+                            str(N), "--dsl", str(dsl), "--soc", soc, "--json"],
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode in (0, 1), r.stderr
+        got[soc] = json.loads(r.stdout)["candidates"][0]
+    assert got["Ascend910B2"]["status"] == "infeasible" and "UB budget exceeded" in got["Ascend910B2"]["message"]
+    ok = got["Ascend310P3"]
+    assert ok["status"] == "ok" and ok["correct"] and ok["modeled_us"] > 0 and ok["params"]["TILE"] == 17408
