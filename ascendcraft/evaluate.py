@@ -18,7 +18,16 @@ from typing import Any
 
 import torch
 
-from .backends import Artifact, Backend, BackendError, RunOutcome, TilingArgs, Timing, get_backend
+from .backends import (
+    TORCH_OF_DSL,
+    Artifact,
+    Backend,
+    BackendError,
+    RunOutcome,
+    TilingArgs,
+    Timing,
+    get_backend,
+)
 from .dsl.kernel import Prepared, prepare
 from .dsl.parser import DslError
 from .model.eager import eager_us
@@ -31,9 +40,7 @@ from .tasks.task import Task
 
 __all__ = ["DSL_OF_TORCH", "Evaluator", "Outcome", "Prepared", "prepare"]
 
-DSL_OF_TORCH = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
-                torch.int32: "i32", torch.int64: "i64", torch.int8: "i8", torch.uint8: "u8",
-                torch.bool: "bool"}
+DSL_OF_TORCH = {dtype: name for name, dtype in TORCH_OF_DSL.items()}
 
 
 @dataclass

@@ -2,6 +2,7 @@
 the SoC performance model today, an Ascend NPU later — behind one protocol (``base.py``)."""
 
 from .base import (
+    TORCH_OF_DSL,
     Artifact,
     Backend,
     BackendError,
@@ -15,6 +16,6 @@ from .emulator import EmulatorBackend
 from .factory import BACKENDS, get_backend, npu_missing
 
 __all__ = [
-    "BACKENDS", "Artifact", "Backend", "BackendError", "BackendUnavailable", "EmulatorBackend",
+    "BACKENDS", "TORCH_OF_DSL", "Artifact", "Backend", "BackendError", "BackendUnavailable", "EmulatorBackend",
     "RunOutcome", "TensorSpec", "TilingArgs", "Timing", "get_backend", "npu_missing",
 ]

@@ -24,6 +24,12 @@ from ascendcraft.status import Status
 TensorSpec = tuple[tuple[int, ...], torch.dtype]
 """A tensor described, not allocated: (shape, dtype)."""
 
+#: DSL element types -> the torch dtypes tensors of them cross the seam as.
+TORCH_OF_DSL: dict[str, torch.dtype] = {
+    "f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "i32": torch.int32,
+    "i64": torch.int64, "i8": torch.int8, "u8": torch.uint8, "bool": torch.bool,
+}
+
 
 class BackendError(RuntimeError):
     """A backend could not build, run or time a kernel; ``status`` says which failure."""

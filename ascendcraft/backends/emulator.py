@@ -30,7 +30,7 @@ from ascendcraft.soc import Soc, load_soc
 from ascendcraft.status import Status
 from ascendcraft.tasks.compare import nan_filled_like
 
-from .base import Artifact, BackendError, RunOutcome, TensorSpec, TilingArgs, Timing
+from .base import TORCH_OF_DSL, Artifact, BackendError, RunOutcome, TensorSpec, TilingArgs, Timing
 
 KIND = "modeled"
 """``Timing.kind`` of every time this backend gives: the emulator does not measure."""
@@ -45,12 +45,6 @@ BUILD_CACHE_SIZE = 256
 RUNNER_STATUS: dict[str, Status] = {
     "ok": Status.OK, "error": Status.CHECK_ERROR, "crash": Status.CRASH,
     "timeout": Status.TIMEOUT, "trace_limit": Status.TRACE_LIMIT,
-}
-
-#: DSL element types -> torch dtypes (workspaces are declared in DSL types).
-TORCH_OF_DSL: dict[str, torch.dtype] = {
-    "f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "i32": torch.int32,
-    "i64": torch.int64, "i8": torch.int8, "u8": torch.uint8, "bool": torch.bool,
 }
 
 _BOOL_POISON = 0xFF  # a byte that is neither False nor True: shows unwritten bool outputs
