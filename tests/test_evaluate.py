@@ -7,7 +7,6 @@ import shutil
 import textwrap
 
 import pytest
-from ascendcraft.dsl.kernel import Prepared
 from ascendcraft.dsl.parser import DslError
 from ascendcraft.search.builtin import propose
 
@@ -58,7 +57,7 @@ def _prep(task, name: str | None = None):
     return prepare(cand.name, cand.source)
 
 
-def test_outcomes_carry_status_values_and_messages() -> None:
+def test_outcomes_carry_status_values_and_messages(monkeypatch) -> None:
     add = get_task("add").with_shape((3000,))
     ev = Evaluator(add, seeds=(0,))
     prep = _prep(add)
@@ -74,10 +73,11 @@ def test_outcomes_carry_status_values_and_messages() -> None:
     mismatch = ev.evaluate(relu, {})
     assert mismatch.status is Status.INFEASIBLE and "kernel takes 1 input tensors, the task has 2" in mismatch.message
 
-    def fails_to_lower(params):
+    def fails_to_lower(params=None):
         raise DslError("line 3: cannot lower this")
 
-    broken = Prepared(prep.name, prep.source, prep.program, lambda d, p, s: None, fails_to_lower)
+    broken = prepare(prep.name, prep.source)
+    monkeypatch.setattr(broken, "lower", fails_to_lower)
     out = ev.evaluate(broken, {})
     assert out.status is Status.DSL_ERROR and "cannot lower" in out.message
 
