@@ -1,49 +1,56 @@
-"""The evaluator: one candidate kernel × one assignment of its tunables → correct or not,
-and how fast (modeled in the emulator).
+"""The evaluator: one candidate kernel x one assignment of its tunables -> correct or not,
+and how fast, on one backend.
 
-Correctness runs on reduced shapes (or the shape the user gave), several seeds, inputs
-from the task's generator and from a signed distribution, fresh NaN-filled outputs, each
-run twice to catch non-determinism. Timing runs the emulator in trace-only mode at the
-full task shape and feeds the trace to the SoC performance model. Every failure ends as a
-result with a category and a readable message, never an exception.
+Correctness runs on reduced shapes (the task's own sets, the generic reducer's, or the shape
+the user gave), several seeds, inputs from the task's generator and from a signed
+distribution, fresh poisoned outputs, each run twice to catch non-determinism. Timing asks
+the backend for the kernel's time at the full task shape and sets it against the task's
+eager-PyTorch baseline and roofline, computed once per task. Every failure ends as an
+:class:`Outcome` with a :class:`~ascendcraft.status.Status` and a readable message, never
+an exception. Vector and cube kernels take the same path: a ``Kernel`` is a list of launches.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Any
 
-import numpy as np
 import torch
 
-from .dsl import ir
-from .dsl.checker import TypedProgram, check_program
-from .dsl.lowering.kernel import LoweredKernel, budget_spec, check_budget, lower
-from .dsl.lowering.tiling import TilingSpec
-from .dsl.parser import DslError, parse
-from .emulator.build import BuildError, ToolchainError, build_kernel
-from .emulator.runner import TilingRequest, run_kernel
+from .backends import (
+    TORCH_OF_DSL,
+    Artifact,
+    Backend,
+    BackendError,
+    RunOutcome,
+    TilingArgs,
+    Timing,
+    get_backend,
+)
+from .dsl.kernel import Prepared, prepare
+from .dsl.parser import DslError
 from .model.eager import eager_us
-from .model.report import report_fields
 from .model.roofline import min_bytes, roofline_us
-from .model.soc import SocSpec, load_soc
-from .model.timeline import simulate
-from .tasks.compare import compare, nan_filled_like
+from .soc import Soc, load_soc
+from .status import Status
+from .tasks.compare import compare
 from .tasks.shapes import reduced_shapes
 from .tasks.task import Task
 
-DSL_OF_TORCH = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
-                torch.int32: "i32", torch.int64: "i64", torch.int8: "i8", torch.uint8: "u8",
-                torch.bool: "bool"}
+__all__ = ["DSL_OF_TORCH", "Evaluator", "Outcome", "Prepared", "prepare"]
+
+DSL_OF_TORCH = {dtype: name for name, dtype in TORCH_OF_DSL.items()}
 
 
 @dataclass
 class Outcome:
-    """What one evaluation found. ``status``: ok | infeasible | dsl_error | build_error |
-    check_error | wrong | timeout | crash."""
+    """What one evaluation found. ``timing``: the report fields of the kernel's time (with
+    ``timing`` = its kind and ``<kind>_us``), or ``{"error": ...}`` when a correct kernel
+    could not be timed (``timing_status`` says why); ``time_us`` / ``timing_kind``: the
+    time and its kind as the backend gave them."""
 
-    status: str
+    status: Status
     message: str = ""
     correct: bool = False
     max_abs_err: float | None = None
@@ -52,80 +59,48 @@ class Outcome:
     params: dict = field(default_factory=dict)
     timing: dict = field(default_factory=dict)
     wall_s: float = 0.0
-
-
-@dataclass
-class Prepared:
-    """A candidate parsed and checked once, reused for every trial."""
-
-    name: str
-    source: str
-    program: ir.Program
-    typed: TypedProgram
-    spec: TilingSpec  # tiling + UB plan, evaluated by every feasibility check
-
-
-def prepare(name: str, source: str) -> Prepared:
-    """Parse and type-check DSL text (raises DslError with the line)."""
-    # --- cube path (issue 6): @cube_kernel programs go to evaluate_cube
-    from .dsl.cube import is_cube_source
-
-    if is_cube_source(source):
-        from .evaluate_cube import prepare_cube
-
-        return prepare_cube(name, source)  # type: ignore[return-value]
-    # --- end cube path
-    program = parse(source)
-    typed = check_program(program)
-    return Prepared(name, source, program, typed, budget_spec(typed))
+    time_us: float | None = None
+    timing_kind: str | None = None
+    timing_status: Status | None = None
 
 
 class Evaluator:
-    """Evaluates candidates of one task on the emulator backend for one SoC."""
+    """Evaluates candidates of one task on one backend (by default the emulator of ``soc``)."""
 
-    def __init__(self, task: Task, soc: str | SocSpec | None = None, *, seeds: tuple[int, ...] = (0, 1),
-                 shape_sets: list[list[tuple[int, ...]]] | None = None, timeout_s: float = 60.0,
-                 full: bool = False):
+    def __init__(self, task: Task, soc: str | Soc | None = None, *, backend: Backend | None = None,
+                 seeds: tuple[int, ...] = (0, 1), shape_sets: list[list[tuple[int, ...]]] | None = None,
+                 timeout_s: float = 60.0, full: bool = False):
+        if backend is None:
+            backend = get_backend("emulator", soc)
+        elif soc is not None and load_soc(soc).name != backend.soc.name:
+            raise ValueError(f"SoC {load_soc(soc).name} differs from the backend's {backend.soc.name}")
         self.task = task
-        self.soc = load_soc(soc)
+        self.backend = backend
+        self.soc = backend.soc
         self.seeds = seeds
         self.timeout_s = timeout_s
         if shape_sets is None:
-            # --- cube path (issue 6): matmul / mHC registry tasks bring their own reduced sets
-            from .tasks.registry_cube import cube_shape_sets
-
-            cube_sets = None if full else cube_shape_sets(task)
-            # --- end cube path
-            shape_sets = [list(task.shapes)] if full else (cube_sets or reduced_shapes(task))
+            shape_sets = [list(task.shapes)] if full else (task.check_shapes or reduced_shapes(task))
         self.shape_sets = [[tuple(s) for s in ss] for ss in shape_sets]
-        self._eager: dict | None = None
+        self._eager: dict[str, Any] | None = None
         self._outputs: dict[tuple, list] = {}  # input shapes -> reference output (shape, dtype)
 
     # ------------------------------------------------------------ static
-    @property
-    def ub_bytes(self) -> int:
-        return self.soc.ub_budget_kib * 1024
-
-    @property
-    def core_num(self) -> int:
-        return self.soc.vector_cores
-
     def _io(self, prep: Prepared) -> None:
         """The DSL signature must match the task: tensors, scalars and outputs in order."""
-        p = prep.program
         t_in = self.task.tensor_inputs
-        if len(p.inputs) != len(t_in):
-            raise DslError(f"kernel takes {len(p.inputs)} input tensors, the task has {len(t_in)} "
+        if len(prep.inputs) != len(t_in):
+            raise DslError(f"kernel takes {len(prep.inputs)} input tensors, the task has {len(t_in)} "
                            f"({', '.join(s.name for s in t_in)})")
-        for param, spec in zip(p.inputs, t_in, strict=True):
+        for param, spec in zip(prep.inputs, t_in, strict=True):
             want = DSL_OF_TORCH.get(spec.dtype)
             if want != param.dtype:
                 raise DslError(f"input '{param.name}' is {param.dtype} but the task's '{spec.name}' is "
                                f"{spec.dtype} (no DSL type)" if want is None else
                                f"input '{param.name}' is {param.dtype} but the task's '{spec.name}' is {want}")
         n_scalars = sum(1 for s in self.task.inputs if s.kind == "scalar")
-        if len(p.scalars) != n_scalars:
-            raise DslError(f"kernel takes {len(p.scalars)} scalars, the task has {n_scalars}")
+        if len(prep.scalars) != n_scalars:
+            raise DslError(f"kernel takes {len(prep.scalars)} scalars, the task has {n_scalars}")
 
     def _output_meta(self, shapes) -> list:
         """Reference output (shape, dtype) per input shapes: a meta-device run, cached because
@@ -135,51 +110,36 @@ class Evaluator:
             self._outputs[key] = self.task.output_meta(list(key))
         return self._outputs[key]
 
-    def _dims(self, prep: Prepared, shapes: list[tuple[int, ...]]) -> tuple[list[list[int]], list]:
+    def _dims(self, prep: Prepared, shapes: list[tuple[int, ...]]) -> list[list[int]]:
+        """The kernel's tensor shapes at these task shapes: inputs, then outputs."""
         tensor_shapes = [list(s) for s, spec in zip(shapes, self.task.inputs, strict=True) if spec.is_tensor]
         outs = self._output_meta(shapes)
-        if len(outs) != len(prep.program.outputs):
-            raise DslError(f"kernel has {len(prep.program.outputs)} outputs, the reference {len(outs)}")
-        for param, (_, dt) in zip(prep.program.outputs, outs, strict=True):
+        if len(outs) != len(prep.outputs):
+            raise DslError(f"kernel has {len(prep.outputs)} outputs, the reference {len(outs)}")
+        for param, (_, dt) in zip(prep.outputs, outs, strict=True):
             if DSL_OF_TORCH.get(dt) != param.dtype:
                 raise DslError(f"output '{param.name}' is {param.dtype}, the reference gives {dt}")
-        return tensor_shapes + [list(s) for s, _ in outs], outs
+        return tensor_shapes + [list(s) for s, _ in outs]
 
     def feasible(self, prep: Prepared, params: dict[str, int]) -> str | None:
-        """The reason this assignment cannot work on every checked and timed shape, or None.
-        Runs before any build."""
-        if getattr(prep, "kind", "") == "cube":  # --- cube path (issue 6)
-            from .evaluate_cube import feasible
-
-            return feasible(self, prep, params)  # type: ignore[arg-type]
+        """The reason this assignment cannot work on every checked and timed shape (signature,
+        capacities, alignment, shape rules), or None. Runs before any build."""
         try:
             self._io(prep)
             for shapes in [*self.shape_sets, list(self.task.shapes)]:
-                dims, _ = self._dims(prep, shapes)
-                check_budget(prep.typed, dims, params, self.core_num, self.ub_bytes, prep.spec)
+                prep.check(self._dims(prep, shapes), params, self.soc)
         except DslError as e:
             return str(e)
         return None
 
     # ------------------------------------------------------------ build + run
-    def build(self, prep: Prepared, params: dict[str, int]) -> tuple[LoweredKernel, Path]:
-        if getattr(prep, "kind", "") == "cube":  # --- cube path (issue 6)
-            from .evaluate_cube import build as build_cube
-
-            return build_cube(prep, params)  # type: ignore[arg-type,return-value]
-        lk = lower(prep.program, params, prep.typed)
-        so = build_kernel({f"{lk.op}.cpp": lk.emulator_source(), f"{lk.op}_tiling.h": lk.tiling_header},
-                          f"{lk.op}.cpp")
-        return lk, so
-
-    def _tunables(self, prep: Prepared, params: dict[str, int]) -> list[int]:
-        values = prep.program.defaults()
-        values.update(params)
-        return [int(values[t.name]) for t in prep.program.tunables]
+    def build(self, prep: Prepared, params: dict[str, int]) -> Artifact:
+        """Lower and build (raises DslError or BackendError)."""
+        return self.backend.build(prep.lower(params))
 
     def evaluate(self, prep: Prepared, params: dict[str, int], *, timing: bool = True,
                  seeds: tuple[int, ...] | None = None) -> Outcome:
-        """Check correctness on every shape set and seed, then (if asked) model the time."""
+        """Check correctness on every shape set and seed, then (if asked) time the kernel."""
         t0 = time.perf_counter()
         out = self._evaluate(prep, params, timing, seeds or self.seeds)
         out.params = dict(params)
@@ -189,117 +149,126 @@ class Evaluator:
     def _evaluate(self, prep: Prepared, params: dict[str, int], timing: bool, seeds) -> Outcome:
         reason = self.feasible(prep, params)
         if reason is not None:
-            return Outcome("infeasible", reason)
+            return Outcome(Status.INFEASIBLE, reason)
         try:
-            lk, so = self.build(prep, params)
-        except (BuildError, ToolchainError) as e:
-            return Outcome("build_error", str(e))
+            art = self.build(prep, params)
+        except BackendError as e:
+            return Outcome(e.status, str(e))
         except DslError as e:
-            return Outcome("dsl_error", str(e))
-        tun = self._tunables(prep, params)
+            return Outcome(Status.DSL_ERROR, str(e))
+        except Exception as e:  # noqa: BLE001 - one failed trial, never a dead run
+            return Outcome(Status.CRASH, f"build: {type(e).__name__}: {e}")
+        out = self._check(art, prep.values(params), seeds)
+        if out.status is Status.OK and timing:
+            try:
+                t, out.timing = self._time(art)
+                out.time_us, out.timing_kind = t.us, t.kind
+            except BackendError as e:
+                out.timing, out.timing_status = {"error": str(e)}, e.status
+            except Exception as e:  # noqa: BLE001 - a timing failure is reported, not raised
+                out.timing, out.timing_status = {"error": f"{type(e).__name__}: {e}"}, Status.CRASH
+        return out
+
+    def _check(self, art: Artifact, values: dict[str, int], seeds) -> Outcome:
+        """Run on every shape set, seed and input distribution, twice each; compare."""
         worst_abs, worst_rel = 0.0, 0.0
         for shapes in self.shape_sets:
             for seed in seeds:
                 for signed in (False, True):
+                    where = f"shapes {shapes}, seed {seed}"
                     inputs = self.task.make_inputs(shapes, seed=seed, signed=signed)
                     expected = self.task.run_reference(inputs)
+                    tensors = [i for i in inputs if isinstance(i, torch.Tensor)]
+                    tiling = TilingArgs(values, tuple(float(i) for i in inputs if not isinstance(i, torch.Tensor)))
+                    specs = [(tuple(e.shape), e.dtype) for e in expected]
                     got = None
                     for attempt in range(2):  # twice: the result must be deterministic
-                        res = self._run(so, inputs, expected, tun)
+                        res = self._run(art, tensors, specs, tiling)
                         if not res.ok:
-                            status = res.status if res.status in ("timeout", "crash") else "check_error"
-                            return Outcome(status, f"{res.message} (shapes {shapes}, seed {seed})",
-                                           shapes=self.shape_sets)
+                            return Outcome(res.status, f"{res.message} ({where})", shapes=self.shape_sets)
                         if attempt == 0:
-                            got = [o.copy() for o in res.outputs]
-                        elif any(not np.array_equal(a, b, equal_nan=True) for a, b in zip(got, res.outputs, strict=True)):
-                            return Outcome("wrong", f"non-deterministic output (shapes {shapes}, seed {seed})",
+                            got = res.outputs
+                        elif not all(_same(a, b) for a, b in zip(got, res.outputs, strict=True)):
+                            return Outcome(Status.WRONG, f"non-deterministic output ({where})",
                                            shapes=self.shape_sets)
                     for i, (o, e) in enumerate(zip(got, expected, strict=True)):
-                        actual = torch.from_numpy(o).view(e.dtype) if e.dtype == torch.bfloat16 else torch.from_numpy(o)
-                        c = compare(actual.reshape(e.shape) if actual.numel() == e.numel() else actual, e,
-                                    self.task.tolerance)
+                        c = compare(o, e, self.task.tolerance)
                         worst_abs = max(worst_abs, c.max_abs_err)
                         worst_rel = max(worst_rel, c.max_rel_err)
                         if not c.ok:
-                            return Outcome("wrong", f"output {i}: {c.message} (shapes {shapes}, seed {seed}, "
+                            return Outcome(Status.WRONG, f"output {i}: {c.message} ({where}, "
                                            f"{'signed' if signed else 'task'} inputs)", max_abs_err=c.max_abs_err,
                                            max_rel_err=c.max_rel_err, shapes=self.shape_sets)
-        out = Outcome("ok", "", True, worst_abs, worst_rel, shapes=self.shape_sets)
-        if timing:
-            try:
-                out.timing = self.time(prep, so, tun)
-            except Exception as e:  # noqa: BLE001 - a timing failure is reported, not raised
-                out.timing = {"error": f"{type(e).__name__}: {e}"}
-        return out
+        return Outcome(Status.OK, "", True, worst_abs, worst_rel, shapes=self.shape_sets)
 
-    def _run(self, so: Path, inputs: list, expected: list[torch.Tensor], tun: list[int]):
-        if not isinstance(so, Path):  # --- cube path (issue 6): a CubeBuild (two launches)
-            from .evaluate_cube import run as run_cube
-
-            return run_cube(self, so, inputs, expected, tun)
-        tensors = [i for i in inputs if isinstance(i, torch.Tensor)]
-        scalars = [float(i) for i in inputs if not isinstance(i, torch.Tensor)]
-        gm = [_np(t) for t in tensors]
-        outs = [_np(nan_filled_like((tuple(e.shape), e.dtype))) for e in expected]
-        req = TilingRequest(shapes=[list(t.shape) for t in tensors] + [list(e.shape) for e in expected],
-                            tunables=tun, scalars=scalars, core_num=self.core_num)
-        return run_kernel(so, gm, outputs=outs, tiling=req, timeout_s=self.timeout_s, trace=False,
-                          soc_buffers=self._buffers())
-
-    def _buffers(self) -> dict[str, int]:
-        s = self.soc
-        return {"ub_bytes": s.ub_kib * 1024, "l1_bytes": s.l1_kib * 1024, "l0a_bytes": s.l0a_kib * 1024,
-                "l0b_bytes": s.l0b_kib * 1024, "l0c_bytes": s.l0c_kib * 1024}
+    def _run(self, art: Artifact, tensors: list[torch.Tensor], specs: list, tiling: TilingArgs) -> RunOutcome:
+        """One run; whatever goes wrong comes back as a RunOutcome with its status."""
+        try:
+            return self.backend.run(art, tensors, specs, tiling=tiling, timeout_s=self.timeout_s)
+        except BackendError as e:
+            return RunOutcome(e.status, str(e))
+        except Exception as e:  # noqa: BLE001 - one failed trial, never a dead run
+            return RunOutcome(Status.CRASH, f"{type(e).__name__}: {e}")
 
     # ------------------------------------------------------------ timing
-    def eager(self) -> dict:
-        """Eager-PyTorch model and roofline of the task at its full shapes (computed once)."""
+    def eager(self) -> dict[str, Any]:
+        """Eager-PyTorch model and roofline of the task at its full shapes (computed once).
+        The roofline sets the task's cube work against the cube peak and its vector work
+        against the vector peak of the task's dtype."""
         if self._eager is None:
-            meta = self.task.meta_inputs()
-            er = eager_us(self.task.reference, meta, self.soc)
+            er = eager_us(self.task.reference, self.task.meta_inputs(), self.soc)
             outs = self._output_meta(self.task.shapes)
             tensors = [(s.shape, s.dtype) for s in self.task.inputs if s.is_tensor] + list(outs)
-            flops = sum(op.flops for op in er.ops)
-            self._eager = {"eager_us": er.us, "roofline_us": roofline_us(min_bytes(tensors), flops, self.soc)}
+            nbytes = min_bytes(tensors)
+            cube_flops = sum(op.flops for op in er.ops if op.unit == "cube")
+            vector_flops = sum(op.flops for op in er.ops if op.unit != "cube")
+            dt = _dtype_name(self.task.dtype)
+            roof = max(roofline_us(nbytes, vector_flops, self.soc, "vector", dt),
+                       roofline_us(nbytes, cube_flops, self.soc, "cube", dt))
+            self._eager = {"eager_us": er.us, "roofline_us": roof, "cube_flops": cube_flops}
         return self._eager
 
-    def time(self, prep: Prepared, so: Path, tun: list[int]) -> dict:
-        """Trace-only run at the full shapes, then the timeline model."""
-        if not isinstance(so, Path):  # --- cube path (issue 6)
-            from .evaluate_cube import time_cube
+    def time(self, artifact: Artifact) -> dict[str, Any]:
+        """The kernel's time at the full task shapes (backend ``time``) as report fields:
+        ``<kind>_us``, ``timing`` (the kind), eager baseline, speedup, roofline, cube share,
+        and the backend's own fields (pipes, bound, stages, model version or device)."""
+        return self._time(artifact)[1]
 
-            return time_cube(self, so, tun)
+    def _time(self, artifact: Artifact) -> tuple[Timing, dict[str, Any]]:
         shapes = list(self.task.shapes)
-        outs = self._output_meta(shapes)
-        tensor_specs = [(tuple(s.shape), s.dtype) for s in self.task.inputs if s.is_tensor]
-        scalars = [float(s.value) for s in self.task.inputs if s.kind == "scalar"]
-        nbytes = [int(np.prod(sh, dtype=np.int64)) * _itemsize(dt) for sh, dt in tensor_specs]
-        onbytes = [int(np.prod(sh, dtype=np.int64)) * _itemsize(dt) for sh, dt in outs]
-        req = TilingRequest(shapes=[list(sh) for sh, _ in tensor_specs] + [list(sh) for sh, _ in outs],
-                            tunables=tun, scalars=scalars, core_num=self.core_num)
-        t0 = time.perf_counter()
-        res = run_kernel(so, nbytes, outputs=onbytes, tiling=req, trace_only=True, trace=True,
-                         timeout_s=max(self.timeout_s, 120), soc_buffers=self._buffers())
-        if not res.ok:
-            raise RuntimeError(f"trace-only run failed: {res.message}")
-        mr = simulate(res.trace, self.soc, res.block_dim)
+        inputs = [(tuple(s.shape), s.dtype) for s in self.task.inputs if s.is_tensor]
+        outputs = [(tuple(sh), dt) for sh, dt in self._output_meta(shapes)]
+        scalars = tuple(float(s.value) for s in self.task.inputs if s.kind == "scalar")
+        values = {**artifact.kernel.program.defaults(), **dict(artifact.kernel.params)}
+        t = self.backend.time(artifact, inputs, outputs, tiling=TilingArgs(values, scalars),
+                              timeout_s=self.timeout_s)
         e = self.eager()
-        fields = report_fields(mr, e["roofline_us"], e["eager_us"])
-        fields["model_wall_s"] = time.perf_counter() - t0
-        fields["trace_records"] = int(len(res.trace))
-        fields["block_dim"] = res.block_dim
-        return fields
+        frac = e["roofline_us"] / t.us if t.us > 0 else 1.0
+        fields: dict[str, Any] = {
+            "soc": self.soc.name,
+            f"{t.kind}_us": t.us,
+            "eager_us": e["eager_us"],
+            "speedup": e["eager_us"] / t.us if e["eager_us"] and t.us > 0 else None,
+            "roofline_us": e["roofline_us"],
+            "roofline_frac": min(1.0, max(frac, 1e-12)),
+            "timing": t.kind,
+            **t.fields,
+        }
+        if frac > 1.0 + 1e-9:
+            fields["roofline_violation"] = frac
+        if e["cube_flops"] and t.us > 0 and any(launch.core == "aic" for launch in artifact.kernel.launches):
+            rate = e["cube_flops"] / (t.us * 1e-6)
+            fields["cube_peak_frac"] = rate / self.soc.cube_peak_flops(_dtype_name(self.task.dtype))
+            fields["tflops"] = rate / 1e12
+        return t, fields
 
 
-def _itemsize(dt: torch.dtype) -> int:
-    return torch.empty((), dtype=dt).element_size()
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
 
 
-def _np(t: torch.Tensor) -> np.ndarray:
-    t = t.detach().contiguous()
-    if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().view(np.uint16)
-    if t.dtype == torch.bool:
-        return t.to(torch.uint8).numpy()
-    return t.numpy()
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Bit-for-bit equal (NaN included): a deterministic kernel repeats itself exactly."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8))

@@ -35,9 +35,9 @@ def model_op(task, soc: str) -> dict | None:
         if params is None:
             continue
         t0 = time.perf_counter()
-        _, so = ev.build(prep, params)
+        art = ev.build(prep, params)
         t1 = time.perf_counter()
-        tim = ev.time(prep, so, ev._tunables(prep, params))
+        tim = ev.time(art)
         tim["build_s"] = t1 - t0
         tim["candidate"] = cand.name
         if "modeled_us" in tim and (best is None or tim["modeled_us"] < best["modeled_us"]):
@@ -86,8 +86,7 @@ def main() -> None:
         cand = propose(big)[0]
         prep = prepare(cand.name, cand.source)
         params = {"TILE": 8192, "DEPTH": 2, "CORES": 48}
-        _, so = ev.build(prep, params)
-        r = ev.time(prep, so, ev._tunables(prep, params))
+        r = ev.time(ev.build(prep, params))
         print(f"\nrelu over 2^31 fp32 elements (8 GiB in, 8 GiB out), TILE 8192: modeled "
               f"{r['modeled_us']:.0f} us ({100 * r['roofline_frac']:.1f}% of roofline), "
               f"{r['trace_records']:,} trace records, model wall time {r['model_wall_s']:.2f} s "

@@ -12,8 +12,9 @@ import importlib.util
 import time
 
 from ascendcraft.emulator.trace_format import read_trace
-from ascendcraft.model import breakdown_text, load_soc, min_bytes, roofline_us, simulate
+from ascendcraft.model import breakdown_text, min_bytes, roofline_us, simulate
 from ascendcraft.model.synth import elementwise_trace
+from ascendcraft.soc import load_soc
 
 
 def build_trace(n: int, tile: int, depth: int, cores: int):

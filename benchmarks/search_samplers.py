@@ -99,16 +99,18 @@ def restrict(
 
 
 def code_fingerprint() -> str:
-    """Hash of the sources that decide an outcome (DSL, lowering, evaluator, emulator, model),
-    so a cached grid is redone when any of them changes."""
+    """Hash of the sources that decide an outcome (DSL, lowering, evaluator, backends, emulator,
+    model, SoC specs), so a cached grid is redone when any of them changes."""
     import ascendcraft.dsl  # binds ``ascendcraft`` too
 
     h = hashlib.sha256()
     pkg = Path(ascendcraft.__file__).parent
     files = [pkg / "evaluate.py", pkg / "app" / "objective.py"]
     for root in (
+        pkg / "backends",
         pkg / "emulator",
         pkg / "model",
+        pkg / "soc",
         pkg / "tasks",
         Path(ascendcraft.dsl.__file__).parent,
     ):

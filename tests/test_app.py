@@ -7,7 +7,6 @@ import pickle
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from ascendcraft.cluster import ExecutorConfig, LocalExecutor, make_executor
@@ -25,6 +24,7 @@ from ascendcraft.app import (
 )
 from ascendcraft.app.objective import trial_outcome
 from ascendcraft.app.tuning import BestKernel, DefaultResult, Summary
+from ascendcraft.evaluate import Outcome
 from ascendcraft.status import Status
 from ascendcraft.tasks.registry import get_task
 
@@ -66,9 +66,8 @@ def test_the_search_driver_never_imports_ray():
 
 
 # ---------------------------------------------------------------- the objective's outcomes
-def _evaluated(status: str, timing: dict, message: str = "") -> SimpleNamespace:
-    return SimpleNamespace(status=status, message=message, max_abs_err=0.0, max_rel_err=0.0,
-                           timing=timing)
+def _evaluated(status: str, timing: dict, message: str = "") -> Outcome:
+    return Outcome(Status.parse(status), message, status == "ok", 0.0, 0.0, timing=timing)
 
 
 def test_the_kind_of_time_comes_from_the_evaluator():

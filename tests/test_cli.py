@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+from ascendcraft.dsl.lowering.kernel import lower
 from ascendcraft.search.builtin import propose
 
 from ascendcraft.emulator.runner import TilingRequest, compute_tiling
@@ -64,8 +65,8 @@ def test_cpp_tiling_matches_python_mirror() -> None:
         task = get_task(op)
         for cand in propose(task):
             prep = prepare(cand.name, cand.source)
-            ev = Evaluator(task)
-            lk, so = ev.build(prep, {})
+            so = Evaluator(task).build(prep, {}).files[0]
+            lk = lower(prep.program, {})
             for shape in shapes:
                 t = task.with_shape(shape)
                 dims = [list(s.shape) for s in t.inputs if s.is_tensor] + [list(s) for s, _ in t.output_meta()]

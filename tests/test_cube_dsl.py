@@ -8,7 +8,7 @@ from ascendcraft.dsl import cube as C
 from ascendcraft.dsl.lowering.cube import check_cube_budget, lower_cube, plan_cube
 from ascendcraft.dsl.parser import DslError
 
-from ascendcraft.model.soc import load_soc
+from ascendcraft.soc import load_soc
 
 MATMUL = '''
 @cube_kernel(category="matmul")

@@ -36,8 +36,9 @@ def test_registered_ops_and_metadata_only_shapes() -> None:
 @pytest.mark.parametrize("name", MATMUL_OPS + ["mhc_pre", "mhc_post"])
 def test_reduced_shape_sets_are_valid(name: str) -> None:
     t = get_task(name)
-    sets = rc.cube_shape_sets(t)
+    sets = t.check_shapes
     assert sets and len(sets) >= 2
+    assert Evaluator(t).shape_sets == [[tuple(s) for s in ss] for ss in sets]
     for ss in sets:
         t.output_meta(ss)
         assert [len(s) for s in ss] == [len(s) for s in t.shapes]
@@ -45,8 +46,8 @@ def test_reduced_shape_sets_are_valid(name: str) -> None:
 
 def test_mhc_references() -> None:
     torch.manual_seed(0)
-    t = get_task("mhc_pre").with_shape((5, 4, 8), "fp32") if rc._HAS_DTYPE else get_task("mhc_pre")
-    shapes = rc.cube_shape_sets(get_task("mhc_pre"))[1]
+    t = get_task("mhc_pre").with_shape((5, 4, 8), "fp32")
+    shapes = t.check_shapes[1]
     x, phi, bias = t.make_inputs(shapes)
     x, phi, bias = x.float(), phi.float(), bias.float()
     h, post, res = rc.mhc_pre(x, phi, bias, **get_task("mhc_pre").init_args)
@@ -97,7 +98,7 @@ def test_evaluator_end_to_end(name: str) -> None:
 @pytest.mark.slow
 def test_matmul_4096_models_above_70_percent_of_cube_peak() -> None:
     t = get_task("matmul")
-    ev = Evaluator(t, "Ascend910B2", seeds=(0,), shape_sets=[rc.cube_shape_sets(t)[1]])
+    ev = Evaluator(t, "Ascend910B2", seeds=(0,), shape_sets=[t.check_shapes[1]])
     c = propose_cube(t)[0]
     prep = prepare(c.name, c.source)
     out = ev.evaluate(prep, {})

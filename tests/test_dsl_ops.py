@@ -14,7 +14,7 @@ from ascendcraft.dsl.parser import DslError, parse
 
 from ascendcraft.emulator.trace_format import OP_INSTR_CLASS
 from ascendcraft.evaluate import Evaluator, prepare
-from ascendcraft.model.soc import OP_CLASS
+from ascendcraft.model.op_costs import OP_CLASS
 from ascendcraft.tasks.registry import get_task
 
 UNARY_SRC = '''

@@ -11,8 +11,9 @@ import pytest
 
 from ascendcraft.emulator import build_kernel, run_kernel
 from ascendcraft.emulator.build import entry_glue
-from ascendcraft.emulator.runner import soc_buffers_for
+from ascendcraft.emulator.runner import buffer_capacities
 from ascendcraft.emulator.trace_format import DType, Op, Pipe, RecordKind
+from ascendcraft.soc import load_soc
 
 pytestmark = pytest.mark.skipif(
     __import__("shutil").which("g++") is None, reason="g++ is needed to build emulator kernels"
@@ -197,7 +198,7 @@ def test_vector_additions_errors(vec_so, mode, fragments):
 
 
 def test_soc_buffers_from_spec():
-    b = soc_buffers_for("Ascend910B2")
+    b = buffer_capacities(load_soc("Ascend910B2"))
     assert b == {
         "ub": 192 * 1024,
         "l1": 512 * 1024,
@@ -205,7 +206,11 @@ def test_soc_buffers_from_spec():
         "l0b": 64 * 1024,
         "l0c": 128 * 1024,
     }
-    assert soc_buffers_for("Ascend310P3")["l0c"] == 256 * 1024
+    assert buffer_capacities(load_soc("Ascend310P3"))["l0c"] == 256 * 1024
+    assert buffer_capacities() == b  # the default SoC's
+    assert buffer_capacities({"l0c": 8192}) == {**b, "l0c": 8192}
+    with pytest.raises(ValueError, match="unknown buffer 'ub_bytes'"):
+        buffer_capacities({"ub_bytes": 1})  # a misspelt key is refused, never ignored
 
 
 # ------------------------------------------------------------------------------------------

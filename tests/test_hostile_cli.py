@@ -94,7 +94,7 @@ def test_candidate_out_of_range(capsys, tmp_path):
 
 
 def test_unknown_soc_lists_the_known_ones(capsys, tmp_path):
-    from ascendcraft.model.soc import list_socs
+    from ascendcraft.soc import list_socs
 
     for cmd in (("check", "--op", "relu"), ("tune", *SMALL, "--out", str(tmp_path / "r"))):
         msg = refused(capsys, ("unknown SoC 'Ascend999'",), *cmd, "--soc", "Ascend999")

@@ -16,8 +16,9 @@ import pytest
 from ascendcraft.emulator import build_kernel, run_kernel
 from ascendcraft.emulator.build import entry_glue
 from ascendcraft.emulator.trace_format import DType, Op, Pipe, RecordKind
-from ascendcraft.model import load_soc, min_bytes, roofline_us, simulate
+from ascendcraft.model import min_bytes, roofline_us, simulate
 from ascendcraft.model.synth import TraceBuilder, elementwise_trace
+from ascendcraft.soc import load_soc
 
 _spec = importlib.util.spec_from_file_location(
     "_cube_kernels", Path(__file__).with_name("test_emulator_cube.py")
@@ -51,7 +52,7 @@ def test_mmad_cost_table(dtype, macs, k0, m, k, n):
     r = simulate(b.array(), soc)
     pad = math.ceil(m / 16) * 16 * math.ceil(k / k0) * k0 * math.ceil(n / 16) * 16
     want_cycles = soc.mmad_fixed_cycles + pad / macs
-    assert soc.macs_per_cycle(int(dtype)) == macs
+    assert soc.macs_per_cycle(dtype.name) == macs
     assert r.pipe_busy_us["M"] == pytest.approx(want_cycles * soc.cycle_ns / 1e3)
     if (m, k, n) == (128, 64, 256) and dtype == DType.F16:  # facts sheet: ~24 + m*k*n/4096 cycles
         assert want_cycles == 24 + 128 * 64 * 256 / 4096

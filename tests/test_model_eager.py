@@ -9,7 +9,6 @@ from ascendcraft.model import (
     MODEL_VERSION,
     breakdown_text,
     eager_us,
-    load_soc,
     min_bytes,
     report_fields,
     roofline_us,
@@ -17,6 +16,7 @@ from ascendcraft.model import (
     trace_aten_ops,
 )
 from ascendcraft.model.synth import elementwise_trace
+from ascendcraft.soc import load_soc
 
 BIG = ((1 << 16, 1 << 15), torch.float32)  # 8 GiB
 

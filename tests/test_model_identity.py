@@ -28,8 +28,7 @@ def _timing(task, candidate: str, params: dict | None = None) -> dict:
     prep = prepare(cand.name, cand.source)
     params = params or {}
     assert ev.feasible(prep, params) is None
-    _, so = ev.build(prep, params)
-    return ev.time(prep, so, ev._tunables(prep, params))
+    return ev.time(ev.build(prep, params))
 
 
 @pytest.mark.parametrize("name,shape,candidate,params", [

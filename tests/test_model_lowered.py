@@ -20,8 +20,7 @@ def _modeled(n: int, op: str = "add", **params) -> dict:
     prep = prepare(cand.name, cand.source)
     p = {"CORES": CORES, **params}
     assert ev.feasible(prep, p) is None
-    _, so = ev.build(prep, p)
-    return ev.time(prep, so, ev._tunables(prep, p))
+    return ev.time(ev.build(prep, p))
 
 
 @pytest.mark.slow
@@ -65,6 +64,5 @@ def test_310p_is_slower_than_910b_for_the_same_kernel() -> None:
     for soc in ("Ascend910B2", "Ascend310P3"):
         ev = Evaluator(task, soc, seeds=(0,))
         p = {"CORES": 8, "TILE": 4096}
-        _, so = ev.build(prep, p)
-        out[soc] = ev.time(prep, so, ev._tunables(prep, p))["modeled_us"]
+        out[soc] = ev.time(ev.build(prep, p))["modeled_us"]
     assert out["Ascend310P3"] > out["Ascend910B2"], out

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from ascendcraft.emulator.trace_format import DType, Op, Pipe
-from ascendcraft.model import load_soc, min_bytes, roofline_us, simulate
+from ascendcraft.model import min_bytes, roofline_us, simulate
 from ascendcraft.model.synth import TraceBuilder, elementwise_trace, single_instr_trace
+from ascendcraft.soc import load_soc
 
 
 def _add_roofline(n, soc="Ascend910B2"):

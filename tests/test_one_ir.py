@@ -11,7 +11,7 @@ from ascendcraft.dsl.kernel import Kernel, prepare
 from ascendcraft.dsl.parser import DslError, parse
 from ascendcraft.search.builtin import propose
 
-from ascendcraft.model.soc import load_soc
+from ascendcraft.soc import load_soc
 from ascendcraft.tasks.registry import get_task, list_tasks
 
 EPILOGUE = '''

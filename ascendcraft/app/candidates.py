@@ -10,16 +10,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..dsl.kernel import prepare as prepare_program
+from ..dsl.kernel import prepare
 from ..dsl.parser import MAX_SOURCE_BYTES, DslError
-from ..evaluate import prepare as prepare_for_evaluator  # the evaluator's input
 from ..search.builtin import propose as propose_builtin
 from ..search.proposer import ProposerError
 from ..search.space import Candidate, TunableSpec
 from ..tasks.task import Task
 from .errors import UserError
 
-__all__ = ["dsl_file_candidate", "pick_candidate", "prepare_for_evaluator", "propose",
+__all__ = ["dsl_file_candidate", "pick_candidate", "propose",
            "read_dsl", "searchable"]
 
 
@@ -49,7 +48,7 @@ def searchable(candidates: Sequence[Candidate]) -> list[Candidate]:
     out = []
     for c in candidates:
         try:
-            tunables = prepare_program(c.name, c.source).tunables
+            tunables = prepare(c.name, c.source).tunables
         except DslError:
             continue
         out.append(c.with_tunables(
@@ -83,7 +82,7 @@ def dsl_file_candidate(path: str) -> Candidate:
     parse or type error is the user's (``path:line:col``)."""
     source = read_dsl(path)
     try:
-        prepare_program(Path(path).stem, source)
+        prepare(Path(path).stem, source)
     except DslError as e:
         raise UserError(f"{path}: {e}") from None
     return Candidate(f"{Path(path).stem}/file", source, origin="file")

@@ -11,13 +11,14 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..dsl.kernel import prepare
 from ..dsl.parser import DslError
 from ..evaluate import Evaluator
 from ..search.space import Candidate
 from ..status import Status
 from ..tasks import limits
 from ..tasks.task import Task
-from .candidates import prepare_for_evaluator, propose
+from .candidates import propose
 from .errors import UserError
 from .timing import time_key, timed_us, timing_kind
 
@@ -129,7 +130,7 @@ def check(task: Task, config: CheckConfig) -> Report:
 
 def _check_one(ev: Evaluator, cand: Candidate, timing: bool) -> CandidateCheck:
     try:
-        prep = prepare_for_evaluator(cand.name, cand.source)
+        prep = prepare(cand.name, cand.source)
     except DslError as e:
         return CandidateCheck(cand.name, Status.DSL_ERROR, False, str(e))
     params = first_feasible(ev, prep)

@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..dsl.kernel import prepare
 from ..dsl.parser import DslError
 from ..evaluate import Evaluator
 from ..search.space import Candidate, TrialOutcome
 from ..status import Status
-from .candidates import prepare_for_evaluator
 from .task import TaskRef
 from .timing import timed_us, timing_kind
 
@@ -48,7 +48,7 @@ class KernelObjective:
     def _prepared(self, c: Candidate) -> Any:
         key = ("prep", c.name)
         if key not in self._cache:
-            self._cache[key] = prepare_for_evaluator(c.name, c.source)
+            self._cache[key] = prepare(c.name, c.source)
         return self._cache[key]
 
     def feasible(self, candidate: Candidate, params: dict[str, int]) -> str | None:
@@ -84,6 +84,6 @@ def trial_outcome(out: Any, keep_time: bool = True) -> TrialOutcome:
     t = timed_us(fields)
     if status is Status.OK and keep_time and t is None:
         # the evaluator says why timing failed (e.g. trace_limit) where it can
-        why = Status.parse(getattr(out, "timing_status", None) or Status.CRASH)
+        why = Status.parse(out.timing_status or Status.CRASH)
         return TrialOutcome(why, None, kind, f"timing failed: {fields.get('error')}", metrics)
     return TrialOutcome(status, t if status is Status.OK else None, kind, out.message, metrics)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..model.soc import list_socs, load_soc
+from ..soc import list_socs, load_soc
 from ..tasks.limits import GIB, check_fits_device
 from ..tasks.registry import get_task
 from ..tasks.task import Task, TaskError

@@ -33,6 +33,7 @@ import numpy as np
 
 from ascendcraft.emulator import _confine, _server, rundir
 from ascendcraft.emulator.trace_format import RECORD_DTYPE
+from ascendcraft.soc import DEFAULT_SOC, Soc, load_soc
 
 DEFAULT_MAX_TRACE_RECORDS = 48 << 20
 """Trace cap in records (48 Mi = 3 GiB of trace) unless ``max_trace_records`` or
@@ -43,28 +44,24 @@ DEFAULT_MAX_TRACE_BYTES = 3 << 30
 """Trace cap in bytes (``max_trace_bytes`` / ``$ASCENDCRAFT_MAX_TRACE_BYTES``). The cap used
 is also at most half the free space of the trace directory's file system."""
 
-DEFAULT_SOC_BUFFERS: dict[str, int] = {
-    "ub": 192 * 1024,
-    "l1": 512 * 1024,
-    "l0a": 64 * 1024,
-    "l0b": 64 * 1024,
-    "l0c": 128 * 1024,
-}
-"""Per-core buffer capacities in bytes (Ascend910B defaults)."""
-
 CORE_TYPES: dict[str, int] = {"auto": 0, "aiv": 1, "aic": 2}
 """``run_kernel(core_type=...)``: auto = vector core unless the kernel declares
 ``KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY)``; aiv / aic force the core type."""
 
 
-def soc_buffers_for(soc: str) -> dict[str, int]:
-    """Per-core buffer capacities (bytes) of a SoC, from its spec file in ``ascendcraft.model``."""
-    from ascendcraft.model.soc import load_soc  # lazy: the model package imports this one
+def buffer_capacities(soc_buffers: Soc | Mapping[str, int] | None = None) -> dict[str, int]:
+    """Per-core buffer capacities (bytes) a run enforces: a SoC's (``Soc.buffer_bytes``), or
+    the default SoC's with the entries of a mapping (``ub``, ``l1``, ``l0a``, ``l0b``, ``l0c``)
+    overriding them; an unknown key is a ValueError, never silently ignored."""
+    if isinstance(soc_buffers, Soc):
+        return soc_buffers.buffer_bytes
+    caps = load_soc(DEFAULT_SOC).buffer_bytes
+    for key, value in (soc_buffers or {}).items():
+        if key not in caps:
+            raise ValueError(f"unknown buffer {key!r} in soc_buffers; known: {', '.join(caps)}")
+        caps[key] = int(value)
+    return caps
 
-    spec = load_soc(soc)
-    kib = {"ub": spec.ub_kib, "l1": spec.l1_kib, "l0a": spec.l0a_kib, "l0b": spec.l0b_kib,
-           "l0c": spec.l0c_kib}
-    return {k: int(v) * 1024 for k, v in kib.items()}
 
 _ALIGN = 4096
 
@@ -262,7 +259,7 @@ def run_kernel(
     max_trace_records: int | None = None,
     max_trace_bytes: int | None = None,
     timeout_s: float = 60,
-    soc_buffers: Mapping[str, int] | str | None = None,
+    soc_buffers: Soc | Mapping[str, int] | None = None,
     block_ids: Sequence[int] | None = None,
     stack_kib: int = 0,
     core_type: str = "auto",
@@ -276,17 +273,14 @@ def run_kernel(
     In ``trace_only`` mode no GM memory is allocated: arithmetic and data movement are skipped.
     The trace is capped (:func:`trace_cap`); a run that reaches the cap stops with status
     ``trace_limit`` and a message naming the cap, and returns no trace.
-    ``soc_buffers`` overrides capacities (a mapping) or takes them from a SoC spec (its name).
+    ``soc_buffers``: the buffer capacities to enforce, those of a :class:`Soc` or the default
+    SoC's overridden by a mapping (:func:`buffer_capacities`).
     ``core_type`` is one of :data:`CORE_TYPES` (cube kernels: ``"aic"`` or a declaration).
     """
     t_start = time.perf_counter()
     if core_type not in CORE_TYPES:
         raise ValueError(f"core_type must be one of {sorted(CORE_TYPES)}, not {core_type!r}")
-    soc = dict(DEFAULT_SOC_BUFFERS)
-    if isinstance(soc_buffers, str):
-        soc.update(soc_buffers_for(soc_buffers))
-    else:
-        soc.update(soc_buffers or {})
+    soc = buffer_capacities(soc_buffers)
     specs = [_spec_nbytes(s) for s in (*gm_arrays, *outputs)]
     n_in = len(gm_arrays)
     layout: list[tuple[int, int]] = []

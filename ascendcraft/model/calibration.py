@@ -16,10 +16,10 @@ from typing import Any
 import torch
 
 from ascendcraft.emulator.trace_format import DType, Op
+from ascendcraft.soc import DEFAULT_SOC, load_soc
 
 from . import MODEL_VERSION
 from .eager import eager_us
-from .soc import load_soc
 from .synth import TraceBuilder, concat, single_instr_trace
 from .timeline import simulate
 
@@ -137,7 +137,7 @@ _KINDS = {
 }
 
 
-def model_value(row: dict[str, Any], default_soc: str = "Ascend910B2") -> float:
+def model_value(row: dict[str, Any], default_soc: str = DEFAULT_SOC) -> float:
     """What the model gives for the quantity a row measures (in the row's unit)."""
     m = row["model"]
     if m["kind"] not in _KINDS:
@@ -151,7 +151,7 @@ def evaluate() -> list[Calibrated]:
     tol = float(data.get("tolerance", 0.10))
     out = []
     for row in data["rows"]:
-        v = model_value(row, data.get("default_soc", "Ascend910B2"))
+        v = model_value(row, data.get("default_soc", DEFAULT_SOC))
         out.append(Calibrated(row, v, v / float(row["value"]) - 1.0, float(row.get("tolerance", tol))))
     return out
 

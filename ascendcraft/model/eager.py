@@ -31,7 +31,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from .soc import SocSpec, load_soc
+from ascendcraft.soc import Soc as SocSpec
+from ascendcraft.soc import load_soc
 
 #: Ops that only create or reinterpret tensor metadata (free in the baseline).
 FREE_OPS = frozenset({

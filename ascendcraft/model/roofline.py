@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .soc import SocSpec, load_soc
+from ascendcraft.soc import Soc, load_soc
 
 _ITEMSIZE = {
     "float32": 4, "float": 4, "fp32": 4, "float16": 2, "half": 2, "fp16": 2, "bfloat16": 2,
@@ -49,7 +49,7 @@ def min_bytes(tensors: Iterable[Any]) -> int:
     return total
 
 
-def roofline_us(bytes_moved: float, flops: float, soc: SocSpec | str | None = None,
+def roofline_us(bytes_moved: float, flops: float, soc: Soc | str | None = None,
                 unit: str = "vector", dtype: str = "float32") -> float:
     """Lower bound in microseconds: max(bytes / HBM peak, flops / unit peak)."""
     soc = load_soc(soc)

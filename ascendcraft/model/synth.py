@@ -19,7 +19,7 @@ import numpy as np
 
 from ascendcraft.emulator.trace_format import RECORD_DTYPE, DType, Op, Pipe, RecordKind
 
-from .soc import DTYPE_BYTES
+from .op_costs import DTYPE_BYTES
 
 
 def gm_flags(addr: int) -> int:

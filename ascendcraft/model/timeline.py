@@ -37,8 +37,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ascendcraft.emulator.trace_format import RECORD_DTYPE, DType, Op, Pipe, RecordKind
+from ascendcraft.soc import Soc as SocSpec
+from ascendcraft.soc import load_soc
 
-from .soc import DTYPE_BYTES, GM_PATH, LOCAL_PATH, OP_CLASS, SocSpec, dtype_row, load_soc
+from .op_costs import DTYPE_BYTES, GM_PATH, LOCAL_PATH, OP_CLASS, dtype_row
 
 PIPE_NAMES = ["S", "V", "MTE1", "MTE2", "MTE3", "M", "FIX"]
 _ALL = int(Pipe.ALL)
@@ -116,7 +118,7 @@ def _luts(soc: SocSpec) -> dict[str, np.ndarray]:
         row[int(dt)] = 1 if dtype_row(dt) == "f32" else 0
     macs = np.full(256, soc.macs_per_cycle("f16"))
     for dt in (DType.F16, DType.BF16, DType.F32, DType.I8, DType.U8):
-        macs[int(dt)] = soc.macs_per_cycle(int(dt))
+        macs[int(dt)] = soc.macs_per_cycle(dt.name)
     k0 = np.maximum(1.0, 32.0 / dsize)  # fractal K0: 16 fp16/bf16, 8 fp32, 32 int8
     return dict(cpr=cpr, is_vec=is_vec, path_idx=path_idx, lat=lat, peak=peak,
                 local_bpc=local_bpc, dsize=dsize, row=row, macs=macs, k0=k0)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +39,7 @@ class _Def:
     description: str
     shape_rule: str
     dtype: torch.dtype = torch.float32  # the op's default dtype (fp16 for the matmul family)
+    check_shapes: tuple[tuple[Shape, ...], ...] | None = None  # the task's own correctness sets
 
 
 _DEFS: dict[str, _Def] = {}
@@ -73,6 +74,7 @@ def _build(d: _Def, shape: Shape, dtype: torch.dtype) -> Task:
         origin="registry",
         shape_rule=d.shape_rule,
         _builder=functools.partial(_build, d),
+        check_shapes=None if d.check_shapes is None else [list(s) for s in d.check_shapes],
     )
     return task
 
@@ -89,11 +91,13 @@ def _register(
     description: str = "",
     shape_rule: str = "",
     dtype: torch.dtype = torch.float32,
+    check_shapes: Sequence[Sequence[Shape]] | None = None,
 ) -> None:
     if name in _DEFS:
         raise ValueError(f"duplicate task {name}")
+    sets = None if check_shapes is None else tuple(tuple(tuple(s) for s in ss) for ss in check_shapes)
     _DEFS[name] = _Def(name, category, fn, tuple(shape), layout, init or {}, ranks,
-                       description, shape_rule, dtype)
+                       description, shape_rule, dtype, sets)
 
 
 # ---------------------------------------------------------------------------

@@ -13,14 +13,14 @@ own names; mHC uses n = 4 residual streams of width C with realistic token count
 
 from __future__ import annotations
 
-import dataclasses
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from .registry import _DEFS, _Def, _register
+from .registry import _DEFS, _register
 from .task import InputSpec, Shape
 
 F16, F32, BF16 = torch.float16, torch.float32, torch.bfloat16
@@ -153,35 +153,44 @@ def _mk(specs: list[tuple[str, Shape, dict[str, Any]]], dt: torch.dtype) -> list
     return [InputSpec(name, tuple(shape), dt, **hint) for name, shape, hint in specs]
 
 
-def _mm_layout(n_cols: int | None, *, ta: bool = False, tb: bool = False,
-               extra: tuple[str, ...] = ()):
-    """a = first shape; N = ``n_cols`` (None: square, N = M). ``ta``/``tb``: stored transposed.
-    ``extra``: ``bias`` ([N]) and/or ``residual`` ([M, N])."""
+@dataclass(frozen=True)
+class _Matmul:
+    """Layout of a matmul-family task from the first input's shape: a is M x K (K x M when
+    ``ta``), b is K x N (N x K when ``tb``) with N = ``n_cols`` (None: square, N = M), then
+    the ``extra`` inputs ``bias`` ([N]) and/or ``residual`` ([M, N]); ``names`` of a and b."""
 
-    def layout(s: Shape, dt: torch.dtype) -> list[InputSpec]:
+    n_cols: int | None = None
+    ta: bool = False
+    tb: bool = False
+    extra: tuple[str, ...] = ()
+    names: tuple[str, str] = ("a", "b")
+
+    def shapes(self, m: int, k: int, n: int) -> list[Shape]:
+        """Every input's shape for an M x K x N product."""
+        a = (k, m) if self.ta else (m, k)
+        b = (n, k) if self.tb else (k, n)
+        return [a, b, *[(n,) if e == "bias" else (m, n) for e in self.extra]]
+
+    def __call__(self, s: Shape, dt: torch.dtype) -> list[InputSpec]:
         if len(s) != 2:
             raise ValueError("matmul operands are 2-D")
-        m, k = (s[1], s[0]) if ta else (s[0], s[1])
-        n = m if n_cols is None else n_cols
-        specs: list[tuple[str, Shape, dict[str, Any]]] = [
-            ("a", s, {}), ("b", (n, k) if tb else (k, n), {})]
-        for e in extra:
-            specs.append((e, (n,) if e == "bias" else (m, n), {}))
-        return _mk(specs, dt)
-
-    return layout
+        m, k = (s[1], s[0]) if self.ta else (s[0], s[1])
+        shapes = self.shapes(m, k, m if self.n_cols is None else self.n_cols)
+        return _mk([(name, shape, {}) for name, shape in zip((*self.names, *self.extra), shapes,
+                                                             strict=True)], dt)
 
 
-def _bmm_layout(s: Shape, dt: torch.dtype) -> list[InputSpec]:
-    bsz, _, k = s
-    return _mk([("a", s, {}), ("b", (bsz, k, s[1]), {})], dt)
+@dataclass(frozen=True)
+class _Bmm:
+    """torch.bmm layout: a is B x M x K, b is B x K x N with N = M."""
 
+    def shapes(self, b: int, m: int, k: int, n: int) -> list[Shape]:
+        return [(b, m, k), (b, k, n)]
 
-def _linear_layout(n_out: int):
-    def layout(s: Shape, dt: torch.dtype) -> list[InputSpec]:
-        return _mk([("x", s, {}), ("weight", (n_out, s[-1]), {}), ("bias", (n_out,), {})], dt)
-
-    return layout
+    def __call__(self, s: Shape, dt: torch.dtype) -> list[InputSpec]:
+        bsz, m, k = s
+        return _mk([(name, shape, {}) for name, shape in zip(("a", "b"), self.shapes(bsz, m, k, m),
+                                                             strict=True)], dt)
 
 
 def _mhc_pre_layout(s: Shape, dt: torch.dtype) -> list[InputSpec]:
@@ -203,131 +212,92 @@ def _mhc_post_layout(s: Shape, dt: torch.dtype) -> list[InputSpec]:
 
 
 # ---------------------------------------------------------------------------
-# registration
+# registration, with the reduced shapes for correctness runs (Task.check_shapes)
 # ---------------------------------------------------------------------------
+# The generic reducer ties equal dims (square 4096^3 -> 32 x 32 x 32), which never
+# exercises more than one output block. Matmul tasks bring explicit (M, K, N) sets instead:
+# several blocks in both directions, tails in every dim (odd sizes, not fractal multiples),
+# and a K long enough for multi-stage accumulation and split-K.
+
+_MM_SETS = [(192, 160, 320), (100, 77, 130), (150, 600, 200)]
+_MHC_SETS = [(40, 4, 256), (37, 4, 160), (300, 4, 64)]  # (tokens, n, C)
+
+
+def _input_shapes(layout: Any, first: Shape, dt: torch.dtype) -> list[Shape]:
+    """Every input's shape when the first input has shape ``first``."""
+    return [spec.shape for spec in layout(first, dt)]
+
 
 CUBE_OPS: dict[str, str] = {}
 """name -> kind (``matmul`` | ``mhc_pre`` | ``mhc_post``): the tasks of this module."""
 
-_HAS_DTYPE = "dtype" in {f.name for f in dataclasses.fields(_Def)}
-
 
 def _reg(name: str, fn: Any, shape: Shape, layout: Any, dtype: torch.dtype, *, kind: str = "matmul",
          init: dict[str, Any] | None = None, ranks: tuple[int, ...] = (2,), description: str = "",
-         shape_rule: str = "") -> None:
-    if _HAS_DTYPE:
-        _register(name, "matmul", fn, shape, layout, init=init, ranks=ranks, description=description,
-                  shape_rule=shape_rule, dtype=dtype)
-    else:
-        # registry.py builds default tasks in fp32: map that to this op's default dtype until
-        # _Def carries one (then --dtype fp32 on an fp16-default op is the fp32 variant)
-        def layout_default(s: Shape, dt: torch.dtype, _l=layout, _d=dtype) -> list[InputSpec]:
-            return _l(s, _d if dt == torch.float32 else dt)
-
-        _register(name, "matmul", fn, shape, layout_default, init=init, ranks=ranks,
-                  description=description, shape_rule=shape_rule)
+         shape_rule: str = "", check: list[list[Shape]]) -> None:
+    _register(name, "matmul", fn, shape, layout, init=init, ranks=ranks, description=description,
+              shape_rule=shape_rule, dtype=dtype, check_shapes=check)
     CUBE_OPS[name] = kind
 
 
 _RULE_MM = "--shape sets a (M x K); b follows (K x N, N fixed per op, N = M for the square op)."
 
-_reg("matmul", matmul, (4096, 4096), _mm_layout(None), F16,
-     description="C = A @ B, square 4096^3 fp16 (fp32 accumulation)", shape_rule=_RULE_MM)
-_reg("matmul_tall_skinny", matmul, (32768, 1024), _mm_layout(256), F16,
-     description="tall-skinny C = A @ B: M 32768, K 1024, N 256", shape_rule=_RULE_MM)
-_reg("matmul_large_k", matmul, (512, 32768), _mm_layout(512), F16,
-     description="K-large C = A @ B: M 512, K 32768, N 512 (few output blocks: split-K)",
-     shape_rule=_RULE_MM)
-_reg("matmul_small_m", matmul, (16, 8192), _mm_layout(16384), F16,
-     description="small-M (decode-like) C = A @ B: M 16, K 8192, N 16384", shape_rule=_RULE_MM)
-_reg("matmul_ragged", matmul, (1000, 999), _mm_layout(1001), F16,
-     description="ragged C = A @ B: M 1000, K 999, N 1001 (no dim a fractal multiple)",
-     shape_rule=_RULE_MM)
-_reg("matmul_batched", matmul_batched, (32, 1024, 512), _bmm_layout, F16, ranks=(3,),
+
+def _mm(name: str, fn: Any, shape: Shape, layout: _Matmul, dtype: torch.dtype = F16, *,
+        sets: list[tuple[int, int, int]] = _MM_SETS, **kw: Any) -> None:
+    """Register a 2-D matmul-family task checked on ``sets`` of (M, K, N)."""
+    kw.setdefault("shape_rule", _RULE_MM)
+    _reg(name, fn, shape, layout, dtype, check=[layout.shapes(*mkn) for mkn in sets], **kw)
+
+
+_mm("matmul", matmul, (4096, 4096), _Matmul(),
+    description="C = A @ B, square 4096^3 fp16 (fp32 accumulation)")
+_mm("matmul_tall_skinny", matmul, (32768, 1024), _Matmul(256), sets=[(640, 96, 48), (1000, 64, 40)],
+    description="tall-skinny C = A @ B: M 32768, K 1024, N 256")
+_mm("matmul_large_k", matmul, (512, 32768), _Matmul(512), sets=[(48, 2048, 40), (33, 1500, 64)],
+    description="K-large C = A @ B: M 512, K 32768, N 512 (few output blocks: split-K)")
+_mm("matmul_small_m", matmul, (16, 8192), _Matmul(16384), sets=[(16, 256, 640), (5, 100, 900)],
+    description="small-M (decode-like) C = A @ B: M 16, K 8192, N 16384")
+_mm("matmul_ragged", matmul, (1000, 999), _Matmul(1001), sets=[(100, 99, 101), (250, 333, 130)],
+    description="ragged C = A @ B: M 1000, K 999, N 1001 (no dim a fractal multiple)")
+_reg("matmul_batched", matmul_batched, (32, 1024, 512), _Bmm(), F16, ranks=(3,),
+     check=[_Bmm().shapes(*bmkn) for bmkn in [(3, 70, 48, 90), (2, 130, 100, 40)]],
      description="torch.bmm: 32 x (1024 x 512 @ 512 x 1024)",
      shape_rule="--shape sets a (B x M x K); b is B x K x M.")
-_reg("matmul_transpose_a", matmul_transpose_a, (4096, 2048), _mm_layout(2048, ta=True), F16,
-     description="C = A.T @ B with A stored K x M (K 4096, M 2048, N 2048)",
-     shape_rule="--shape sets a (K x M); b is K x N.")
-_reg("matmul_transpose_b", matmul_transpose_b, (2048, 4096), _mm_layout(2048, tb=True), F16,
-     description="C = A @ B.T with B stored N x K (M 2048, K 4096, N 2048)",
-     shape_rule="--shape sets a (M x K); b is N x K.")
-_reg("matmul_transpose_ab", matmul_transpose_ab, (4096, 2048), _mm_layout(2048, ta=True, tb=True),
-     F16, description="C = A.T @ B.T, A stored K x M, B stored N x K (M 2048, K 4096, N 2048)",
-     shape_rule="--shape sets a (K x M); b is N x K.")
-_reg("matmul_bias_relu", matmul_bias_relu, (4096, 4096), _mm_layout(4096, extra=("bias",)), F16,
-     description="relu(A @ B + bias): 4096^3 fp16, bias [N]", shape_rule=_RULE_MM)
-_reg("linear_bias_gelu", linear_bias_gelu, (4096, 4096), _linear_layout(11008), F16,
-     description="gelu(F.linear(x, W, b)): x 4096 x 4096, W 11008 x 4096 (exact erf GELU)",
-     shape_rule="--shape sets x (M x K); weight is 11008 x K, bias 11008.")
-_reg("matmul_scale_residual", matmul_scale_residual, (4096, 4096),
-     _mm_layout(4096, extra=("residual",)), F16, init={"alpha": 0.5},
-     description="0.5 * (A @ B) + residual: 4096^3 fp16", shape_rule=_RULE_MM)
-_reg("matmul_fp32_out", matmul_fp32_out, (4096, 4096), _mm_layout(None), F16,
-     description="fp16 A @ B with an fp32 result (4096^3)", shape_rule=_RULE_MM)
-_reg("matmul_fp32", matmul, (2048, 2048), _mm_layout(None), F32,
-     description="C = A @ B in fp32, 2048^3 (cube fp32 mode: half the fp16 MAC rate)",
-     shape_rule=_RULE_MM)
+_mm("matmul_transpose_a", matmul_transpose_a, (4096, 2048), _Matmul(2048, ta=True),
+    description="C = A.T @ B with A stored K x M (K 4096, M 2048, N 2048)",
+    shape_rule="--shape sets a (K x M); b is K x N.")
+_mm("matmul_transpose_b", matmul_transpose_b, (2048, 4096), _Matmul(2048, tb=True),
+    description="C = A @ B.T with B stored N x K (M 2048, K 4096, N 2048)",
+    shape_rule="--shape sets a (M x K); b is N x K.")
+_mm("matmul_transpose_ab", matmul_transpose_ab, (4096, 2048), _Matmul(2048, ta=True, tb=True),
+    description="C = A.T @ B.T, A stored K x M, B stored N x K (M 2048, K 4096, N 2048)",
+    shape_rule="--shape sets a (K x M); b is N x K.")
+_mm("matmul_bias_relu", matmul_bias_relu, (4096, 4096), _Matmul(4096, extra=("bias",)),
+    description="relu(A @ B + bias): 4096^3 fp16, bias [N]")
+_mm("linear_bias_gelu", linear_bias_gelu, (4096, 4096),
+    _Matmul(11008, tb=True, extra=("bias",), names=("x", "weight")),
+    description="gelu(F.linear(x, W, b)): x 4096 x 4096, W 11008 x 4096 (exact erf GELU)",
+    shape_rule="--shape sets x (M x K); weight is 11008 x K, bias 11008.")
+_mm("matmul_scale_residual", matmul_scale_residual, (4096, 4096), _Matmul(4096, extra=("residual",)),
+    init={"alpha": 0.5}, description="0.5 * (A @ B) + residual: 4096^3 fp16")
+_mm("matmul_fp32_out", matmul_fp32_out, (4096, 4096), _Matmul(),
+    description="fp16 A @ B with an fp32 result (4096^3)")
+_mm("matmul_fp32", matmul, (2048, 2048), _Matmul(), F32,
+    description="C = A @ B in fp32, 2048^3 (cube fp32 mode: half the fp16 MAC rate)")
 
 _MHC_INIT = {"n": 4, "iters": 20, "alpha_pre": 1.0, "alpha_post": 1.0, "alpha_res": 1.0, "eps": 1e-6}
 _reg("mhc_pre", mhc_pre, (8192, 4, 4096), _mhc_pre_layout, BF16, kind="mhc_pre", init=dict(_MHC_INIT),
-     ranks=(3,),
+     ranks=(3,), check=[_input_shapes(_mhc_pre_layout, s, BF16) for s in _MHC_SETS],
      description="mHC pre-mapping: GEMM of the flattened n x C streams to n^2+2n coefficients, "
      "RMS scale, sigmoid / 2*sigmoid gates, Sinkhorn-Knopp (20 iterations) residual mixing, "
      "weighted stream sum (n = 4, tokens 8192, C 4096, bf16; fp32 math)",
      shape_rule="--shape sets x (tokens x n x C); phi is (n^2+2n) x n x C, bias n^2+2n.")
 _reg("mhc_post", mhc_post, (8192, 4, 4096), _mhc_post_layout, BF16, kind="mhc_post", ranks=(3,),
+     check=[_input_shapes(_mhc_post_layout, s, BF16) for s in _MHC_SETS],
      description="mHC post-mapping: x' = H_res @ x + H_post ⊗ y per token (n = 4, tokens 8192, C 4096, bf16; fp32 math)",
      shape_rule="--shape sets x (tokens x n x C); y is tokens x C, h_post tokens x n, "
      "h_res tokens x n x n.")
-
-# ---------------------------------------------------------------------------
-# reduced shapes for correctness runs
-# ---------------------------------------------------------------------------
-# The generic reducer ties equal dims (square 4096^3 -> 32 x 32 x 32), which never
-# exercises more than one output block. Matmul tasks get explicit (M, K, N) sets instead:
-# several blocks in both directions, tails in every dim (odd sizes, not fractal multiples),
-# and a K long enough for multi-stage accumulation and split-K.
-
-_MM_SETS = {
-    "default": [(192, 160, 320), (100, 77, 130), (150, 600, 200)],
-    "matmul_tall_skinny": [(640, 96, 48), (1000, 64, 40)],
-    "matmul_large_k": [(48, 2048, 40), (33, 1500, 64)],
-    "matmul_small_m": [(16, 256, 640), (5, 100, 900)],
-    "matmul_ragged": [(100, 99, 101), (250, 333, 130)],
-    "matmul_batched": [(3, 70, 48, 90), (2, 130, 100, 40)],
-}
-_MHC_SETS = [(40, 4, 256), (37, 4, 160), (300, 4, 64)]
-
-
-def _mm_shapes(name: str, m: int, k: int, n: int, b: int = 0) -> list[Shape]:
-    if name == "matmul_batched":
-        return [(b, m, k), (b, k, n)]
-    if name == "linear_bias_gelu":
-        return [(m, k), (n, k), (n,)]
-    a = (k, m) if name in ("matmul_transpose_a", "matmul_transpose_ab") else (m, k)
-    bb = (n, k) if name in ("matmul_transpose_b", "matmul_transpose_ab") else (k, n)
-    out = [a, bb]
-    if name == "matmul_bias_relu":
-        out.append((n,))
-    if name == "matmul_scale_residual":
-        out.append((m, n))
-    return out
-
-
-def cube_shape_sets(task: Any) -> list[list[Shape]] | None:
-    """Correctness shape sets for a task of this module (None for any other task)."""
-    kind = CUBE_OPS.get(task.name)
-    if kind is None:
-        return None
-    if kind == "mhc_pre":
-        return [[(t, n, c), (n * n + 2 * n, n, c), (n * n + 2 * n,)] for t, n, c in _MHC_SETS]
-    if kind == "mhc_post":
-        return [[(t, n, c), (t, c), (t, n), (t, n, n)] for t, n, c in _MHC_SETS]
-    sets = _MM_SETS.get(task.name, _MM_SETS["default"])
-    if task.name == "matmul_batched":
-        return [_mm_shapes(task.name, m, k, n, b) for b, m, k, n in sets]
-    return [_mm_shapes(task.name, m, k, n) for m, k, n in sets]
 
 
 def cube_kind(task_name: str) -> str | None:

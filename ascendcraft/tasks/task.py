@@ -296,7 +296,10 @@ class Task:
     Python scalars, in ``inputs`` order); hyper-parameters live in ``init_args`` and are
     already bound into ``reference`` (for task files ``reference`` builds the module
     with these constructor args).  ``tolerance=None`` means the dtype default
-    (:meth:`Tolerance.for_dtype` of the task's floating dtype).
+    (:meth:`Tolerance.for_dtype` of the task's floating dtype).  ``check_shapes``: the
+    correctness shape sets the task brings itself (one shape per input, per set) when the
+    generic reducer (:func:`ascendcraft.tasks.shapes.reduced_shapes`) would miss what matters
+    for it, e.g. several output blocks and fractal tails of a matmul; None = reduce.
     """
 
     name: str
@@ -313,6 +316,7 @@ class Task:
         default=None, repr=False, compare=False
     )
     meta_ok: bool = True
+    check_shapes: list[list[Shape]] | None = None
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:

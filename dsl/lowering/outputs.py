@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ascendcraft.model.soc import load_soc
+from ascendcraft.soc import all_socs, load_soc
 
 from .. import ir
 from ..names import mangle, tunable
@@ -177,19 +177,22 @@ def _check_argument_order(p: ir.Program) -> None:
 
 
 def ai_core_configs(lk: LoweredKernel, soc: str) -> list[str]:
-    """``AddConfig`` targets. 910B always; 310P only when the kernel avoids what it lacks
-    (DataCopyPad, bf16) — today every kernel carries the DataCopyPad row copies."""
-    s = soc.lower()
-    uses_pad = "DataCopyPad" in lk.kernel_class
-    uses_bf16 = any(t.dtype == "bf16" for t in lk.program.tensors)
-    p310 = not uses_pad and not uses_bf16
-    if s.startswith("ascend310p") and not p310:
-        raise ValueError(f"{lk.op}: {soc} cannot run this kernel (DataCopyPad/bf16 are not supported on 310P)")
-    configs = ["ascend910b"]
-    if s.startswith("ascend910_93"):
-        configs.append("ascend910_93")
-    if p310:
-        configs.append("ascend310p")
+    """``AddConfig`` targets: the CANN family of the target SoC, then that of every other
+    known SoC that has what the kernel uses (DataCopyPad, bf16) — the SoCs' capabilities,
+    never their names. Today every kernel carries the DataCopyPad row copies."""
+    target = load_soc(soc)
+    needs = ["data_copy_pad"] if "DataCopyPad" in lk.kernel_class else []
+    if any(t.dtype == "bf16" for t in lk.program.tensors):
+        needs.append("bf16")
+    missing = target.capabilities.missing(needs)
+    if missing:
+        raise ValueError(f"{lk.op}: {target.name} cannot run this kernel "
+                         f"({' and '.join(missing)} not supported on {target.name})")
+    configs = [target.capabilities.cann_family]
+    for other in all_socs():
+        family = other.capabilities.cann_family
+        if family not in configs and not other.capabilities.missing(needs):
+            configs.append(family)
     return configs
 
 

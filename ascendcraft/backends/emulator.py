@@ -1,0 +1,246 @@
+"""The emulator backend: kernels built with g++ against the AscendC emulator, run on the CPU,
+and timed by the SoC performance model on the emulator's trace (so every time it gives is
+labelled modeled, with the model's version).
+
+Every launch of a ``Kernel`` runs in order on one set of GM buffers (the task's inputs, the
+named workspaces, the task's outputs), each with its own core type and core count, and
+every run enforces the SoC's buffer capacities (``Soc.buffer_bytes``). Timing runs every
+launch trace-only at the full shapes (nothing is allocated) and adds the launches' modeled
+times.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ascendcraft.dsl.kernel import Kernel, Launch
+from ascendcraft.emulator.build import BuildError, ToolchainError, build_kernel
+from ascendcraft.emulator.runner import RunResult, TilingRequest, run_kernel
+from ascendcraft.model import MODEL_VERSION
+from ascendcraft.model.timeline import ModelResult, simulate
+from ascendcraft.soc import Soc, load_soc
+from ascendcraft.status import Status
+from ascendcraft.tasks.compare import nan_filled_like
+
+from .base import TORCH_OF_DSL, Artifact, BackendError, RunOutcome, TensorSpec, TilingArgs, Timing
+
+KIND = "modeled"
+"""``Timing.kind`` of every time this backend gives: the emulator does not measure."""
+
+TRACE_TIMEOUT_FLOOR_S = 120.0
+"""Trace-only runs at full shape take longer than correctness runs: at least this limit."""
+
+BUILD_CACHE_SIZE = 256
+"""Built artifacts remembered in memory per backend (the on-disk cache keeps every build)."""
+
+#: The emulator runner's status words -> the one vocabulary.
+RUNNER_STATUS: dict[str, Status] = {
+    "ok": Status.OK, "error": Status.CHECK_ERROR, "crash": Status.CRASH,
+    "timeout": Status.TIMEOUT, "trace_limit": Status.TRACE_LIMIT,
+}
+
+_BOOL_POISON = 0xFF  # a byte that is neither False nor True: shows unwritten bool outputs
+
+
+class EmulatorBackend:
+    """Build, run and time kernels in the CPU emulator of one SoC."""
+
+    name = "emulator"
+
+    def __init__(self, soc: Soc | str | None = None) -> None:
+        self.soc = load_soc(soc)
+        self._built: OrderedDict[str, tuple[Path, ...]] = OrderedDict()
+
+    # ------------------------------------------------------------------ build
+    def build(self, kernel: Kernel) -> Artifact:
+        if not kernel.launches:
+            raise BackendError(Status.BUILD_ERROR, f"kernel {kernel.op!r} has no launches")
+        units = [kernel.emulator_sources(launch) for launch in kernel.launches]
+        key = _source_hash(units)
+        files = self._built.get(key)
+        if files is None:
+            try:
+                files = tuple(build_kernel(sources, main) for sources, main in units)
+            except (BuildError, ToolchainError) as e:
+                raise BackendError(Status.BUILD_ERROR, str(e)) from e
+            self._built[key] = files
+            while len(self._built) > BUILD_CACHE_SIZE:
+                self._built.popitem(last=False)
+        else:
+            self._built.move_to_end(key)
+        return Artifact(kernel, self.name, key, files)
+
+    # ------------------------------------------------------------------ run
+    def run(self, artifact: Artifact, inputs: Sequence[torch.Tensor], outputs: Sequence[TensorSpec],
+            *, tiling: TilingArgs, timeout_s: float) -> RunOutcome:
+        t0 = time.perf_counter()
+        k = artifact.kernel
+        specs = [(tuple(t.shape), t.dtype) for t in inputs]
+        gm = _GmPlan(k, specs, outputs, tiling, self.soc)
+        state: dict[str, Any] = {p.name: _to_numpy(t) for p, t in zip(k.program.inputs, inputs, strict=True)}
+        state.update({p.name: _fresh(spec) for p, spec in zip(k.program.outputs, outputs, strict=True)})
+        state.update({w.name: _fresh(((n // _itemsize(d),), d)) for w, n, d in gm.workspaces})
+        for launch, so in zip(k.launches, artifact.files, strict=True):
+            ins, rest = gm.split(launch)
+            res = run_kernel(so, [state[n] for n in ins], outputs=[state[n] for n in rest],
+                             tiling=gm.request(launch), timeout_s=timeout_s, trace=False,
+                             soc_buffers=self.soc, core_type=launch.core)
+            if not res.ok:
+                return RunOutcome(_status(res), gm.where(launch) + res.message,
+                                  wall_s=time.perf_counter() - t0)
+            state.update(zip(rest, res.outputs, strict=True))
+        got = []
+        for p, (shape, dtype) in zip(k.program.outputs, outputs, strict=True):
+            tensor = _to_torch(state[p.name], shape, dtype)
+            if tensor is None:
+                return RunOutcome(Status.WRONG, f"output '{p.name}' has bytes that are not a bool "
+                                  "(0 or 1): elements left unwritten", wall_s=time.perf_counter() - t0)
+            got.append(tensor)
+        return RunOutcome(Status.OK, "", got, time.perf_counter() - t0)
+
+    # ------------------------------------------------------------------ time
+    def time(self, artifact: Artifact, inputs: Sequence[TensorSpec], outputs: Sequence[TensorSpec],
+             *, tiling: TilingArgs, timeout_s: float) -> Timing:
+        t0 = time.perf_counter()
+        k = artifact.kernel
+        gm = _GmPlan(k, inputs, outputs, tiling, self.soc)
+        nbytes: dict[str, int] = {p.name: _nbytes(s) for p, s in zip(k.program.inputs, inputs, strict=True)}
+        nbytes.update({p.name: _nbytes(s) for p, s in zip(k.program.outputs, outputs, strict=True)})
+        nbytes.update({w.name: n for w, n, _ in gm.workspaces})
+        labels = _labels(k.launches)
+        results: dict[str, ModelResult] = {}
+        records = 0
+        for launch, so, label in zip(k.launches, artifact.files, labels, strict=True):
+            ins, rest = gm.split(launch)
+            res = run_kernel(so, [nbytes[n] for n in ins], outputs=[nbytes[n] for n in rest],
+                             tiling=gm.request(launch), trace_only=True, trace=True,
+                             timeout_s=max(timeout_s, TRACE_TIMEOUT_FLOOR_S), soc_buffers=self.soc,
+                             core_type=launch.core)
+            if not res.ok or res.trace is None:
+                raise BackendError(_status(res), f"{gm.where(launch)}trace-only run failed: {res.message}")
+            results[label] = simulate(res.trace, self.soc, res.block_dim)
+            records += len(res.trace)
+            del res  # the trace can be gigabytes: gone before the next launch runs
+        total = sum(r.time_us for r in results.values())
+        main = max(results.values(), key=lambda r: r.time_us)
+        single = len(results) == 1
+        fields: dict[str, Any] = {
+            "soc": self.soc.name,
+            "model_version": MODEL_VERSION,
+            "bound": main.bound,
+            "pipes": ({p: round(u, 4) for p, u in main.pipe_util.items()} if single else
+                      {f"{w}.{p}": round(u, 4) for w, r in results.items() for p, u in r.pipe_util.items() if u > 0}),
+            "stages_us": {w: r.time_us for w, r in results.items()},
+            "block_dim": main.block_dim if single else {w: r.block_dim for w, r in results.items()},
+            "trace_records": records,
+            "model_wall_s": time.perf_counter() - t0,
+        }
+        return Timing(KIND, total, fields)
+
+
+# ---------------------------------------------------------------------------- GM layout
+
+
+class _GmPlan:
+    """The GM buffers of one kernel at one set of shapes: workspace sizes, which arguments
+    of a launch are read-only inputs, and each launch's tiling request."""
+
+    def __init__(self, k: Kernel, inputs: Sequence[TensorSpec], outputs: Sequence[TensorSpec],
+                 tiling: TilingArgs, soc: Soc) -> None:
+        self.k, self.soc, self.tiling = k, soc, tiling
+        self.dims = [list(map(int, s)) for s, _ in (*inputs, *outputs)]
+        values = {**k.program.defaults(), **dict(tiling.values)}
+        missing = [t.name for t in k.program.tunables if t.name not in values]
+        if missing:
+            raise ValueError(f"no value for tunable(s) {', '.join(missing)} of {k.op}")
+        self.tunables = [int(values[t.name]) for t in k.program.tunables]
+        self.workspaces = [(w, int(w.nbytes(self.dims, values, soc)), TORCH_OF_DSL[w.dtype])
+                           for w in k.workspaces]
+        self.inputs = {p.name for p in k.program.inputs}
+        self.many = len(k.launches) > 1
+
+    def split(self, launch: Launch) -> tuple[list[str], list[str]]:
+        """(read-only inputs, buffers read back) of a launch: its GM arguments are the task's
+        inputs first, then workspaces and outputs (the ``Launch.gm_args`` order)."""
+        args = list(launch.gm_args)
+        n = 0
+        while n < len(args) and args[n] in self.inputs:
+            n += 1
+        if any(a in self.inputs for a in args[n:]):
+            raise ValueError(f"{launch.name}: GM arguments {args} do not list the inputs first")
+        return args[:n], args[n:]
+
+    def request(self, launch: Launch) -> TilingRequest:
+        return TilingRequest(shapes=self.dims, tunables=self.tunables, scalars=list(self.tiling.scalars),
+                             core_num=launch.core_num(self.soc))
+
+    def where(self, launch: Launch) -> str:
+        """Prefix naming the launch in messages when the kernel has several."""
+        return f"{launch.name}: " if self.many else ""
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _source_hash(units: Sequence[tuple[dict[str, str], str]]) -> str:
+    h = hashlib.sha256()
+    for sources, main in units:
+        h.update(main.encode() + b"\0")
+        for name in sorted(sources):
+            h.update(name.encode() + b"\0" + sources[name].encode() + b"\0")
+    return h.hexdigest()[:24]
+
+
+def _labels(launches: Sequence[Launch]) -> list[str]:
+    """Stage labels in reports: "cube" (AIC) and "vec" (AIV), numbered if one repeats."""
+    base = ["cube" if launch.core == "aic" else "vec" for launch in launches]
+    return [b if base.count(b) == 1 else f"{b}{base[:i + 1].count(b)}" for i, b in enumerate(base)]
+
+
+def _status(res: RunResult) -> Status:
+    return RUNNER_STATUS.get(res.status, Status.CRASH)
+
+
+def _itemsize(dtype: torch.dtype) -> int:
+    return torch.empty((), dtype=dtype).element_size()
+
+
+def _nbytes(spec: TensorSpec) -> int:
+    shape, dtype = spec
+    return int(np.prod(shape, dtype=np.int64)) * _itemsize(dtype)
+
+
+def _to_numpy(t: torch.Tensor) -> np.ndarray:
+    """A tensor's bytes as the emulator reads them (bf16 as uint16, bool as uint8)."""
+    t = t.detach().cpu().contiguous()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(np.uint16)
+    if t.dtype == torch.bool:
+        return t.to(torch.uint8).numpy()
+    return t.numpy()
+
+
+def _fresh(spec: TensorSpec) -> np.ndarray:
+    """A poisoned buffer (NaN, the extreme integer, a non-bool byte) so unwritten elements show."""
+    shape, dtype = spec
+    if dtype == torch.bool:
+        return np.full(tuple(shape), _BOOL_POISON, np.uint8)
+    return _to_numpy(nan_filled_like((tuple(shape), dtype)))
+
+
+def _to_torch(arr: np.ndarray, shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor | None:
+    """The emulator's bytes as a tensor of ``dtype``; None for a bool output holding a byte
+    that is neither 0 nor 1."""
+    arr = np.ascontiguousarray(arr).reshape(tuple(shape))
+    if dtype == torch.bool:
+        return None if bool((arr > 1).any()) else torch.from_numpy(arr.astype(np.bool_))
+    t = torch.from_numpy(arr)
+    return t.view(dtype) if t.dtype != dtype else t
