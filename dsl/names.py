@@ -25,6 +25,7 @@ from __future__ import annotations
 import keyword
 import re
 
+from .errors import DslError
 from .ir import Loc
 
 MAX_NAME = 64
@@ -60,8 +61,6 @@ MACRO_LIKE = frozenset("NULL EOF BUFSIZ CHAR_BIT INFINITY NAN".split())
 
 
 def _raise(message: str, loc: Loc | None):
-    from .parser import DslError  # the error type lives with the parser; imported late (cycle)
-
     raise DslError(message, loc)
 
 

@@ -13,6 +13,7 @@ import ast
 import math
 
 from . import ir, ops
+from .errors import DslError  # noqa: F401 - re-exported: the parser's error type
 from .ir import Loc
 
 DTYPE_NAMES = {"f32": "f32", "f16": "f16", "bf16": "bf16", "i32": "i32", "i64": "i64", "i8": "i8",
@@ -36,15 +37,6 @@ MAX_GROUP = 256  # values per row of load_cols / load_group / load_members
 STRUCTURAL = ("tunable", "pow2", "choice", "span", "tiles", "rows", "slabs", "windows", "chunks", "steps",
               "taps", "store", "blocks", "workspace", "unroll", "k_stages", "k_steps", "accumulator",
               "to_l1", "to_l0a", "to_l0b", "mmad", "matrix")
-
-
-class DslError(ValueError):
-    """A program the DSL does not accept; the message names the line and column."""
-
-    def __init__(self, message: str, loc: Loc | None = None):
-        self.loc = loc
-        self.raw = message
-        super().__init__(f"{loc}: {message}" if loc else message)
 
 
 def loc_of(node: ast.AST) -> Loc:

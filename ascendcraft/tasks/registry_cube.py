@@ -20,7 +20,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from .registry import _DEFS, _register
+from .catalog import _DEFS, _register
 from .task import InputSpec, Shape
 
 F16, F32, BF16 = torch.float16, torch.float32, torch.bfloat16
