@@ -21,6 +21,7 @@ from importlib import resources
 
 import torch
 
+from ..tasks.aten import MATMUL_OPS
 from ..tasks.registry_cube import cube_kind, cube_task_names
 from ..tasks.task import Task
 from .graph.trace import Unsupported, trace_task
@@ -132,12 +133,6 @@ def registry_spec(task: Task, op: str, p: dict) -> MatmulSpec | None:
 # ---------------------------------------------------------------- task files
 
 
-def _aten_name(op: str) -> str:
-    """``aten.mm.default`` -> ``mm``."""
-    parts = op.replace("::", ".").split(".")
-    return parts[1] if parts[0] == "aten" and len(parts) > 1 else parts[0]
-
-
 _UNARY_ATEN = {"relu": "relu", "gelu": "gelu", "sigmoid": "sigmoid", "tanh": "tanh", "silu": "silu"}
 
 
@@ -156,7 +151,7 @@ def traced_spec(task: Task) -> MatmulSpec | None:
         ag = trace_task(task)
     except Unsupported:  # not traceable: not ours
         return None
-    ops = [_aten_name(ag.node(n)["name"]) for n in ag.op_nodes() if not ag.node(n)["target"].is_view]
+    ops = [ag.op(n) for n in ag.op_nodes() if not ag.node(n)["target"].is_view]
     ops = [o for o in ops if o not in ("clone", "contiguous", "_to_copy")]
     if not ops or ops[0] not in ("mm", "bmm", "matmul"):
         return None
@@ -231,11 +226,6 @@ def _mhc_post(task: Task, p: dict) -> list[Candidate]:
     return [Candidate(f"{task.name}/vec", src, origin=CubeProposer.name)]
 
 
-#: ATen ops that are matrix products (the cube's work)
-_MATMULS = {"mm", "bmm", "addmm", "baddbmm", "addbmm", "mv", "addmv", "dot", "vdot", "matmul",
-            "linear", "_scaled_mm"}
-
-
 def _plan(task: Task) -> tuple[str, dict, MatmulSpec | None]:
     """(kind, parameters, spec) of the cube kernel for ``task``; :class:`Declined` if none."""
     if task.dtype not in DTYPE_DSL:
@@ -244,7 +234,7 @@ def _plan(task: Task) -> tuple[str, dict, MatmulSpec | None]:
         ag = trace_task(task)
     except Unsupported as e:
         raise Declined(" ".join(str(e).split())) from None
-    if not {_aten_name(ag.node(n)["name"]) for n in ag.op_nodes()} & _MATMULS:
+    if not {ag.op(n) for n in ag.op_nodes()} & MATMUL_OPS:
         raise Declined("the reference has no matrix product")
     try:
         m: Match | None = first_match(task, cube_task_names(), "cube recipe")
