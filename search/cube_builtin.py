@@ -15,7 +15,6 @@ ops that the epilogue can express (:func:`traced_spec`).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from importlib import resources
 
@@ -24,6 +23,8 @@ import torch
 from ..tasks.aten import MATMUL_OPS
 from ..tasks.registry_cube import cube_kind, cube_task_names
 from ..tasks.task import Task
+from .graph.emit import RESERVED
+from .graph.names import doc_text, dsl_name, words_of
 from .graph.trace import Unsupported, trace_task
 from .proposer import Candidate, Declined
 from .recipe_match import Match, first_match
@@ -75,7 +76,7 @@ def matmul_candidates(name: str, spec: MatmulSpec) -> list[Candidate]:
     """The direct (cube-only) candidate when Fixpipe can finish the job, and the workspace +
     vector-epilogue candidate (split-K) always."""
     cands = []
-    common = dict(name=_kernel_name(name), params=_params(spec), doc=spec.doc, a=spec.a, b=spec.b,
+    common = dict(name=_kernel_name(name), params=_params(spec), doc=doc_text(spec.doc), a=spec.a, b=spec.b,
                   a_name=spec.a, b_name=spec.b, flags=_flags(spec), cores=CORES, cores_default=24, out="c")
     if not spec.epilogue:
         store = "acc"
@@ -156,6 +157,7 @@ def traced_spec(task: Task) -> MatmulSpec | None:
     if not ops or ops[0] not in ("mm", "bmm", "matmul"):
         return None
     a, b = ins[0], ins[1]
+    names = _input_names(ins)
     batched = ops[0] == "bmm" or len(a.shape) == 3
     if batched and (len(a.shape) != 3 or len(b.shape) != 3):
         return None
@@ -179,19 +181,19 @@ def traced_spec(task: Task) -> MatmulSpec | None:
         elif op in ("add", "mul") and len(ins) > 2 + len(extra):
             nxt = ins[2 + len(extra)]
             if len(nxt.shape) == 1 and nxt.shape[0] == out_shape[-1]:
-                ld = f"load_bcast({nxt.name}, cc)"
+                ld = f"load_bcast({names[2 + len(extra)]}, cc)"
             elif tuple(nxt.shape) == tuple(out_shape):
-                ld = f"load({nxt.name}, cc)"
+                ld = f"load({names[2 + len(extra)]}, cc)"
             else:
                 return None
             if T != "f32":
                 ld = f"cast({ld}, f32)"
-            extra.append((nxt.name, T))
+            extra.append((names[2 + len(extra)], T))
             epi = f"({epi} {'+' if op == 'add' else '*'} {ld})"
         else:
             return None
     relu = epi == "relu(v)"
-    return MatmulSpec(a.name, b.name, T, T, transpose_b=tb, batched=batched, extra=tuple(extra),
+    return MatmulSpec(names[0], names[1], T, T, transpose_b=tb, batched=batched, extra=tuple(extra),
                       relu=relu, epilogue="" if epi in ("v", "relu(v)") else epi,
                       doc=f"Task file {task.name}: " + " -> ".join(ops) + ".")
 
@@ -272,8 +274,18 @@ class CubeProposer:
 
 def _kernel_name(name: str) -> str:
     """A task name usable as the kernel's name (task files may be called ``19_ReLU``)."""
-    clean = re.sub(r"\W", "_", name)
-    return clean if clean[:1].isalpha() or clean[:1] == "_" else f"k_{clean}"
+    return dsl_name(name, set(), RESERVED, public=False, prefix="k")
+
+
+#: names in the matmul templates (and the epilogue's own) that an input name must avoid
+_TEMPLATE_NAMES = frozenset(
+    words_of(_template("cube_matmul") + _template("cube_matmul_epilogue")) | {"c", "v", "cc"})
+
+
+def _input_names(specs: list) -> list[str]:
+    """DSL parameter names for the task's tensor inputs (task files name them freely)."""
+    taken: set[str] = set()
+    return [dsl_name(s.name, taken, RESERVED | _TEMPLATE_NAMES) for s in specs]
 
 
 def handles(task: Task) -> bool:

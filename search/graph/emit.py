@@ -25,9 +25,7 @@ computed in f32 (``cast(load(x, t), f32)``) and every output is cast back on sto
 
 from __future__ import annotations
 
-import keyword
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -35,6 +33,7 @@ import networkx as nx
 import torch
 
 from ...tasks.task import Task
+from .names import doc_text, dsl_name
 from .patterns import Plan
 from .prims import TRANSPARENT
 from .trace import Unsupported
@@ -67,19 +66,10 @@ def literal(v: float) -> str:
     return repr(float(v))
 
 
-def ident(name: str, taken: set[str]) -> str:
-    """A DSL identifier for ``name`` that is neither reserved nor taken."""
-    base = re.sub(r"\W", "_", name) or "v"
-    if base[0].isdigit():
-        base = "v_" + base
-    base = base.lstrip("_") or "v"
-    out = base
-    i = 1
-    while out in RESERVED or out in taken or keyword.iskeyword(out) or out.startswith("__"):
-        out = f"{base}_{i}"
-        i += 1
-    taken.add(out)
-    return out
+def ident(name: str, taken: set[str], public: bool = True) -> str:
+    """A DSL identifier for ``name`` (a task input's, the task's) that the DSL accepts and
+    that is neither reserved nor taken (see :mod:`.names`)."""
+    return dsl_name(name, taken, RESERVED, public=public)
 
 
 @dataclass
@@ -379,7 +369,7 @@ class Emitter:
             name = ident("y" if len(self.plan.outputs) == 1 else f"y{j}", self.taken)
             self.outputs.append(name)
             params.append(f"{name}: Out[{DSL_DTYPE[dt]}]")
-        kname = ident(task.name.lower(), set())
+        kname = ident(task.name.lower(), set(), public=False)
         ops = ", ".join(self.plan.aten_ops) or "no ops"
         what = {"tiles": "one fused elementwise pass over flat tiles",
                 "rows": "whole rows per tile, reductions inline",
@@ -393,7 +383,7 @@ class Emitter:
         doc += f") for: {ops}."
         if any(self.pg.op(n) == "pick" for n in self.plan.order):
             doc += " Class targets are assumed valid (no ignore_index entries)."
-        doc = re.sub(r"[^A-Za-z0-9_.,:;()/ +-]", "", doc)
+        doc = doc_text(doc, limit=2000)
         self.lines += [f'@kernel(category="{task.category}")',
                        f"def {kname}({', '.join(params)}):",
                        f'    """{doc}"""']
