@@ -390,7 +390,7 @@ class Emitter:
 
     def loop(self) -> None:
         dom = self.plan.domain
-        ref = self.param[dom.ref]
+        ref = self.outputs[dom.ref] if dom.on_output else self.param[dom.ref]
         cores = "CORES = tunable(choice(1, 2, 4, 8, 16, 24, 32, 40, 48), default=48)"
         depth = "DEPTH = tunable(choice(1, 2), default=2)"
         s = self.structure
@@ -645,8 +645,6 @@ def structures(plan: Plan) -> list[str]:
     kind = plan.domain.kind
     if kind in ("tiles", "slabs", "channels", "windows"):
         return [kind]
-    if plan.per_row_inputs:
-        return ["rows"]  # load_per_row is not allowed in a chunked rows loop
     w = plan.domain.extents(plan.full_shape)["W"]
     scans = any(plan.pg.op(n) == "scan" for n in plan.order)  # scans need 4 extra row buffers
     return ["chunked", "rows"] if w > (2048 if scans else 8192) else ["rows", "chunked"]

@@ -189,6 +189,42 @@ def power(g: PrimGraph, x: Value, p: float) -> Value:
                       "exact DSL form")
 
 
+#: ops whose result is >= 0 (or NaN) whatever their operands; and those that keep it so
+_NONNEG_ALWAYS = frozenset({"exp", "sigmoid", "abs", "relu", "sqrt", "rsqrt", "ind"})
+_NONNEG_IF_ALL = frozenset({"add", "mul", "div", "min", "reciprocal", "where"})
+
+
+def nonnegative(g: PrimGraph, v: Value, depth: int = 0) -> bool:
+    """Is ``v`` provably >= 0 or NaN for every input (``abs(x) + 0.1``, ``exp(x) * y**2``)?"""
+    op = g.op(v)
+    if op in ("const", "scalar"):
+        return g.const_value(v) >= 0
+    if op in _NONNEG_ALWAYS:
+        return True
+    if depth > 32 or op not in _NONNEG_IF_ALL | {"max", "view", "expand"}:
+        return False
+    args = [g.value(n) for n in g.g.nodes[v.node]["args"]]
+    if op == "mul" and args[0].node == args[1].node:
+        return True  # a square
+    if op == "where":
+        args = args[1:]
+    kids = [nonnegative(g, a, depth + 1) for a in args]
+    return any(kids) if op == "max" else all(kids)
+
+
+def _tensor_power(g: PrimGraph, x: Value, y: Value) -> Value:
+    """``x ** y`` for a tensor exponent: ``exp(y log x)``, exact in torch's sense only for a
+    base that cannot be negative (a negative base needs the exponent's parity); ``x ** 0``
+    and ``1 ** y`` are 1 even for NaN / inf operands, as in torch."""
+    if not nonnegative(g, x):
+        raise Unsupported("x ** y with a tensor exponent and a base that may be negative has "
+                          "no exact DSL form (the sign of the result depends on whether y is "
+                          "an odd integer)")
+    r = g.unary("exp", g.binary("mul", y, g.unary("log", x)))
+    r = g.where(g.cmp("eq", x, 1.0), 1.0, r)
+    return g.where(g.cmp("eq", y, 0.0), 1.0, r)
+
+
 @rule("pow")
 def _pow(g: PrimGraph, a: dict) -> Value:
     base, exp_ = a["self"], a["exponent"]
@@ -196,7 +232,7 @@ def _pow(g: PrimGraph, a: dict) -> Value:
         c = g.const_value(exp_)
         if c is None:
             if isinstance(base, Value):
-                raise Unsupported("x ** y with a tensor exponent has no exact DSL form")
+                return _tensor_power(g, base, exp_)
             b = float(base)
             if b <= 0:
                 raise Unsupported(f"{b} ** y with a non-positive base has no DSL form")
