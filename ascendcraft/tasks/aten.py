@@ -39,6 +39,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
 from .task import Shape, Task
+from .taskfile import ModuleReference
 
 #: Ops that only create or reinterpret tensor metadata: no data moves, no kernel runs.
 METADATA_OPS = frozenset({
@@ -341,7 +342,10 @@ def trace(reference: Callable[..., Any], inputs: Sequence[Any]) -> AtenGraph:
         else:
             tr.add_input(a, "scalar_input", name=f"arg{i}", value=a)
     shapes = [tuple(a.shape) if isinstance(a, torch.Tensor) else () for a in args]
-    module = _built(reference, args)
+    # as the module reference builds itself when called: in the first floating input's dtype
+    dtype = next((a.dtype for a in args if isinstance(a, torch.Tensor)
+                  and a.dtype.is_floating_point), None)
+    module = _built(reference, dtype)
     if module is None:
         return tr.run(reference, args, shapes=shapes)
     state = {k: to_meta(v) for k, v in module.named_parameters()}
@@ -351,26 +355,13 @@ def trace(reference: Callable[..., Any], inputs: Sequence[Any]) -> AtenGraph:
     return ag
 
 
-def _built(reference: Any, args: Sequence[Any]) -> torch.nn.Module | None:
-    """The module behind ``reference``: itself, or a task file's module built on meta in the
-    first floating input's dtype (as the reference builds it when called); else None."""
-    from .taskfile import ModuleReference
-
+def _built(reference: Any, dtype: torch.dtype | None) -> torch.nn.Module | None:
+    """The module behind ``reference``: itself, or a task file's module built on meta in
+    ``dtype`` (outside any trace: its constructor is not the reference); else None."""
     if isinstance(reference, torch.nn.Module):
         return reference
     if isinstance(reference, ModuleReference):
-        dtype = next((a.dtype for a in args if isinstance(a, torch.Tensor)
-                      and a.dtype.is_floating_point), None)
         return reference.build("meta", dtype)
-    return None
-
-
-def _module_of(task: Task) -> torch.nn.Module | None:
-    from .taskfile import ModuleReference
-
-    ref = task.reference
-    if isinstance(ref, ModuleReference):
-        return ref.build("meta", task.dtype)
     return None
 
 
@@ -390,8 +381,6 @@ MAX_VALUE_ELEMS = 1 << 24
 
 def _param_values(task: Task, names: set[str]) -> dict[str, float | None]:
     """Values of module parameters, when each is one repeated number (LayerNorm's 1s/0s)."""
-    from .taskfile import ModuleReference
-
     ref = task.reference
     if not isinstance(ref, ModuleReference) or not names:
         return {}
@@ -438,7 +427,7 @@ def _trace_task(task: Task, shapes: list[Shape], scalars_as_tensors: bool) -> At
         t = torch.empty(shape, dtype=spec.dtype, device="meta")
         tr.add_input(t, "input", name=spec.name)
         args.append(t)
-    module = _module_of(task)
+    module = _built(task.reference, task.dtype)
     ag = tr.run(module if module is not None else task.reference, args, shapes=shapes)
     if module is not None:
         names = {id(v): k for k, v in list(module.named_parameters()) + list(module.named_buffers())}
