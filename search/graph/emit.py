@@ -282,8 +282,8 @@ class Emitter:
                 continue
             if self.form(n) == "g":
                 raise AssertionError("whole-tensor scalars are named before the loop")
-            if self.multipass and scope.inner and self.form(n) == "o":
-                outer.add(n)
+            if self.multipass and scope.inner and self.form(n) == "o" and op != "cmp":
+                outer.add(n)  # (a comparison is written inside its where(): its operands are)
                 continue
             if op == "reduce" and self.multipass:
                 raise AssertionError("reduction used before its pass")

@@ -506,6 +506,7 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                               f"is not {_FORM_NAMES[f]} of the {domain.describe(ref_shape)} loop "
                               "(a partial broadcast)")
 
+    alive = set(live)
     for n in live:
         d = pg.g.nodes[n]
         op = d["op"]
@@ -635,7 +636,12 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
             f = "t"
         else:
             (f,) = nonscalar
-        if op in ("cmp", "where") and kind in ("rows", "channels") and f != "t":
+        # a comparison is only ever written as a where() condition, where the emitter lifts
+        # per-row / per-column operands to full tiles; the where() itself must be a tile
+        lifted_cond = op == "cmp" and all(pg.op(u) == "where" and pg.g.nodes[u]["args"][0] == n
+                                          for u in pg.g.successors(n) if u in alive)
+        if op in ("cmp", "where") and kind in ("rows", "channels") and f != "t" and \
+                not lifted_cond:
             raise Unsupported(f"a {'comparison' if op == 'cmp' else 'where()'} over "
                               f"{names.get(f, 'per-column')} values (the DSL compares and "
                               "selects full tiles only)")
