@@ -267,6 +267,9 @@ def test_more_forms_are_recognised(tmp_path: Path, name: str, forward: str, expe
     # an operand broadcast along a middle axis is a reduced slab tile, steps walk the axis
     ("slab", "x * y - y", "torch.randn(4, 30, 20), torch.rand(4, 1, 20)",
      ["for t in slabs(x, dim=1", "= load(y, t)", "for k in steps(t):"]),
+    # a per-row mask compared inside where(): lifted to a full tile
+    ("where_row", "torch.where(y > 0.5, x, x * 0.1)", "torch.randn(64, 64), torch.rand(64, 1)",
+     ["where((tile_fill(0.0) + load_per_row(y, t)) > 0.5", "where((tile_fill(0.0) + a0) > 0.5"]),
     # x ** y with a tensor exponent and a base that cannot be negative
     ("tpow", "(x.abs() + 0.5) ** y", "torch.randn(64, 64), torch.randn(64, 64)",
      ["exp(", "log(", "== 0.0, 1.0"]),
