@@ -25,11 +25,16 @@ Per core, records are processed in program order:
 
 Cores with identical programs (records equal ignoring seq/core/addr) are simulated once.
 Blocks beyond the physical core count run in waves. Launch overhead is added once.
+
+The emulator's :class:`~ascendcraft.emulator.trace_summary.TraceSummary` (the default trace)
+is simulated by :mod:`.periodic`: the same event loop, over each distinct program's loops,
+extrapolating a loop once its timeline is proven periodic.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from bisect import bisect_right
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
@@ -37,6 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ascendcraft.emulator.trace_format import RECORD_DTYPE, DType, Op, Pipe, RecordKind
+from ascendcraft.emulator.trace_summary import FULL_TRACE_ENV, TraceSummary
 
 from .soc import DTYPE_BYTES, GM_PATH, LOCAL_PATH, OP_CLASS, SocSpec, dtype_row, load_soc
 
@@ -71,6 +77,8 @@ class ModelResult:
     warnings: list[str] = field(default_factory=list)
     l2_hit_bytes: int = 0
     l2_read_bytes: int = 0
+    extrapolated: int = 0
+    """Loop iterations the timeline extrapolated instead of simulating (summary traces)."""
 
     @property
     def l2_hit_frac(self) -> float:
@@ -85,6 +93,7 @@ class _ProgramRun:
     hbm_busy_ns: float
     overhead_ns: list[float]
     unmatched_waits: int
+    extrapolated: int = 0
 
 
 # --------------------------------------------------------------------------------------
@@ -425,54 +434,101 @@ def l2_reuse(trace: np.ndarray, soc: SocSpec, ncores: int) -> np.ndarray:
     step = (core // max(1, ncores)) * (int(j.max()) + 1) + j
     order = np.lexsort((core, step))
     st = step[order]
-    bounds = np.flatnonzero(np.diff(st)) + 1
-    keys = list(zip(t["pipe2"].tolist(), t["addr"].tolist(), t["bytes"].tolist(),
-                    t["blocks"].tolist(), t["k"].tolist(), strict=True))
-    size = t["bytes"].tolist()
-    rl = r.tolist()
+    # footprint keys as small ints (one per distinct (argument, offset, bytes, bursts, stride))
+    cols = np.stack([t["pipe2"].astype(np.uint64), t["addr"], t["bytes"],
+                     t["blocks"].astype(np.uint64), t["k"].astype(np.uint64)], axis=1)
+    uniq, key = np.unique(np.ascontiguousarray(cols).view(np.dtype((np.void, 40))).ravel(),
+                          return_inverse=True)
+    key = key.ravel()
+    size = np.zeros(len(uniq), np.int64)
+    size[key] = t["bytes"].astype(np.int64)
     cap = soc.l2_mib * float(1 << 20)
-    lru: OrderedDict[tuple, int] = OrderedDict()
+    if size.sum() <= cap:  # nothing is ever evicted: residency is "accessed in an earlier step"
+        hits[idx] = _hits_without_eviction(key[order], st, r[order], len(uniq))[np.argsort(order)]
+        return hits
+    out = [0] * len(idx)
+    keys = key.tolist()
+    sizes = size.tolist()
+    rl = r.tolist()
+    bounds = [0, *(np.flatnonzero(np.diff(st)) + 1).tolist(), len(order)]
+    order_l = order.tolist()
+    lru: OrderedDict[int, int] = OrderedDict()
     used = 0
-    out = hits
-    for seg in np.split(order, bounds):
-        seg = seg.tolist()
-        absent: dict[tuple, int] = {}
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        seg = order_l[a:b]
+        absent: dict[int, int] = {}
         for p in seg:
             if rl[p] and keys[p] not in lru:
                 absent[keys[p]] = absent.get(keys[p], 0) + 1
         for p in seg:
-            key = keys[p]
+            kp = keys[p]
             if rl[p]:
-                g = absent.get(key)
-                out[idx[p]] = 255 if g is None else int(round(255 * (1 - 1 / g)))
-            if key in lru:
-                lru.move_to_end(key)
+                g = absent.get(kp)
+                out[p] = 255 if g is None else int(round(255 * (1 - 1 / g)))
+            if kp in lru:
+                lru.move_to_end(kp)
             else:
-                lru[key] = size[p]
-                used += size[p]
+                lru[kp] = sizes[kp]
+                used += sizes[kp]
         while used > cap and lru:
             used -= lru.popitem(last=False)[1]
+    hits[idx] = out
     return hits
 
 
+def _hits_without_eviction(key: np.ndarray, step: np.ndarray, read: np.ndarray, n_keys: int) -> np.ndarray:
+    """:func:`l2_reuse` when L2 holds every footprint (accesses in replay order): a read hits
+    fully if its footprint was accessed in an earlier step; g reads of a footprint in the step
+    of its first access share one fetch (1 - 1/g each)."""
+    first = np.full(n_keys, np.iinfo(np.int64).max)
+    np.minimum.at(first, key, step)
+    out = np.zeros(len(key), np.uint8)
+    later = read & (step > first[key])
+    out[later] = 255
+    cold = read & (step == first[key])
+    if cold.any():
+        pair = key[cold] * (int(step.max()) + 1) + step[cold]
+        _, inv, g = np.unique(pair, return_inverse=True, return_counts=True)
+        out[cold] = np.round(255 * (1 - 1 / g[inv.ravel()].astype(np.float64))).astype(np.uint8)
+    return out
+
+
 def physical_cores(trace: np.ndarray, soc: SocSpec) -> int:
-    """Cores one wave can use: cube cores if the kernel uses the cube side, else vector cores."""
+    """Cores one wave can use: cube cores if the kernel uses the cube side, else vector cores.
+    (``trace`` may be every record or a summary's distinct records.)"""
     if len(trace) and np.isin(trace["pipe"], _CUBE_PIPES).any():
         return soc.cube_cores
     return soc.vector_cores
 
 
-def simulate(trace: np.ndarray, soc: SocSpec | str | None = None,
-             block_dim: int | None = None) -> ModelResult:
+def full_simulation_forced() -> bool:
+    """``$ASCENDCRAFT_FULL_SIM=1``: a summary is expanded and simulated record by record."""
+    return os.environ.get(FULL_TRACE_ENV, "") not in ("", "0")
+
+
+def simulate(trace: np.ndarray | TraceSummary, soc: SocSpec | str | None = None,
+             block_dim: int | None = None, *, full: bool | None = None) -> ModelResult:
     """Modeled time of one launch of the kernel that produced ``trace`` on ``soc``.
 
+    ``trace`` is every record (a ``RECORD_DTYPE`` array) or the emulator's
+    :class:`TraceSummary`. A summary is simulated once per distinct core program, and the
+    iterations of its loops only until the timeline proves them periodic (see
+    :mod:`ascendcraft.model.periodic`); ``full=True`` (or ``$ASCENDCRAFT_FULL_SIM=1``)
+    expands it and simulates every record instead - the reference the fast path agrees with.
     ``block_dim`` defaults to the number of cores present in the trace; every block index
     0..block_dim-1 must appear (the emulator runs all of them)."""
     soc = load_soc(soc)
+    if isinstance(trace, TraceSummary):
+        if full if full is not None else full_simulation_forced():
+            return _simulate_records(trace.records(), soc, block_dim or trace.block_dim)
+        return _simulate_summary(trace, soc, block_dim)
+    return _simulate_records(trace, soc, block_dim)
+
+
+def _simulate_records(trace: np.ndarray, soc: SocSpec, block_dim: int | None) -> ModelResult:
     trace = np.asarray(trace)
     if trace.dtype != RECORD_DTYPE:
         trace = trace.astype(RECORD_DTYPE)
-    warnings: list[str] = []
     trace = _by_core(trace)
     cores_present = np.unique(trace["core"]) if len(trace) else np.zeros(0, np.int64)
     bd = int(block_dim) if block_dim is not None else max(1, len(cores_present))
@@ -488,13 +544,73 @@ def simulate(trace: np.ndarray, soc: SocSpec | str | None = None,
     hit_any = bool(hits.any())
     prog_ids = _program_ids(trace, starts, ends, hits if hit_any else None)
     luts = _luts(soc)
+    first = {}
+    for c, pid in enumerate(prog_ids):
+        first.setdefault(pid, c)
 
+    def run(pid: int, active: int) -> _ProgramRun:
+        c = first[pid]
+        return _run_program(trace[starts[c]:ends[c]], soc, active, luts,
+                            hits[starts[c]:ends[c]] if hit_any else None)
+
+    has_sync = bool(np.any(trace["kind"] == int(RecordKind.SYNC_ALL))) if len(trace) else False
+    gm_mask = (trace["kind"] == int(RecordKind.INSTR)) & np.isin(trace["op"], [int(o) for o in GM_PATH])
+    return _chip(soc, bd, ncores, prog_ids, run, has_sync, _gm_stats(trace, hits, gm_mask), len(trace))
+
+
+def _simulate_summary(sm: TraceSummary, soc: SocSpec, block_dim: int | None) -> ModelResult:
+    from .periodic import run_summary_program, symbol_costs  # it builds on this module
+
+    bd = int(block_dim) if block_dim is not None else sm.block_dim
+    if bd != sm.block_dim or bd <= 0 or np.any(sm.core_program[:bd] < 0):
+        raise ValueError(f"the trace summary covers blocks of block_dim {sm.block_dim}, not all of {bd}")
+    fp = sm.footprints
+    ncores = physical_cores(sm.symbols, soc)
+    hits = l2_reuse(fp, soc, ncores)
+    hit_any = bool(hits.any())
+    core_ids = fp["core"].astype(np.int64)
+    starts = np.searchsorted(core_ids, np.arange(bd), side="left")
+    ends = np.searchsorted(core_ids, np.arange(bd), side="right")
+    keys: dict[tuple[int, bytes], int] = {}
+    prog_ids: list[int] = []
+    first: dict[int, int] = {}
+    for c in range(bd):  # a program: its records and (where L2 serves reads) its hits
+        key = (int(sm.core_program[c]), hits[starts[c]:ends[c]].tobytes() if hit_any else b"")
+        pid = keys.setdefault(key, len(keys))
+        first.setdefault(pid, c)
+        prog_ids.append(pid)
+    costs: dict = {}
+
+    def run(pid: int, active: int) -> _ProgramRun:
+        c = first[pid]
+        if active not in costs:
+            costs[active] = symbol_costs(sm.symbols, sm.is_gm, soc, active)
+        return run_summary_program(sm.parsed(int(sm.core_program[c])), costs[active], soc,
+                                   hits[starts[c]:ends[c]] if hit_any else None)
+
+    has_sync = bool(np.any(sm.symbols["kind"] == int(RecordKind.SYNC_ALL)))
+    gm_mask = (fp["kind"] == int(RecordKind.INSTR)) & np.isin(fp["op"], [int(o) for o in GM_PATH])
+    return _chip(soc, bd, ncores, prog_ids, run, has_sync, _gm_stats(fp, hits, gm_mask), sm.n_records)
+
+
+def _gm_stats(rec: np.ndarray, hits: np.ndarray, gm_mask: np.ndarray) -> tuple[int, int, int]:
+    """(GM bytes moved, GM bytes read that L2 served, GM bytes read) of GM-tagged moves."""
+    reads = (rec["kind"] == int(RecordKind.INSTR)) & (rec["pipe2"] > 0) & np.isin(rec["op"], _GM_READS)
+    return (int(rec["bytes"][gm_mask].sum()), int((rec["bytes"][reads] * (hits[reads] / 255.0)).sum()),
+            int(rec["bytes"][reads].sum()))
+
+
+def _chip(soc: SocSpec, bd: int, ncores: int, prog_ids: list[int], run, has_sync: bool,
+          gm: tuple[int, int, int], n_records: int) -> ModelResult:
+    """Chip-wide combination of the core programs: waves of ``ncores`` blocks, each wave's
+    cores sharing HBM (``run(program, active cores)``), SYNC_ALL segments aligned across the
+    cores of a wave, launch overhead once; the critical core's pipes describe the kernel."""
+    warnings: list[str] = []
     runs: dict[tuple[int, int], _ProgramRun] = {}
     core_ns = np.zeros(bd)
     kernel_ns = 0.0
     crit: _ProgramRun | None = None
     crit_t = -1.0
-    has_sync = bool(np.any(trace["kind"] == int(RecordKind.SYNC_ALL))) if len(trace) else False
     if has_sync and bd > ncores:
         warnings.append(f"SYNC_ALL with block_dim {bd} > {ncores} physical cores deadlocks on hardware")
     for w0 in range(0, bd, ncores):
@@ -504,8 +620,7 @@ def simulate(trace: np.ndarray, soc: SocSpec | str | None = None,
         for c in wave:
             key = (prog_ids[c], active)
             if key not in runs:
-                runs[key] = _run_program(trace[starts[c]:ends[c]], soc, active, luts,
-                                         hits[starts[c]:ends[c]] if hit_any else None)
+                runs[key] = run(prog_ids[c], active)
             wave_runs.append(runs[key])
         nseg = max(len(r.segments_ns) for r in wave_runs)
         if any(len(r.segments_ns) != nseg for r in wave_runs):
@@ -538,14 +653,11 @@ def simulate(trace: np.ndarray, soc: SocSpec | str | None = None,
         "latency": launch + (max(ovh) + soc.sync_all_us * 1e3 * (len(crit.segments_ns) - 1)) / 1e3,
     }
     bound = max(res, key=lambda k: res[k])
-    gm_mask = (trace["kind"] == int(RecordKind.INSTR)) & np.isin(trace["op"], [int(o) for o in GM_PATH])
-    reads = ((trace["kind"] == int(RecordKind.INSTR)) & (trace["pipe2"] > 0)
-             & np.isin(trace["op"], _GM_READS))
+    gm_bytes, l2_hit, l2_read = gm
     return ModelResult(
         soc=soc.name, time_us=total, kernel_us=kernel_us, launch_us=launch, block_dim=bd,
         pipe_busy_us=busy, pipe_util=util, hbm_busy_us=crit.hbm_busy_ns / 1e3, bound=bound,
-        resources_us=res, core_us=core_ns / 1e3, gm_bytes=int(trace["bytes"][gm_mask].sum()),
-        n_records=len(trace), n_programs=len({h for h in prog_ids}), warnings=warnings,
-        l2_hit_bytes=int((trace["bytes"][reads] * (hits[reads] / 255.0)).sum()),
-        l2_read_bytes=int(trace["bytes"][reads].sum()),
+        resources_us=res, core_us=core_ns / 1e3, gm_bytes=gm_bytes, n_records=n_records,
+        n_programs=len(set(prog_ids)), warnings=warnings, l2_hit_bytes=l2_hit, l2_read_bytes=l2_read,
+        extrapolated=sum(r.extrapolated for r in runs.values()),
     )
