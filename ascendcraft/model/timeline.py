@@ -434,17 +434,27 @@ def l2_reuse(trace: np.ndarray, soc: SocSpec, ncores: int) -> np.ndarray:
     step = (core // max(1, ncores)) * (int(j.max()) + 1) + j
     order = np.lexsort((core, step))
     st = step[order]
-    # footprint keys as small ints (one per distinct (argument, offset, bytes, bursts, stride))
+    # footprint keys as small ints (one per distinct (argument, offset, bytes, bursts, stride)):
+    # by the 64-bit hash, confirmed field by field (a collision takes the slow exact way)
     cols = np.stack([t["pipe2"].astype(np.uint64), t["addr"], t["bytes"],
                      t["blocks"].astype(np.uint64), t["k"].astype(np.uint64)], axis=1)
-    uniq, key = np.unique(np.ascontiguousarray(cols).view(np.dtype((np.void, 40))).ravel(),
-                          return_inverse=True)
+    uniq, key = np.unique(h, return_inverse=True)
     key = key.ravel()
+    rep = np.zeros(len(uniq), np.int64)
+    rep[key] = np.arange(len(key))
+    if not np.array_equal(cols[rep[key]], cols):
+        uniq, key = np.unique(np.ascontiguousarray(cols).view(np.dtype((np.void, 40))).ravel(),
+                              return_inverse=True)
+        key = key.ravel()
     size = np.zeros(len(uniq), np.int64)
     size[key] = t["bytes"].astype(np.int64)
     cap = soc.l2_mib * float(1 << 20)
     if size.sum() <= cap:  # nothing is ever evicted: residency is "accessed in an earlier step"
         hits[idx] = _hits_without_eviction(key[order], st, r[order], len(uniq))[np.argsort(order)]
+        return hits
+    got = _hits_by_reuse_distance(key[order], st, r[order], size, cap)
+    if got is not None:
+        hits[idx] = got[np.argsort(order)]
         return hits
     out = [0] * len(idx)
     keys = key.tolist()
@@ -474,6 +484,54 @@ def l2_reuse(trace: np.ndarray, soc: SocSpec, ncores: int) -> np.ndarray:
             used -= lru.popitem(last=False)[1]
     hits[idx] = out
     return hits
+
+
+def _hits_by_reuse_distance(key: np.ndarray, step: np.ndarray, read: np.ndarray, size: np.ndarray,
+                            cap: float, work: int = 64) -> np.ndarray | None:
+    """:func:`l2_reuse`'s LRU without replaying it (accesses in replay order).
+
+    With eviction to fit at each step's end, a footprint K last accessed at position a is
+    still resident when step t starts iff size(K) + B <= cap, B = bytes of the distinct
+    footprints accessed after a up to the end of step t - 1 (those are all more recent than K,
+    so none is evicted before it). B lies between the bytes first seen in that range and all
+    bytes accessed in it (prefix sums); where those bounds do not decide, B is counted
+    exactly. None if that would take more than ``work`` x the accesses (replay instead)."""
+    n = len(key)
+    pos = np.arange(n)
+    srt = np.lexsort((pos, key))
+    same = key[srt][1:] == key[srt][:-1]
+    prev = np.full(n, -1)
+    prev[srt[1:][same]] = srt[:-1][same]
+    # groups: the accesses of one footprint in one step (they see the same residency)
+    grp = np.lexsort((pos, step, key))
+    head = np.ones(n, bool)
+    head[1:] = (key[grp][1:] != key[grp][:-1]) | (step[grp][1:] != step[grp][:-1])
+    gid = np.empty(n, np.int64)
+    gid[grp] = np.cumsum(head) - 1
+    first = grp[head]  # per group: its first access
+    ga = prev[first]  # the footprint's last access before the step (-1: none)
+    ge = np.searchsorted(step, step[first], side="left")  # end (exclusive) of the earlier steps
+    gsz = size[key[first]].astype(np.float64)
+    sz = size[key].astype(np.float64)
+    cum = np.concatenate([[0.0], np.cumsum(sz)])
+    new_bytes = np.concatenate([[0.0], np.cumsum(np.where(prev < 0, sz, 0.0))])
+    ok = ga >= 0
+    lo = np.where(ok, ga + 1, 0)
+    resident = ok & (gsz + cum[ge] - cum[lo] <= cap)
+    reads = np.bincount(gid[read], minlength=len(first))
+    unsure = np.flatnonzero(ok & ~resident & (gsz + new_bytes[ge] - new_bytes[lo] <= cap) & (reads > 0))
+    if int(np.sum(ge[unsure] - lo[unsure])) > work * n + (1 << 20):
+        return None
+    for g in unsure.tolist():  # the bounds do not decide: count the distinct bytes exactly
+        resident[g] = gsz[g] + float(size[np.unique(key[lo[g]:ge[g]])].sum()) <= cap
+    out = np.zeros(n, np.uint8)
+    hit = read & resident[gid]
+    out[hit] = 255
+    cold = read & ~resident[gid]
+    if cold.any():
+        shared = reads[gid[cold]].astype(np.float64)  # g reads of an absent footprint share a fetch
+        out[cold] = np.round(255 * (1 - 1 / shared)).astype(np.uint8)
+    return out
 
 
 def _hits_without_eviction(key: np.ndarray, step: np.ndarray, read: np.ndarray, n_keys: int) -> np.ndarray:
