@@ -299,9 +299,11 @@ class _Core:
     # ---------------------------------------------------------------- periodicity
     def snapshot(self) -> _Snapshot:
         """The state after an iteration; HBM intervals no future transfer can reach are dropped
-        (a transfer starts at or after the earliest free time of the GM pipes)."""
+        (a transfer on pipe g starts at or after max(S time, g's free time), and neither ever
+        decreases)."""
         if self.gm_pipes and self.he:
-            j = bisect_right(self.he, min(self.free[x] for x in self.gm_pipes))
+            s = self.s
+            j = bisect_right(self.he, min(max(s, self.free[x]) for x in self.gm_pipes))
             if j:
                 del self.hs[:j], self.he[:j]
                 self.lo = max(0, self.lo - j)
