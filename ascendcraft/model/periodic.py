@@ -209,8 +209,8 @@ class _Core:
                 self.extrapolated += k
                 hist.clear()
 
-    def run_flat(self, ids: list[int]) -> None:
-        """timeline._run_program's loop over one run of symbols."""
+    def run_flat(self, ids) -> None:
+        """The event loop over a run of symbols (see the timeline module's docstring)."""
         c = self.c
         kind, pipe, pipe2, ev, is_get, is_gm = c.kind, c.pipe, c.pipe2, c.event, c.is_get, c.is_gm
         dur, h0, h1, issue = c.dur, c.h0, c.h1, c.issue
@@ -410,6 +410,27 @@ def run_summary_program(items: tuple, costs: SymbolCosts, soc: SocSpec,
     core.run_items(items)
     if hits is not None and core.g != len(hits):
         raise ValueError(f"trace summary: the program made {core.g} GM moves, {len(hits)} have hits")
+    return _finish(core, costs, used, counts)
+
+
+def run_records(rec: np.ndarray, soc: SocSpec, active: int, luts: dict,
+                l2_hit: np.ndarray | None = None) -> _ProgramRun:
+    """Timeline of one core given as every record (each its own symbol, its L2 hits in its
+    HBM cost): the full simulation."""
+    dur, hbm, ovh = record_costs(rec, soc, active, luts, l2_hit)
+    issue = soc.issue_cycles * soc.cycle_ns
+    n = len(rec)
+    costs = SymbolCosts(
+        kind=rec["kind"].tolist(), pipe=rec["pipe"].tolist(), pipe2=rec["pipe2"].tolist(),
+        event=rec["event"].tolist(), is_get=(rec["op"] == 100).tolist(), is_gm=[False] * n,
+        dur=dur.tolist(), h0=hbm.tolist(), h1=hbm.tolist(), ovh=ovh, bound=issue + dur + hbm, issue=issue)
+    core = _Core(costs, None, sorted(set(rec["pipe"][hbm > 0].tolist())))
+    core.run_flat(range(n))
+    return _finish(core, costs, np.arange(n), np.ones(n, np.int64))
+
+
+def _finish(core: _Core, costs: SymbolCosts, used: np.ndarray, counts: np.ndarray) -> _ProgramRun:
+    """The program's last segment, busy and fixed-overhead times per pipe."""
     t = max(max(core.free), core.s)
     core.segments.append(t - core.seg_start)
     n = int(counts.sum())

@@ -36,7 +36,7 @@ from __future__ import annotations
 import hashlib
 import os
 from bisect import bisect_right
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -240,106 +240,10 @@ def _book(hs: list[float], he: list[float], lo: int, t: float, need: float) -> f
 
 def _run_program(rec: np.ndarray, soc: SocSpec, active: int, luts: dict,
                  l2_hit: np.ndarray | None = None) -> _ProgramRun:
-    dur_a, hbm_a, ovh_a = record_costs(rec, soc, active, luts, l2_hit)
-    kind = rec["kind"].tolist()
-    pipe = rec["pipe"].tolist()
-    pipe2 = rec["pipe2"].tolist()
-    ev = rec["event"].tolist()
-    is_get = (rec["op"] == int(Op.GET_VALUE)).tolist()
-    dur = dur_a.tolist()
-    hbm = hbm_a.tolist()
-    issue = soc.issue_cycles * soc.cycle_ns
+    """The event loop over one core's records (the loop itself: :class:`.periodic._Core`)."""
+    from .periodic import run_records  # it builds on this module
 
-    free = [0.0] * 8
-    busy = [0.0] * 8
-    s = 0.0
-    hs: list[float] = []  # HBM-channel busy intervals (sorted, merged): starts
-    he: list[float] = []  # ... and ends
-    lo = 0  # intervals before lo end before any future GM transfer can start
-    gm_pipes = sorted(set(rec["pipe"][hbm_a > 0].tolist()))
-    prune = bool(gm_pipes)
-    hbusy = 0.0
-    seg_start = 0.0
-    segments: list[float] = []
-    pending: dict[tuple[int, int, int], deque] = {}
-    unmatched = 0
-    for i in range(len(kind)):
-        k = kind[i]
-        s += issue
-        if k == 0:  # INSTR
-            p = pipe[i]
-            d = dur[i]
-            if p == 0:
-                if is_get[i] and free[1] > s:
-                    s = free[1]
-                s += d
-                busy[0] += d
-                continue
-            st = free[p]
-            if s > st:
-                st = s
-            h = hbm[i]
-            end = st + d
-            if h > 0.0:
-                if prune:
-                    lo_t = min([free[g] for g in gm_pipes])
-                    while lo < len(he) and he[lo] <= lo_t:
-                        lo += 1
-                    if lo > 4096:
-                        del hs[:lo], he[:lo]
-                        lo = 0
-                hend = _book(hs, he, lo, st, h)
-                hbusy += h
-                if hend > end:
-                    end = hend
-            free[p] = end
-            busy[p] += end - st
-        elif k == 1:  # SET_FLAG: completion time of everything earlier on the source pipe
-            p = pipe[i]
-            t = s if p == 0 or free[p] < s else free[p]
-            if p == _ALL:
-                t = max(max(free), s)
-            key = (p, pipe2[i], ev[i])
-            q = pending.get(key)
-            if q is None:
-                q = pending[key] = deque()
-            q.append(t)
-        elif k == 2:  # WAIT_FLAG on pipe[i], source pipe2[i]
-            q = pending.get((pipe2[i], pipe[i], ev[i]))
-            if not q:
-                unmatched += 1
-                continue
-            t = q.popleft()
-            p = pipe[i]
-            if p == 0:
-                if t > s:
-                    s = t
-            elif p == _ALL:
-                for j in range(8):
-                    if free[j] < t:
-                        free[j] = t
-            elif free[p] < t:
-                free[p] = t
-        elif k == 3:  # BARRIER
-            if pipe[i] == _ALL:
-                t = max(max(free), s)
-                free = [t] * 8
-                s = t
-        elif k == 4:  # SYNC_ALL: segment boundary, all pipes drained
-            t = max(max(free), s)
-            segments.append(t - seg_start)
-            free = [t] * 8
-            s = t
-            seg_start = t
-    t = max(max(free), s)
-    segments.append(t - seg_start)
-
-    pipes = rec["pipe"].astype(np.int64)
-    instr = rec["kind"] == int(RecordKind.INSTR)
-    ovh = np.bincount(pipes[instr], weights=ovh_a[instr], minlength=8)
-    ovh[0] += issue * len(kind)
-    busy[0] += issue * len(kind)
-    return _ProgramRun(segments, busy, hbusy, ovh.tolist(), unmatched)
+    return run_records(rec, soc, active, luts, l2_hit)
 
 
 # --------------------------------------------------------------------------------------
