@@ -1,10 +1,12 @@
 """CPU emulator of the AscendC API: build kernels with g++, run them in a child process,
-check them like CANN's CPU debug mode, and record a per-call trace for the performance model.
+check them like CANN's CPU debug mode, and record a per-call trace for the performance model
+(by default summarised in memory: :class:`TraceSummary`).
 """
 
 from ascendcraft.emulator.build import BuildError, ToolchainError, build_kernel
 from ascendcraft.emulator.runner import (
     CORE_TYPES,
+    DEFAULT_MAX_SUMMARY_RECORDS,
     DEFAULT_MAX_TRACE_BYTES,
     DEFAULT_MAX_TRACE_RECORDS,
     DEFAULT_SOC_BUFFERS,
@@ -15,15 +17,18 @@ from ascendcraft.emulator.runner import (
     soc_buffers_for,
     trace_cap,
 )
+from ascendcraft.emulator.trace_summary import TraceSummary
 
 __all__ = [
     "CORE_TYPES",
+    "DEFAULT_MAX_SUMMARY_RECORDS",
     "DEFAULT_MAX_TRACE_BYTES",
     "DEFAULT_MAX_TRACE_RECORDS",
     "DEFAULT_SOC_BUFFERS",
     "BuildError",
     "RunResult",
     "TilingRequest",
+    "TraceSummary",
     "ToolchainError",
     "build_kernel",
     "compute_tiling",
