@@ -39,6 +39,8 @@ MIN_LOOP_RECORDS = 64
 """A loop of fewer records in all is simulated in full (a proof would cost more)."""
 MIN_LOOP_COUNT = 2 * QMAX
 """... and so is a loop of fewer iterations (a proof needs at least three)."""
+MAX_STATE = 256
+"""Loops are not snapshot while more HBM intervals / flag keys than this are live."""
 FLAT_MAX = 1 << 16
 """Loops simulated in full are run as one flat list of symbols up to this many records."""
 
@@ -194,13 +196,23 @@ class _Core:
                 self.run_items(loop.body)
             return
         hist: list[_Snapshot] = []
+        first = 0  # state size at the first snapshot: a state that keeps growing is never periodic
         i = 0
         while i < loop.count:
             self.run_items(loop.body)
             i += 1
             if i == loop.count:
                 break
+            if first < 0:
+                continue
+            if len(self.hs) + len(self.pending) > MAX_STATE:
+                continue  # a long live history (an idle GM pipe behind S): not worth a proof
             hist.append(self.snapshot())
+            size = len(hist[-1].dyn)
+            first = first or size
+            if size > 2 * first + 64:  # e.g. flags set and never waited for: simulate the rest
+                first = -1
+                continue
             if len(hist) > 2 * QMAX + 1:
                 del hist[0]
             k = self.extrapolate(hist, loop.count - i, loop.gm_moves, cost, pipes, gm)
