@@ -12,8 +12,10 @@ Confinement (nothing outlives the caller, nothing runs unbounded):
   directories (``--dirs``) and exits;
 * each child leads its own process group (killed whole after every run, so nothing the
   kernel forked survives), dies with the server (``PR_SET_PDEATHSIG`` = SIGKILL) and runs
-  under RLIMIT_CPU (the run's timeout + 1 s), RLIMIT_FSIZE (the trace cap + 1 MiB) and
-  RLIMIT_AS (see :func:`_address_space_limit`), core dumps off;
+  under RLIMIT_CPU (the run's timeout + 1 s), RLIMIT_FSIZE (1 MiB, + the trace cap for a
+  ``trace="records"`` file) and RLIMIT_AS (see :func:`_address_space_limit`), core dumps off;
+* a trace summary (the default trace) is built in the child's memory and returned with the
+  result (:func:`_summary`): no trace file;
 * the child's stdout/stderr (kernel ``printf``) come back through a pipe and are passed on
   to the server's stderr up to ``OUTPUT_CAP`` bytes per run.
 """
