@@ -1,0 +1,166 @@
+"""The LLM proposer wired into ``check``, ``tune`` and ``prompt``.
+
+Which proposer runs is a :class:`ProposerConfig`: ``builtin`` (the default chain, no
+endpoint), ``llm`` (an LLM session only) or ``both`` (the builtin candidates and the LLM's
+in one check or one study, so the report says which origin won). This module opens the
+session — endpoint or replay, response cache, the run directory's transcript, the static
+check of the task's shapes and SoC — and adds the LLM's accounts and verdicts to the
+results. Without an endpoint a user gets one paragraph saying how to configure one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..emulator.build import cache_root
+from ..search.llm.answers import AnswerSource
+from ..search.llm.cache import ReplayCache, ReplayError, ResponseCache
+from ..search.llm.client import ChatClient, LlmRequestError
+from ..search.llm.config import NO_ENDPOINT, LlmConfig, from_environment
+from ..search.llm.prompt import Failure, Prompts
+from ..search.llm.report import accounting_lines, origin_lines, tiling_lines, tiling_verdicts
+from ..search.llm.session import FeasibleFn, LlmSession
+from ..search.llm.transcript import Transcript
+from ..search.space import Candidate
+from ..soc import load_soc
+from ..tasks.task import Task
+from .candidates import propose
+from .errors import UserError
+
+PROPOSERS = ("builtin", "llm", "both")
+
+
+@dataclass(frozen=True)
+class ProposerConfig:
+    """``kind``: ``builtin``, ``llm`` or ``both``; ``llm``: the endpoint and the rounds."""
+
+    kind: str = "builtin"
+    llm: LlmConfig = field(default_factory=LlmConfig)
+
+    def __post_init__(self) -> None:
+        if self.kind not in PROPOSERS:
+            raise ValueError(f"unknown proposer {self.kind!r}; choose one of {', '.join(PROPOSERS)}")
+
+    @property
+    def uses_llm(self) -> bool:
+        return self.kind != "builtin"
+
+
+def llm_config(*, cache: str | None = None, no_cache: bool = False, replay: str | None = None,
+               **given: Any) -> LlmConfig:
+    """The LLM configuration from command-line values (None: not given) and the environment;
+    the response cache defaults to ``<ascendcraft cache>/llm``."""
+    cache_dir = None if no_cache else Path(cache) if cache else cache_root() / "llm"
+    try:
+        return from_environment(cache_dir=cache_dir, replay_dir=Path(replay) if replay else None,
+                                **given)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+
+
+def prompt_messages(task: Task, soc: str, candidates: int = 3) -> list[dict[str, str]]:
+    """The first round's messages for ``task`` on ``soc`` (``ascendcraft prompt``)."""
+    return Prompts(task, load_soc(soc), candidates).propose()
+
+
+def open_session(task: Task, soc: str, config: ProposerConfig, run_dir: Path | None,
+                 feasible: FeasibleFn) -> LlmSession:
+    """A session for ``task``: answers from the replayed run, the cache or the endpoint,
+    every exchange kept in ``run_dir``. No endpoint, an unreadable replay or a model that
+    cannot be chosen is a :class:`UserError`."""
+    llm = config.llm
+    replay = client = None
+    if llm.offline:
+        try:
+            replay = ReplayCache(llm.replay_dir)
+        except ReplayError as e:
+            raise UserError(str(e)) from None
+        model = llm.model or replay.model
+    else:
+        if not llm.has_endpoint:
+            raise UserError(NO_ENDPOINT.format(kind=config.kind))
+        client = ChatClient(llm)
+        try:
+            model = client.resolve_model()
+        except LlmRequestError as e:
+            raise UserError(f"--proposer {config.kind}: {e}") from None
+    cache = ResponseCache(llm.cache_dir) if llm.cache_dir and not llm.offline else None
+    prompts = Prompts(task, load_soc(soc), llm.candidates)
+    answers = AnswerSource(model, Transcript(run_dir), client=client, cache=cache, replay=replay,
+                           prompt_version=prompts.version)
+    return LlmSession(prompts, answers, llm, feasible=feasible)
+
+
+def initial_candidates(task: Task, config: ProposerConfig,
+                       session: LlmSession | None) -> list[Candidate]:
+    """The builtin chain's candidates, the LLM's first round, or both (builtin first). A
+    task nobody serves is a :class:`UserError` naming both sides' reasons."""
+    builtin: list[Candidate] = []
+    why_not = ""
+    if config.kind in ("builtin", "both"):
+        try:
+            builtin = propose(task)
+        except UserError as e:
+            if session is None:
+                raise
+            why_not = str(e)
+    llm = session.propose() if session is not None else []
+    if not builtin and not llm:
+        model = session.answers.model if session is not None else "none"
+        builtin_part = f" The builtin proposers: {why_not}" if why_not else ""
+        raise UserError(f"the LLM ({model}) proposed no usable candidate for task "
+                        f"{task.name!r} ({session.failure_summary() if session else ''})."
+                        f"{builtin_part}")
+    return builtin + llm
+
+
+def repair_until_settled(session: LlmSession, candidates: Sequence[Candidate],
+                         judge: Callable[[Candidate], Any],
+                         failure: Callable[[Any], Failure | None]) -> list[Any]:
+    """Judge every candidate; send each failing LLM candidate back with its failure (the
+    session bounds the rounds) and judge the repairs. Every verdict, in order."""
+    verdicts = []
+    pending = list(candidates)
+    while pending:
+        nxt: list[Candidate] = []
+        for c in pending:
+            v = judge(c)
+            verdicts.append(v)
+            f = failure(v) if session.owns(c.name) else None
+            if f is not None:
+                nxt += session.repair(c.name, f)
+        pending = nxt
+    return verdicts
+
+
+def finish_report(session: LlmSession, *, winner: tuple[str, str, float, str] | None,
+                  bests: Sequence[tuple[str, str, float]],
+                  rows: Sequence[dict[str, Any]] = ()) -> tuple[dict[str, Any], list[str]]:
+    """The session's accounts with the verdicts (who won; whose tiling won), as a dict for
+    ``--json`` and as lines for the summary; written to ``llm/report.json`` too."""
+    rep = session.report()
+    verdicts = tiling_verdicts(rep, rows)
+    rep["tiling"] = verdicts
+    rep["winner_origin"] = winner[1] if winner else None
+    lines = accounting_lines(rep) + tiling_lines(verdicts) + origin_lines(winner, bests)
+    session.answers.transcript.write_report(rep)
+    return rep, lines
+
+
+def read_trial_rows(run_dir: Path) -> list[dict[str, Any]]:
+    """The trial rows a search wrote (``trials.jsonl``); none when it is missing."""
+    rows = []
+    try:
+        with open(run_dir / "trials.jsonl", encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    rows.append(json.loads(line))
+                except ValueError:
+                    continue
+    except OSError:
+        return []
+    return rows
