@@ -23,8 +23,11 @@ from ..search.llm.client import ChatClient, LlmRequestError
 from ..search.llm.config import NO_ENDPOINT, LlmConfig, from_environment
 from ..search.llm.prompt import Failure, Prompts
 from ..search.llm.report import accounting_lines, origin_lines, tiling_lines, tiling_verdicts
+from ..search.llm.reviser import LlmReviser
 from ..search.llm.session import FeasibleFn, LlmSession
 from ..search.llm.transcript import Transcript
+from ..search.protocols import Revision, SearchView
+from ..search.result import SearchResult
 from ..search.space import Candidate
 from ..soc import load_soc
 from ..tasks.task import Task
@@ -143,7 +146,7 @@ def finish_report(session: LlmSession, *, winner: tuple[str, str, float, str] | 
     """The session's accounts with the verdicts (who won; whose tiling won), as a dict for
     ``--json`` and as lines for the summary; written to ``llm/report.json`` too."""
     rep = session.report()
-    verdicts = tiling_verdicts(rep, rows)
+    verdicts = tiling_verdicts(rep, rows) if rows else []  # a search's trials only
     rep["tiling"] = verdicts
     rep["winner_origin"] = winner[1] if winner else None
     lines = accounting_lines(rep) + tiling_lines(verdicts) + origin_lines(winner, bests)
@@ -164,3 +167,34 @@ def read_trial_rows(run_dir: Path) -> list[dict[str, Any]]:
     except OSError:
         return []
     return rows
+
+
+class SearchableReviser:
+    """The session's reviser (:class:`~ascendcraft.search.llm.reviser.LlmReviser`) with each
+    candidate it adds made searchable (its tunables read from its program), as the search
+    driver needs them."""
+
+    def __init__(self, session: LlmSession,
+                 searchable: Callable[[Sequence[Candidate]], list[Candidate]]) -> None:
+        self.inner = LlmReviser(session)
+        self.searchable = searchable
+
+    def revise(self, view: SearchView) -> Revision:
+        rev = self.inner.revise(view)
+        return Revision(tuple(self.searchable(rev.add)), rev.retire)
+
+
+def search_verdicts(session: LlmSession, result: SearchResult, candidates: Sequence[Candidate],
+                    run_dir: Path) -> tuple[dict[str, Any], list[str]]:
+    """:func:`finish_report` for a search: who won (by candidate origin) and whose tiling
+    won, from the result and the run's ``trials.jsonl``."""
+    origin = {c.name: c.origin or "builtin" for c in candidates}
+    bests = [(name, origin.get(name, "builtin"), float(b.outcome.time_us))
+             for name, b in result.per_candidate.items()
+             if b is not None and b.outcome.ok and b.outcome.time_us]
+    winner = None
+    if result.best is not None and result.best.outcome.ok and result.best.outcome.time_us:
+        b = result.best
+        winner = (b.candidate, origin.get(b.candidate, "builtin"), float(b.outcome.time_us),
+                  b.outcome.timing)
+    return finish_report(session, winner=winner, bests=bests, rows=read_trial_rows(run_dir))

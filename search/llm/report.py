@@ -67,7 +67,7 @@ def tiling_verdicts(rep: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -
                      timing=v.get("timing") or best.get("timing") or "")
         if "llm_us" in v and "search_us" in v:
             a, b = v["llm_us"], v["search_us"]
-            v["winner"] = "llm" if a <= b else "search"
+            v["winner"] = "tie" if a == b else "llm" if a < b else "search"
             v["factor"] = (b / a) if a <= b else (a / b)
         elif "llm_us" in v or "search_us" in v:
             v["winner"] = "llm" if "llm_us" in v else "search"
@@ -84,7 +84,9 @@ def tiling_lines(verdicts: Sequence[Mapping[str, Any]]) -> list[str]:
         head = f"  tiling of {v['candidate']}: the LLM's {json.dumps(v['llm_params'])} {llm}"
         if "search_us" in v:
             head += f"; the search's best {json.dumps(v['search_params'])} {v['search_us']:.3f}{unit}"
-        if "factor" in v:
+        if "factor" in v and v["llm_us"] == v["search_us"]:
+            head += ": a tie"
+        elif "factor" in v:
             who = "the LLM's values" if v["winner"] == "llm" else "the search's values"
             head += f": {who} won by {v['factor']:.2f}x"
         elif v.get("winner"):
