@@ -21,7 +21,7 @@ import re
 
 from ...dsl.errors import DslError
 from ...dsl.names import check_category, check_name, check_public_name
-from ...dsl.parser import parse_tree
+from ...dsl.parser import MAX_SOURCE_BYTES, parse_tree
 
 #: Names that would execute, import or reflect if the text were Python (or a shell).
 ESCAPES = frozenset({
@@ -33,9 +33,8 @@ ESCAPES = frozenset({
 def unsafe_reason(dsl: str) -> str | None:
     """Why this program tries to reach outside the DSL, or None (a syntax error is not
     unsafe: it goes to repair like any other mistake)."""
-    try:
-        tree = parse_tree(dsl)
-    except DslError:
+    tree = _syntax_tree(dsl)
+    if tree is None:
         return None
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
@@ -45,6 +44,8 @@ def unsafe_reason(dsl: str) -> str | None:
         if isinstance(node, ast.Attribute):
             return f"uses attribute access '.{printable(node.attr, 40)}'{where}"
         name = getattr(node, "id", None) or getattr(node, "arg", None) or getattr(node, "name", None)
+        if isinstance(name, str) and not name.isascii():
+            return f"uses the non-ASCII name {ascii(name)[:60]}{where}"
         if isinstance(name, str) and "__" in name:
             return f"uses the dunder name {printable(name, 40)!r}{where}"
         if isinstance(node, ast.Name) and node.id in ESCAPES:
@@ -62,6 +63,22 @@ def unsafe_reason(dsl: str) -> str | None:
             if bad:
                 return f"{bad}{where}"
     return None
+
+
+def _syntax_tree(dsl: str) -> ast.Module | None:
+    """The program's syntax tree: the DSL parser's, or Python's own when the DSL parser
+    refused an identifier (so that a hostile name is judged here, not merely repaired);
+    None when the text is not Python at all."""
+    try:
+        return parse_tree(dsl)
+    except DslError:
+        pass
+    if len(dsl.encode("utf-8", "surrogatepass")) > MAX_SOURCE_BYTES:
+        return None
+    try:
+        return ast.parse(dsl, mode="exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _bad_names(fn: ast.FunctionDef) -> str | None:
