@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from ascendcraft.cli import main
-
 from llm_server import Reply, ScriptedServer, candidates_json, fenced
+
+from ascendcraft.cli import main
 
 SHAPE = "16x1000"
 

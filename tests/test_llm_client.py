@@ -9,7 +9,6 @@ import pytest
 from ascendcraft.search.llm.client import ChatClient, LlmRequestError
 from ascendcraft.search.llm.config import LlmConfig, from_environment
 from ascendcraft.search.llm.extract import SCHEMA
-
 from llm_server import Reply, ScriptedServer
 
 MESSAGES = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
