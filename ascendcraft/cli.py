@@ -420,6 +420,13 @@ def _validate(args: argparse.Namespace) -> None:
             raise UserError(f"--{flag} is empty")
     if getattr(args, "resume", False) and not args.out:
         raise UserError("--resume needs --out: the run directory of the run to continue")
+    proposer = getattr(args, "proposer", "builtin")
+    if getattr(args, "resume", False) and proposer != "builtin":
+        raise UserError(f"--resume with --proposer {proposer} is not supported: the LLM's "
+                        f"rounds depend on how the search went; start a new run (--replay "
+                        f"{args.out} answers it from this run's stored exchanges, offline)")
+    if getattr(args, "replay", None) and proposer == "builtin":
+        raise UserError("--replay answers an LLM's questions: use it with --proposer llm or both")
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:

@@ -215,3 +215,18 @@ def test_prompt_prints_the_filled_template(capsys) -> None:
     assert main(["prompt", "--op", "matmul", "--json"]) == 0
     messages = json.loads(capsys.readouterr().out)
     assert "Cube stages" in messages[0]["content"]
+
+
+def test_flags_that_cannot_go_together_are_refused(tmp_path, capsys) -> None:
+    assert main(["tune", "--op", "relu", "--out", str(tmp_path), "--resume", "--proposer", "llm"]) == 2
+    assert "--resume with --proposer llm is not supported" in capsys.readouterr().err
+    assert main(["check", "--op", "relu", "--replay", str(tmp_path)]) == 2
+    assert "use it with --proposer llm or both" in capsys.readouterr().err
+
+
+def test_a_second_session_in_the_same_directory_numbers_on(tmp_path, capsys) -> None:
+    with ScriptedServer([Reply(candidates_json(cand("tiles", RELU)))]) as srv:
+        assert check(capsys, srv, tmp_path / "run")[0] == 0
+        assert check(capsys, srv, tmp_path / "run")[0] == 0
+    names = sorted(p.name for p in (tmp_path / "run" / "llm" / "exchanges").iterdir())
+    assert names == ["0001-propose.json", "0002-propose.json"]

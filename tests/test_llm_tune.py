@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from ascendcraft.cli import main
-
 from llm_server import Reply, ScriptedServer, candidates_json
+
+from ascendcraft.cli import main
 
 SLOW = '''@kernel(category="activation")
 def relu(x: In[f32], out: Out[f32]):

@@ -25,7 +25,16 @@ class Transcript:
 
     def __init__(self, run_dir: Path | None) -> None:
         self.folder = Path(run_dir) / self.FOLDER if run_dir is not None else None
-        self.count = 0
+        self.count = self._last_number()
+
+    def _last_number(self) -> int:
+        """The highest exchange number already in the folder: a second session in the same
+        directory numbers on, never over a stored exchange."""
+        if self.folder is None or not (self.folder / EXCHANGES).is_dir():
+            return 0
+        numbers = [int(p.name[:4]) for p in (self.folder / EXCHANGES).glob("*.json")
+                   if p.name[:4].isdigit()]
+        return max(numbers, default=0)
 
     def next_round(self) -> int:
         self.count += 1
