@@ -92,6 +92,7 @@ def test_a_wrong_kernel_goes_back_once_with_its_error_figures_and_is_repaired(tm
     assert "Your kernel `llm/tiles` failed" in question
     assert "stage: correctness" in question and "max abs err" in question
     assert "shapes checked: 16x1000" in question and "minimum(load(x, t), 0.0)" in question
+    assert "failing shapes: 16x1000 (seed 0" in question
     kinds = [r["kind"] for r in rep["llm"]["rounds"]]
     assert kinds == ["propose", "repair"]
     assert [p.name for p in sorted((tmp_path / "run" / "llm" / "exchanges").iterdir())] == [
@@ -134,6 +135,7 @@ MALICIOUS = [
     cand("attr", RELU.replace("maximum(load(x, t), 0.0)", "x.system('id')")),
     cand("cat", RELU.replace('"activation"', '"x\\"); system(\\"touch pwned\\"); //"')),
     cand("../../../tmp/evil", RELU),  # a path as a name: made safe, the program is fine
+    cand('k"); system("id"); //', RELU.replace("relu", "relu_b")),  # C++ in the name: made safe
 ]
 
 
@@ -141,14 +143,15 @@ def test_a_malicious_answer_is_rejected_and_counted_and_nothing_runs(tmp_path, c
                                                                       monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     with ScriptedServer([Reply(json.dumps({"candidates": MALICIOUS}))]) as srv:
-        rc, rep, err = check(capsys, srv, tmp_path / "run", "--llm-candidates", "5")
+        rc, rep, err = check(capsys, srv, tmp_path / "run", "--llm-candidates", "6")
     assert rc == 0, err
     llm = rep["llm"]
     assert llm["rejected_unsafe"] == 4
     reasons = " | ".join(r["reason"] for r in llm["rejected"])
     assert "imports a module" in reasons and "dunder" in reasons
     assert "attribute access" in reasons and "category that is not one word" in reasons
-    assert [c["candidate"] for c in rep["candidates"]] == ["llm/tmp_evil"]
+    assert [c["candidate"] for c in rep["candidates"]] == ["llm/tmp_evil", "llm/k_system_id"]
+    assert all(c["correct"] for c in rep["candidates"])
     assert len(srv.chats) == 1  # unsafe programs are not sent back for repair
     assert not (tmp_path / "pwned").exists()
     files = {p.name for p in (tmp_path / "run").rglob("*")}
@@ -230,3 +233,22 @@ def test_a_second_session_in_the_same_directory_numbers_on(tmp_path, capsys) -> 
         assert check(capsys, srv, tmp_path / "run")[0] == 0
     names = sorted(p.name for p in (tmp_path / "run" / "llm" / "exchanges").iterdir())
     assert names == ["0001-propose.json", "0002-propose.json"]
+
+
+def test_a_server_without_structured_output_is_read_from_fenced_code(tmp_path, capsys) -> None:
+    with ScriptedServer([Reply(fenced(RELU), refuse_schema=True)]) as srv:
+        rc, rep, err = check(capsys, srv, tmp_path / "run")
+    assert rc == 0, err
+    assert srv.refused_schema == 1 and ["response_format" in b for b in srv.chats] == [True, False]
+    [r] = rep["llm"]["rounds"]
+    assert r["structured"] is False and r["form"] == "fenced" and r["accepted"] == ["llm/c1"]
+    assert rep["candidates"][0]["correct"]
+
+
+def test_a_slow_server_past_the_timeout_is_one_readable_error(tmp_path, capsys) -> None:
+    with ScriptedServer([Reply(candidates_json(cand("tiles", RELU)), delay_s=3)]) as srv:
+        rc, rep, err = check(capsys, srv, tmp_path / "run", "--llm-timeout", "0.5",
+                             "--repair-rounds", "0")
+    assert rc == 2 and "the request timed out" in err and "Traceback" not in err
+    [exchange] = (tmp_path / "run" / "llm" / "exchanges").iterdir()
+    assert json.loads(exchange.read_text())["error"] == "the request timed out"

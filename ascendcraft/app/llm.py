@@ -22,10 +22,12 @@ from ..search.llm.cache import ReplayCache, ReplayError, ResponseCache
 from ..search.llm.client import ChatClient, LlmRequestError
 from ..search.llm.config import NO_ENDPOINT, LlmConfig, from_environment
 from ..search.llm.prompt import Failure, Prompts
+from ..search.llm.proposer import LlmProposer
 from ..search.llm.report import accounting_lines, origin_lines, tiling_lines, tiling_verdicts
 from ..search.llm.reviser import LlmReviser
 from ..search.llm.session import FeasibleFn, LlmSession
 from ..search.llm.transcript import Transcript
+from ..search.proposer import ProposerError
 from ..search.protocols import Revision, SearchView
 from ..search.result import SearchResult
 from ..search.space import Candidate
@@ -100,8 +102,10 @@ def open_session(task: Task, soc: str, config: ProposerConfig, run_dir: Path | N
 
 def initial_candidates(task: Task, config: ProposerConfig,
                        session: LlmSession | None) -> list[Candidate]:
-    """The builtin chain's candidates, the LLM's first round, or both (builtin first). A
-    task nobody serves is a :class:`UserError` naming both sides' reasons."""
+    """The builtin chain's candidates, the LLM's first round (through :class:`LlmProposer`),
+    or both (builtin first). With ``both``, an LLM that proposes nothing leaves the builtin
+    candidates (its rounds say why in its report); a task nobody serves is a
+    :class:`UserError` naming both sides' reasons."""
     builtin: list[Candidate] = []
     why_not = ""
     if config.kind in ("builtin", "both"):
@@ -111,13 +115,15 @@ def initial_candidates(task: Task, config: ProposerConfig,
             if session is None:
                 raise
             why_not = str(e)
-    llm = session.propose() if session is not None else []
-    if not builtin and not llm:
-        model = session.answers.model if session is not None else "none"
+    if session is None:
+        return builtin
+    try:
+        llm = LlmProposer(lambda _task: session).propose(task)
+    except ProposerError as e:
+        if builtin:
+            return builtin
         builtin_part = f" The builtin proposers: {why_not}" if why_not else ""
-        raise UserError(f"the LLM ({model}) proposed no usable candidate for task "
-                        f"{task.name!r} ({session.failure_summary() if session else ''})."
-                        f"{builtin_part}")
+        raise UserError(f"{e}.{builtin_part}") from None
     return builtin + llm
 
 

@@ -65,6 +65,8 @@ STAGES = {Status.DSL_ERROR: "parse/check", Status.BUILD_ERROR: "build",
           Status.INFEASIBLE: "fit (checked before any build)", Status.TRACE_LIMIT: "timing"}
 
 _LINE = re.compile(r"\bline (\d+), col \d+")
+#: where the evaluator says a run failed: ``(shapes [(16, 1000)], seed 0, signed inputs)``
+_WHERE = re.compile(r"\(shapes \[([0-9(), ]*)\], seed (\d+)(?:, (signed|task) inputs)?\)")
 
 
 def failure_line(message: str) -> int | None:
@@ -109,6 +111,13 @@ class Failure:
             src = dsl.splitlines()
             if 0 < self.line <= len(src):
                 lines.append(f"- line {self.line}: `{src[self.line - 1].strip()}`")
+        where = _WHERE.search(self.message)
+        if where:
+            shapes = re.findall(r"\(([0-9, ]*)\)", where.group(1))
+            dims = ", ".join("x".join(d.strip() for d in sh.split(",") if d.strip()) or "()"
+                             for sh in shapes)
+            kind = f", {where.group(3)} inputs" if where.group(3) else ""
+            lines.append(f"- failing shapes: {dims} (seed {where.group(2)}{kind})")
         if self.max_abs_err is not None:
             rel = f", max rel err {self.max_rel_err:.3g}" if self.max_rel_err is not None else ""
             lines.append(f"- error figures: max abs err {self.max_abs_err:.3g}{rel}")
@@ -157,7 +166,8 @@ class Prompts:
                 "organisation": s.organisation, "ub_kib": s.ub_kib, "ub_budget_kib": s.ub_budget_kib,
                 "l1_kib": s.l1_kib, "l0a_kib": s.l0a_kib, "l0b_kib": s.l0b_kib, "l0c_kib": s.l0c_kib,
                 "hbm_gbps": f"{s.hbm_gbps:g}",
-                "data_copy_pad": "yes" if s.capabilities.data_copy_pad else "no"}
+                "data_copy_pad": "yes" if s.capabilities.data_copy_pad else "no",
+                "bf16": "yes" if s.capabilities.bf16 else "no"}
 
     def task_block(self) -> str:
         t = self.task
