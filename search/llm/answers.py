@@ -11,12 +11,26 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .cache import ReplayCache, ResponseCache, prompt_hash
 from .client import ChatClient, LlmRequestError
 from .transcript import Transcript
+
+
+@dataclass
+class Usage:
+    """What one exchange cost and where its answer came from (``source``: endpoint, cache,
+    replay or none); a round's record carries the same value."""
+
+    source: str = "none"
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    wall_s: float = 0.0
+    retries: int = 0
+    structured: bool | None = None
+    error: str | None = None  # why there is no answer
 
 
 @dataclass
@@ -26,14 +40,8 @@ class Answer:
     number: int
     kind: str
     text: str | None
-    source: str  # endpoint | cache | replay | none
     prompt_hash: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    wall_s: float = 0.0
-    retries: int = 0
-    structured: bool | None = None
-    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
     note: str = ""
 
 
@@ -56,15 +64,13 @@ class AnswerSource:
         key = prompt_hash(self.model, messages)
         t0 = time.perf_counter()
         answer = self._answer(number, kind, key, messages, schema)
-        if answer.source != "endpoint":
-            answer.wall_s = time.perf_counter() - t0
+        if answer.usage.source != "endpoint":
+            answer.usage.wall_s = time.perf_counter() - t0
         self.transcript.write_exchange(number, kind, {
             "round": number, "kind": kind, "about": about, "model": self.model,
             "prompt_version": self.prompt_version, "prompt_hash": key,
-            "messages": list(messages), "response": answer.text, "source": answer.source,
-            "structured": answer.structured, "prompt_tokens": answer.prompt_tokens,
-            "completion_tokens": answer.completion_tokens, "wall_s": round(answer.wall_s, 4),
-            "retries": answer.retries, "error": answer.error, "note": answer.note,
+            "messages": list(messages), "response": answer.text,
+            **asdict(answer.usage), "wall_s": round(answer.usage.wall_s, 4), "note": answer.note,
         })
         return answer
 
@@ -73,27 +79,28 @@ class AnswerSource:
         if self.replay is not None:
             found = self.replay.get(key, kind)
             if found is None:
-                return Answer(number, kind, None, "replay", key,
-                              error="the replayed run holds no answer to this question")
+                return Answer(number, kind, None, key, Usage(
+                    "replay", error="the replayed run holds no answer to this question"))
             entry, how = found
             note = "" if how == "hash" else "replayed by position: the question differed"
-            return Answer(number, kind, entry["response"], "replay", key,
-                          structured=entry.get("structured"), note=note)
+            return Answer(number, kind, entry["response"], key,
+                          Usage("replay", structured=entry.get("structured")), note)
         if self.cache is not None:
             entry = self.cache.get(key)
             if entry is not None:
-                return Answer(number, kind, entry["text"], "cache", key,
-                              structured=entry.get("structured"))
+                return Answer(number, kind, entry["text"], key,
+                              Usage("cache", structured=entry.get("structured")))
         if self.client is None:
-            return Answer(number, kind, None, "none", key, error="no endpoint to ask")
+            return Answer(number, kind, None, key, Usage(error="no endpoint to ask"))
         try:
             reply = self.client.complete(self.model, messages, schema)
         except LlmRequestError as e:
-            return Answer(number, kind, None, "endpoint", key, wall_s=e.wall_s,
-                          retries=e.retries, error=str(e))
+            return Answer(number, kind, None, key, Usage("endpoint", wall_s=e.wall_s,
+                                                         retries=e.retries, error=str(e)))
         if self.cache is not None and reply.text.strip():
             self.cache.put(key, reply.text, reply.structured, self.model)
-        return Answer(number, kind, reply.text, "endpoint", key, reply.prompt_tokens,
-                      reply.completion_tokens, reply.wall_s, reply.retries, reply.structured,
-                      note=f"finish: {reply.finish_reason}" if reply.finish_reason not in
-                      ("", "stop") else "")
+        finish = reply.finish_reason
+        return Answer(number, kind, reply.text, key,
+                      Usage("endpoint", reply.prompt_tokens, reply.completion_tokens,
+                            reply.wall_s, reply.retries, reply.structured),
+                      f"finish: {finish}" if finish not in ("", "stop") else "")

@@ -26,36 +26,17 @@ MAX_ANSWER_CHARS = 512 * 1024
 MAX_DRAFTS = 8
 MAX_TILING = 16
 
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "candidates": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string"},
-                    "structure": {"type": "string"},
-                    "dsl": {"type": "string"},
-                    "tiling": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "tunable": {"type": "string"},
-                                "value": {"type": "integer"},
-                                "reason": {"type": "string"},
-                            },
-                            "required": ["tunable", "value", "reason"],
-                        },
-                    },
-                },
-                "required": ["name", "structure", "dsl", "tiling"],
-            },
-        },
-    },
-    "required": ["candidates"],
-}
+def _object(**properties: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-schema object whose every property is required."""
+    return {"type": "object", "properties": properties, "required": list(properties)}
+
+
+_TEXT = {"type": "string"}
+SCHEMA: dict[str, Any] = _object(candidates={"type": "array", "items": _object(
+    name=_TEXT, structure=_TEXT, dsl=_TEXT,
+    tiling={"type": "array", "items": _object(tunable=_TEXT, value={"type": "integer"},
+                                              reason=_TEXT)},
+)})
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)```", re.DOTALL)
 _PROGRAM = re.compile(r"^\s*@(?:cube_)?kernel\b", re.MULTILINE)

@@ -32,7 +32,7 @@ from ...dsl.errors import DslError
 from ...dsl.kernel import prepare
 from ...status import Status
 from ..space import Candidate
-from .answers import AnswerSource
+from .answers import AnswerSource, Usage
 from .config import LlmConfig
 from .extract import SCHEMA, Draft, TilingHint, extract
 from .prompt import Failure, Incumbent, Prompts, failure_line
@@ -78,22 +78,18 @@ class RoundRecord:
     number: int
     kind: str
     about: str
-    source: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    wall_s: float = 0.0
-    retries: int = 0
-    structured: bool | None = None
+    usage: Usage
     form: str = "none"
     drafts: int = 0
     accepted: list[str] = field(default_factory=list)
     unsafe: int = 0
     invalid: int = 0
-    error: str | None = None
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Flat: the usage's fields next to the round's."""
+        d = dataclasses.asdict(self)
+        return {**d, **d.pop("usage")}
 
 
 class LlmSession:
@@ -144,9 +140,7 @@ class LlmSession:
     def _round(self, kind: str, about: str, messages: list[dict[str, str]], wanted: int,
                depth: int, naming: _Naming) -> list[Candidate]:
         ans = self.answers.ask(kind, about, messages, SCHEMA)
-        rec = RoundRecord(ans.number, kind, about, ans.source, ans.prompt_tokens,
-                          ans.completion_tokens, ans.wall_s, ans.retries, ans.structured,
-                          error=ans.error)
+        rec = RoundRecord(ans.number, kind, about, ans.usage)
         if ans.note:
             rec.notes.append(ans.note)
         self.rounds.append(rec)
@@ -277,29 +271,30 @@ class LlmSession:
         """Why the session has no candidate, in one paragraph (its rounds' errors and notes)."""
         parts = []
         for r in self.rounds:
-            what = r.error or "; ".join(r.notes[:3]) or "no usable candidate"
+            what = r.usage.error or "; ".join(r.notes[:3]) or "no usable candidate"
             parts.append(f"round {r.number} ({r.kind}): {printable(what, 300)}")
         return "; ".join(parts) or "no round was run"
 
     def report(self) -> dict[str, Any]:
         """The session's accounts: per round and in total (``to_dict``-ready)."""
         rs = self.rounds
+        us = [r.usage for r in rs]
         return {
             "model": self.answers.model,
             "endpoint": self.config.where(),
             "prompt_version": self.prompts.version,
             "rounds": [r.to_dict() for r in rs],
             "requests": len(rs),
-            "from_endpoint": sum(r.source == "endpoint" for r in rs),
-            "from_cache": sum(r.source == "cache" for r in rs),
-            "from_replay": sum(r.source == "replay" and r.error is None for r in rs),
-            "prompt_tokens": sum(r.prompt_tokens for r in rs),
-            "completion_tokens": sum(r.completion_tokens for r in rs),
-            "tokens": sum(r.prompt_tokens + r.completion_tokens for r in rs),
-            "wall_s": round(sum(r.wall_s for r in rs), 3),
-            "retries": sum(r.retries for r in rs),
-            "failed_requests": sum(r.error is not None for r in rs),
-            "unreadable_answers": sum(r.error is None and r.drafts == 0 for r in rs),
+            "from_endpoint": sum(u.source == "endpoint" for u in us),
+            "from_cache": sum(u.source == "cache" for u in us),
+            "from_replay": sum(u.source == "replay" and u.error is None for u in us),
+            "prompt_tokens": sum(u.prompt_tokens for u in us),
+            "completion_tokens": sum(u.completion_tokens for u in us),
+            "tokens": sum(u.prompt_tokens + u.completion_tokens for u in us),
+            "wall_s": round(sum(u.wall_s for u in us), 3),
+            "retries": sum(u.retries for u in us),
+            "failed_requests": sum(u.error is not None for u in us),
+            "unreadable_answers": sum(r.usage.error is None and r.drafts == 0 for r in rs),
             "rejected_unsafe": len(self.rejected),
             "rejected": list(self.rejected),
             "invalid": sum(r.invalid for r in rs),
