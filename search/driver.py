@@ -230,7 +230,8 @@ class _Search:
             with self.stop.interruptible():
                 revision = self.reviser.revise(view)
             new = [c for c in revision.add if c.name not in {s.spec.name for s in self.cands}]
-            validate_candidates(new) if new else None
+            if new:
+                validate_candidates(new)
         except Stop:
             raise
         except Exception as exc:  # noqa: BLE001 - a broken reviser must not end the search
