@@ -11,6 +11,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..backends import get_backend
 from ..dsl.kernel import prepare
 from ..dsl.parser import DslError
 from ..evaluate import Evaluator
@@ -32,9 +33,11 @@ class CheckConfig:
     """``soc``: the SoC to check and time on. ``full``: check at the task's full shapes
     (memory permitting). ``shape_given``: the shape was chosen by the user, so check at it
     (memory permitting) instead of at shapes reduced from the task's. ``timing``: time the
-    correct kernels. ``candidates``: check these instead of the proposer chain's."""
+    correct kernels. ``candidates``: check these instead of the proposer chain's.
+    ``backend``: where kernels are built, run and timed (``backends.BACKENDS``)."""
 
     soc: str
+    backend: str = "emulator"
     full: bool = False
     shape_given: bool = False
     timing: bool = True
@@ -117,7 +120,8 @@ def check(task: Task, config: CheckConfig) -> Report:
     :class:`UserError`; a bad candidate is a failed verdict, never an exception."""
     at_task_shape, note = _shapes_to_check(task, config)
     shape_sets = [list(task.shapes)] if at_task_shape else None
-    ev = Evaluator(task, config.soc, full=config.full, shape_sets=shape_sets)
+    ev = Evaluator(task, backend=get_backend(config.backend, config.soc), full=config.full,
+                   shape_sets=shape_sets)
     candidates = config.candidates if config.candidates is not None else propose(task)
     verdicts = [_check_one(ev, c, config.timing) for c in candidates]
     return Report(

@@ -33,9 +33,11 @@ class TuneConfig:
     the study, reports and candidate sources go (default ``results/runs/<task>-<time>``).
     ``storage``: an SQLAlchemy URL (default: SQLite in the run directory); ``study``: the
     study name (default: the run directory's name). ``resume``: continue the run in
-    ``run_dir`` (same task, shapes, SoC and candidates). ``executor``: where trials run."""
+    ``run_dir`` (same task, shapes, SoC and candidates). ``executor``: where trials run.
+    ``backend``: where kernels are built, run and timed (``backends.BACKENDS``)."""
 
     soc: str
+    backend: str = "emulator"
     budget: int = 60
     sampler: str = "tpe"
     seed: int = 0
@@ -151,7 +153,7 @@ def tune(ref: TaskRef, config: TuneConfig, *, progress: ProgressSink | None = No
     candidates = searchable(propose(task))
     try:
         result = driver.run_search(
-            KernelObjective(ref, config.soc), candidates,
+            KernelObjective(ref, config.soc, config.backend), candidates,
             executor=make_executor(config.executor), budget=config.budget,
             sampler=config.sampler, seed=config.seed, storage=config.storage,
             study_name=config.study, resume=config.resume, run_dir=run_dir,

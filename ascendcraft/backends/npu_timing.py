@@ -63,10 +63,11 @@ def needs_l2_flush(working_set_bytes: int, l2_bytes: int) -> bool:
 
 
 def measure(run_once: Callable[[], float], *, flush: Callable[[], None] | None = None,
-            policy: TimingPolicy = TimingPolicy()) -> Measurement:
+            policy: TimingPolicy | None = None) -> Measurement:
     """Warm up, then repeat ``run_once`` (which returns one run's device time in µs), calling
     ``flush`` before every run when given, until ``min_total_s`` of device time and at least
     ``min_reps`` runs (at most ``max_reps``)."""
+    policy = policy or TimingPolicy()
     for _ in range(policy.warmup):
         if flush is not None:
             flush()
