@@ -24,19 +24,27 @@ class Command:
 
     def shell(self) -> str:
         """The step as one shell line."""
-        line = shlex.join(self.argv)
+        line = " ".join(_quote(a) for a in self.argv)
         return f"(cd {shlex.quote(self.cwd)} && {line})" if self.cwd else line
 
 
+def _quote(arg: str) -> str:
+    """shlex quoting, except that a ``$VARIABLE`` placeholder stays expandable."""
+    if "$" in arg and not any(c in arg for c in '"`\\'):
+        return f'"{arg}"'
+    return shlex.quote(arg)
+
+
 def direct_commands(src: str | Path, build: str | Path, soc: str, cann_home: str | Path,
-                    *, target: str = "kernels", shared: bool = True) -> list[Command]:
-    """Configure and build the direct-launch project in ``src`` into ``build``."""
+                    *, target: str | None = "kernels", shared: bool = True) -> list[Command]:
+    """Configure and build the direct-launch project in ``src`` into ``build`` (``target``
+    None: every target of the project)."""
     kind = "SHARED" if shared else "STATIC"
     return [
         Command(("cmake", "-S", str(src), "-B", str(build), f"-DSOC_VERSION={soc}",
                  f"-DASCEND_CANN_PACKAGE_PATH={cann_home}", f"-DACX_KERNEL_LIBRARY_TYPE={kind}",
                  "-DCMAKE_BUILD_TYPE=Release")),
-        Command(("cmake", "--build", str(build), "--target", target, "-j")),
+        Command(("cmake", "--build", str(build), *(("--target", target) if target else ()), "-j")),
     ]
 
 
