@@ -512,7 +512,14 @@ def build_parser() -> argparse.ArgumentParser:
 def _validate(args: argparse.Namespace) -> None:
     from .app.errors import UserError
 
-    """Checks argparse cannot express: a known SoC, --resume with the run it continues."""
+    """Checks argparse cannot express: torch importable, a known SoC, --resume with the run it
+    continues, an npu backend that can work here."""
+    if args.cmd != "doctor":
+        from .backends.npu_env import find_cann, find_torch_npu
+
+        npu = find_torch_npu()
+        if npu.breaks_torch(find_cann()):  # `import torch` would fail: say why, not a traceback
+            raise UserError(npu.explain() + " (`ascendcraft doctor` shows the whole picture)")
     soc = getattr(args, "soc", None)
     if soc is not None:
         from .app.task import known_socs
