@@ -14,6 +14,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+
 from ascendcraft.cli import main
 from ascendcraft.doctor import diagnose
 

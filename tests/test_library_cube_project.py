@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 from ascendcraft.dsl.kernel import prepare
 from ascendcraft.search.builtin import propose
+
 from ascendcraft.tasks.registry import get_task
+from tests.cann_standin import fake_cann_home, recorded_kernels
 
 STUBS = Path(__file__).parent / "golden" / "stubs"
 OPS = ["matmul", "matmul_bias_relu", "matmul_fp32"]
@@ -77,21 +79,15 @@ def test_op_host_compiles_against_the_stub_headers(rendered: dict, tmp_path: Pat
 
 @pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake not installed")
 def test_direct_project_configures(rendered: dict, tmp_path: Path) -> None:
-    module = tmp_path / "cann/compiler/tikcpp/ascendc_kernel_cmake"
-    module.mkdir(parents=True)
-    (module / "ascendc.cmake").write_text(
-        "function(ascendc_library target kind)\n"
-        "  file(APPEND ${CMAKE_BINARY_DIR}/kernels.txt \"${target} ${kind} ${ARGN}\\n\")\n"
-        "  add_library(${target} INTERFACE)\nendfunction()\n"
-        "function(ascendc_include_directories target)\nendfunction()\n")
+    cann = fake_cann_home(tmp_path / "cann")
     k, files = rendered["matmul_bias_relu"]
     src = tmp_path / "src"
     for rel, text in files.items():
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
         (src / rel).write_text(text)
     proc = subprocess.run(["cmake", "-S", str(src / "direct"), "-B", str(tmp_path / "b"),
-                           f"-DASCEND_CANN_PACKAGE_PATH={tmp_path / 'cann'}"], capture_output=True, text=True)
+                           f"-DASCEND_CANN_PACKAGE_PATH={cann}"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    target, kind, sources = (tmp_path / "b/kernels.txt").read_text().split()
+    ((target, kind, sources),) = recorded_kernels(tmp_path / "b")
     assert (target, kind) == ("kernels", "STATIC")
     assert sorted(sources.split(";")) == sorted(f"{la.name}.cpp" for la in k.launches)

@@ -20,8 +20,10 @@ from pathlib import Path
 
 import pytest
 import torch
+
 from ascendcraft.cli import main
 from ascendcraft.library import LibraryError, export, load, open_library, verify
+from tests.cann_standin import fake_cann_home, recorded_kernels
 
 
 def _tune(op: str, out: Path, budget: int, seed: int = 0) -> Path:
@@ -205,21 +207,14 @@ def test_library_cmake_configures_against_a_cann_stand_in(library: Path, tmp_pat
     CMake; CANN's ascendc.cmake is replaced by a stand-in that records the kernel libraries."""
     if shutil.which("cmake") is None:
         pytest.skip("cmake not installed")
-    cann = tmp_path / "cann"
-    module = cann / "compiler/tikcpp/ascendc_kernel_cmake"
-    module.mkdir(parents=True)
-    (module / "ascendc.cmake").write_text(
-        "function(ascendc_library target kind)\n"
-        "  file(APPEND ${CMAKE_BINARY_DIR}/kernels.txt \"${target} ${kind} ${ARGN}\\n\")\n"
-        "  add_library(${target} INTERFACE)\nendfunction()\n"
-        "function(ascendc_include_directories target)\nendfunction()\n")
+    cann = fake_cann_home(tmp_path / "cann")
     src = open_library(library).path("0.2.0")
     proc = subprocess.run(["cmake", "-S", str(src), "-B", str(tmp_path / "b"), f"-DASCEND_CANN_PACKAGE_PATH={cann}",
                            "-DACX_KERNEL_LIBRARY_TYPE=SHARED"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    kernels = sorted((tmp_path / "b" / "kernels.txt").read_text().splitlines())
-    assert kernels == ["acx_add__fp32_4096x32768_4096x32768 SHARED add_custom_kernel.cpp",
-                       "acx_relu__fp32_4096x32768 SHARED relu_custom_kernel.cpp"]
+    assert sorted(recorded_kernels(tmp_path / "b")) == [
+        ["acx_add__fp32_4096x32768_4096x32768", "SHARED", "add_custom_kernel.cpp"],
+        ["acx_relu__fp32_4096x32768", "SHARED", "relu_custom_kernel.cpp"]]
     wrong = subprocess.run(["cmake", "-S", str(src), "-B", str(tmp_path / "c"), "-DSOC_VERSION=Ascend310P3",
                             f"-DASCEND_CANN_PACKAGE_PATH={cann}"], capture_output=True, text=True)
     assert wrong.returncode != 0 and "no kernels for Ascend310P3" in wrong.stderr

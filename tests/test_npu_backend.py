@@ -18,15 +18,17 @@ from pathlib import Path
 
 import pytest
 import torch
+from ascendcraft.dsl.kernel import lower
+from ascendcraft.search.builtin import propose
+
 from ascendcraft.backends import BackendUnavailable, get_backend
 from ascendcraft.backends.npu import plan_build, unavailable_reason
 from ascendcraft.backends.npu_build import custom_op_commands
 from ascendcraft.backends.npu_env import cann_version, detect, find_cann, parse_npu_smi
 from ascendcraft.backends.npu_timing import TimingPolicy, measure, needs_l2_flush
 from ascendcraft.cli import main
-from ascendcraft.dsl.kernel import lower
-from ascendcraft.search.builtin import propose
 from ascendcraft.tasks.registry import get_task
+from tests.cann_standin import fake_cann_home, recorded_kernels
 
 NPU_SMI_M = """\
         NPU ID                         Chip ID                        Chip Logic ID                  Chip Name
@@ -49,13 +51,7 @@ NPU_SMI_INFO = """\
 
 
 def _fake_cann(root: Path, *, with_tools: bool = True) -> Path:
-    home = root / "ascend-toolkit" / "latest"
-    (home / "compiler/tikcpp/ascendc_kernel_cmake").mkdir(parents=True)
-    (home / "compiler/tikcpp/ascendc_kernel_cmake/ascendc.cmake").write_text(
-        "function(ascendc_library target kind)\n"
-        "  file(APPEND ${CMAKE_BINARY_DIR}/kernels.txt \"${target} ${kind} ${ARGN}\\n\")\n"
-        "  add_library(${target} INTERFACE)\nendfunction()\n"
-        "function(ascendc_include_directories target)\nendfunction()\n")
+    home = fake_cann_home(root / "ascend-toolkit" / "latest")
     (home / "version.cfg").write_text("toolkit_running_version=[8.0.RC3.10:8.0.RC3]\n")
     if with_tools:
         for rel in ("compiler/ccec_compiler/bin/bisheng", "python/site-packages/bin/msopgen"):
@@ -193,7 +189,7 @@ def test_direct_project_configures_with_cmake(relu_kernel, tmp_path: Path) -> No
         (folder / "src" / rel).write_text(text)
     proc = subprocess.run(list(cmds[0].argv), capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert (folder / "build/kernels.txt").read_text().split() == ["kernels", "SHARED", "relu_custom_kernel.cpp"]
+    assert recorded_kernels(folder / "build") == [["kernels", "SHARED", "relu_custom_kernel.cpp"]]
     no_cann = subprocess.run([*cmds[0].argv[:5], "-DASCEND_CANN_PACKAGE_PATH=/nonexistent", "-B", str(tmp_path / "x")],
                              capture_output=True, text=True)
     assert no_cann.returncode != 0 and "is CANN installed?" in no_cann.stderr

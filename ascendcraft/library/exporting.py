@@ -191,22 +191,10 @@ def _locked(root: Path) -> Iterator[None]:
 
 
 def _remove_stale(root: Path) -> None:
-    """Temporary folders of exports that died (their process is gone)."""
+    """What exports that died left behind. Every export writes only while it holds the lock,
+    so under the lock any temporary folder or file is a dead export's."""
     for p in root.glob(f"{TMP_PREFIX}*"):
-        pid = p.name.rsplit("-", 1)[-1].split(".")[-1]
-        if pid.isdigit() and _alive(int(pid)):
-            continue
         if p.is_dir():
             shutil.rmtree(p, ignore_errors=True)
         else:
             p.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return pid != os.getpid()

@@ -261,23 +261,10 @@ class _Gen(CannProjectForm, DirectForm, TorchForm):
              f"#include \"{self.op}_tiling.h\"",
              "#include \"register/op_def_registry.h\"",
              "#include \"tiling/platform/platform_ascendc.h\"",
-             "",
-             f"// The plain header's POD struct has the same name as the CANN class {self.struct}",
-             "// (namespace optiling); it is kept apart in namespace acx_plain. <cstdint> is included",
-             "// above, so the header's own #include <cstdint> adds nothing inside the namespace.",
-             "namespace acx_plain {",
-             f"#include \"{self.op}_tiling_plain.h\"",
-             "}  // namespace acx_plain",
-             "",
-             "namespace optiling {",
-             "// Tunables baked into this build (the search's choice; the queue depth is also compiled",
-             "// into the kernel, so rebuild the whole project to change any of them).",
-             "namespace tunables {"]
-        L += self._tunable_consts()
-        L += ["}  // namespace tunables", "",
-              f"// UB bytes kept free for AscendC API scratch on {self.soc} (same budget as ascendcraft's checker).",
-              f"constexpr uint64_t kUbReserveBytes = {ub_reserve};", "",
-              "static ge::graphStatus TilingFunc(gert::TilingContext* context) {",
+             ""]
+        L += self._host_plain_and_tunables(ub_reserve, kernels="kernel", plain_note=(
+            "<cstdint> is included", "// above, so the header's own #include <cstdint> adds nothing inside the namespace."))
+        L += ["static ge::graphStatus TilingFunc(gert::TilingContext* context) {",
               "    // 1. Shapes of the kernel's tensors, in kernel-argument order (inputs, then outputs).",
               ]
         L += shape_gather(p.tensors, p.inputs, p.outputs)
@@ -291,15 +278,8 @@ class _Gen(CannProjectForm, DirectForm, TorchForm):
               ""]
         reads, scalar_names = self._attr_reads(3)
         L += reads
-        L += [f"    // {4 if p.scalars else 3}. The split: the one plain C++ tiling function.",
-              f"    acx_plain::{self.struct} plain{{}};",
-              f"    const char* error = acx_plain::{self.compute}(dims.data(), ranks.data(), "
-              f"static_cast<int32_t>(ranks.size()), coreNum{self._compute_args('tunables::', scalar_names)}, &plain);",
-              "    if (error != nullptr) {",
-              f"        std::fprintf(stderr, \"{self.op_type} tiling: %s\\n\", error);",
-              "        return ge::GRAPH_FAILED;",
-              "    }",
-              "    const uint64_t ubAvailable = ubSize > kUbReserveBytes ? ubSize - kUbReserveBytes : 0;",
+        L += self._host_call_plain("coreNum", scalar_names)
+        L += ["    const uint64_t ubAvailable = ubSize > kUbReserveBytes ? ubSize - kUbReserveBytes : 0;",
               "    if (static_cast<uint64_t>(plain.ubBytes) > ubAvailable) {",
               f"        std::fprintf(stderr, \"{self.op_type} tiling: needs %lld B of UB, %llu B available\\n\",",
               "                     static_cast<long long>(plain.ubBytes), static_cast<unsigned long long>(ubAvailable));",
@@ -312,19 +292,10 @@ class _Gen(CannProjectForm, DirectForm, TorchForm):
         L += ["    context->SetBlockDim(static_cast<uint32_t>(plain.blockDim));",
               "    tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());",
               "    context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());",
-              "",
-              "    // Workspace: the system workspace AscendC reserves plus the kernel's own (the",
-              "    // per-core partials of total_* reductions; 0 for kernels without them).",
-              "    size_t* workspaceSizes = context->GetWorkspaceSizes(1);",
-              "    workspaceSizes[0] = static_cast<size_t>(platform.GetLibApiWorkSpaceSize()) +",
-              "                        static_cast<size_t>(plain.workspaceBytes);",
-              "    return ge::GRAPH_SUCCESS;",
-              "}",
-              "}  // namespace optiling",
               ""]
-        L += self._infer_shape()
-        L += self._infer_dtype()
-        L += self._op_def()
+        L += self._host_tail(["    // Workspace: the system workspace AscendC reserves plus the kernel's own (the",
+                              "    // per-core partials of total_* reductions; 0 for kernels without them)."],
+                             "static_cast<size_t>(plain.workspaceBytes)")
         return "\n".join(L)
 
     def _infer_shape(self) -> list[str]:

@@ -79,6 +79,52 @@ class CannProjectForm:
         sc = "".join(f", {s}" for s in scalars)
         return tun + sc
 
+    # ---- cann/op_host/<op>.cpp: the pieces vector and cube hosts share --------------------
+    def _host_plain_and_tunables(self, ub_reserve: int, *, kernels: str, plain_note: tuple[str, ...] = ()) -> list[str]:
+        """The plain tiling header in its own namespace, the baked-in tunables and the UB
+        reserve: everything of op_host between the includes and TilingFunc."""
+        depth = "queue depth is" if kernels == "kernel" else "queue depths are"
+        L = [f"// The plain header's POD struct has the same name as the CANN class {self.struct}",
+             "// (namespace optiling); it is kept apart in namespace acx_plain." + (f" {plain_note[0]}" if plain_note else ""),
+             *plain_note[1:],
+             "namespace acx_plain {",
+             f"#include \"{self.op}_tiling_plain.h\"",
+             "}  // namespace acx_plain",
+             "",
+             "namespace optiling {",
+             f"// Tunables baked into this build (the search's choice; the {depth} also compiled",
+             f"// into the {kernels}, so rebuild the whole project to change any of them).",
+             "namespace tunables {"]
+        L += self._tunable_consts()
+        return L + ["}  // namespace tunables", "",
+                    f"// UB bytes kept free for AscendC API scratch on {self.soc} (same budget as ascendcraft's checker).",
+                    f"constexpr uint64_t kUbReserveBytes = {ub_reserve};", ""]
+
+    def _host_call_plain(self, cores: str, scalar_names: list[str]) -> list[str]:
+        """TilingFunc's call of the one plain tiling function, failing the graph on its error."""
+        return [f"    // {4 if self.p.scalars else 3}. The split: the one plain C++ tiling function.",
+                f"    acx_plain::{self.struct} plain{{}};",
+                f"    const char* error = acx_plain::{self.compute}(dims.data(), ranks.data(), "
+                f"static_cast<int32_t>(ranks.size()), {cores}{self._compute_args('tunables::', scalar_names)}, &plain);",
+                "    if (error != nullptr) {",
+                f"        std::fprintf(stderr, \"{self.op_type} tiling: %s\\n\", error);",
+                "        return ge::GRAPH_FAILED;",
+                "    }"]
+
+    def _host_tail(self, workspace_note: list[str], extra_workspace: str) -> list[str]:
+        """The end of op_host: the workspace size (AscendC's system workspace plus
+        ``extra_workspace``, a C++ expression or ""), then InferShape, InferDataType, OpDef."""
+        total = "static_cast<size_t>(platform.GetLibApiWorkSpaceSize())" + (
+            f" +\n                        {extra_workspace};" if extra_workspace else ";")
+        return [*workspace_note,
+                "    size_t* workspaceSizes = context->GetWorkspaceSizes(1);",
+                f"    workspaceSizes[0] = {total}",
+                "    return ge::GRAPH_SUCCESS;",
+                "}",
+                "}  // namespace optiling",
+                "",
+                *self._infer_shape(), *self._infer_dtype(), *self._op_def()]
+
     # ---- cann/<op>.json -------------------------------------------------------------------
     def op_json(self) -> str:
         def desc(t: ir.Param) -> dict:

@@ -161,22 +161,9 @@ class CubeCannForm(CannProjectForm):
              f"#include \"{self.op}_tiling.h\"",
              "#include \"register/op_def_registry.h\"",
              "#include \"tiling/platform/platform_ascendc.h\"",
-             "",
-             f"// The plain header's POD struct has the same name as the CANN class {self.struct}",
-             "// (namespace optiling); it is kept apart in namespace acx_plain.",
-             "namespace acx_plain {",
-             f"#include \"{self.op}_tiling_plain.h\"",
-             "}  // namespace acx_plain",
-             "",
-             "namespace optiling {",
-             "// Tunables baked into this build (the search's choice; the queue depths are also compiled",
-             "// into the kernels, so rebuild the whole project to change any of them).",
-             "namespace tunables {"]
-        L += self._tunable_consts()
-        L += ["}  // namespace tunables", "",
-              f"// UB bytes kept free for AscendC API scratch on {self.soc} (same budget as ascendcraft's checker).",
-              f"constexpr uint64_t kUbReserveBytes = {ub_reserve};", "",
-              "static ge::graphStatus TilingFunc(gert::TilingContext* context) {",
+             ""]
+        L += self._host_plain_and_tunables(ub_reserve, kernels="kernels")
+        L += ["static ge::graphStatus TilingFunc(gert::TilingContext* context) {",
               "    // 1. Shapes of the op's tensors, inputs then outputs (workspaces are not op tensors).",
               *shape_gather(p.tensors, p.inputs, p.outputs),
               "",
@@ -191,15 +178,7 @@ class CubeCannForm(CannProjectForm):
         L.append("")
         reads, scalars = self._attr_reads(3)
         L += reads
-        L += [f"    // {4 if p.scalars else 3}. The split: the one plain C++ tiling function.",
-              f"    acx_plain::{self.struct} plain{{}};",
-              f"    const char* error = acx_plain::{self.compute}(dims.data(), ranks.data(), "
-              f"static_cast<int32_t>(ranks.size()), coreNumCube, coreNumVec"
-              f"{self._compute_args('tunables::', scalars)}, &plain);",
-              "    if (error != nullptr) {",
-              f"        std::fprintf(stderr, \"{self.op_type} tiling: %s\\n\", error);",
-              "        return ge::GRAPH_FAILED;",
-              "    }"]
+        L += self._host_call_plain("coreNumCube, coreNumVec", scalars)
         for mem, _ in MEMORIES:
             L += [f"    if (static_cast<uint64_t>(plain.bytes{mem}) > mem{mem}) {{",
                   f"        std::fprintf(stderr, \"{self.op_type} tiling: needs %lld B of {mem}, %llu B available\\n\",",
@@ -216,20 +195,11 @@ class CubeCannForm(CannProjectForm):
               f"    context->SetBlockDim(static_cast<uint32_t>({self._block_dim('plain.')}));",
               "    tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());",
               "    context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());",
-              "",
-              "    // Workspace: the system workspace AscendC reserves, then the program's GM workspaces",
-              f"    // ({n_ws}: {', '.join(w.name for w in p.workspaces) or 'none'}), each the fp32 split-K partial results.",
-              "    size_t* workspaceSizes = context->GetWorkspaceSizes(1);",
-              "    workspaceSizes[0] = static_cast<size_t>(platform.GetLibApiWorkSpaceSize())" + (
-                  f" +\n                        static_cast<size_t>({n_ws}) * "
-                  f"static_cast<size_t>({WORKSPACE_BYTES.format(t='plain.')});" if n_ws else ";"),
-              "    return ge::GRAPH_SUCCESS;",
-              "}",
-              "}  // namespace optiling",
               ""]
-        L += self._infer_shape()
-        L += self._infer_dtype()
-        L += self._op_def()
+        L += self._host_tail(
+            ["    // Workspace: the system workspace AscendC reserves, then the program's GM workspaces",
+             f"    // ({n_ws}: {', '.join(w.name for w in p.workspaces) or 'none'}), each the fp32 split-K partial results."],
+            f"static_cast<size_t>({n_ws}) * static_cast<size_t>({WORKSPACE_BYTES.format(t='plain.')})" if n_ws else "")
         return "\n".join(L)
 
     def _infer_shape(self) -> list[str]:
