@@ -17,15 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ascendcraft.soc import load_soc
-
 from .. import ir
 from ..names import mangle
 from .kernel import LoweredKernel
 from .outputs_cann import CannProjectForm, family_configs, shape_gather
 from .outputs_direct import DTYPE_NAME, DirectForm
 from .outputs_torch import TorchForm
-from .tiling import camel
 
 
 @dataclass(frozen=True)
@@ -183,15 +180,7 @@ class _Gen(CannProjectForm, DirectForm, TorchForm):
     """Renders the host-side files of one lowered kernel."""
 
     def __init__(self, lk: LoweredKernel, soc: str, values: dict[str, int]):
-        self.lk = lk
-        self.p = lk.program
-        self.soc = soc
-        self.spec = load_soc(soc)
-        self.values = values
-        self.op = lk.op
-        self.op_type = camel(lk.op)
-        self.struct = lk.tiling.struct_name
-        self.compute = f"{camel(lk.op)}ComputeTiling"
+        self._init_form(lk, soc, values)
         self.shapes = output_shapes(lk)
         self.configs = ai_core_configs(lk, soc)
 

@@ -15,6 +15,7 @@ from ascendcraft.soc import all_socs, load_soc
 from .. import ir
 from ..names import tunable
 from .outputs_direct import GE_TYPE, MSOPGEN_TYPE
+from .tiling import camel
 
 SCALAR_ATTR_DEFAULT = 0.0  # msopgen/OpDef need a default for an optional attr; callers always pass one
 
@@ -53,6 +54,18 @@ class CannProjectForm:
     struct: str
     configs: list[str]
     values: dict[str, int]  # every tunable's value baked into this build
+
+    def _init_form(self, lk: object, soc: str, values: dict[str, int]) -> None:
+        """What every project form knows of its lowering (vector ``LoweredKernel`` or cube)."""
+        self.lk = lk
+        self.p = lk.program
+        self.soc = soc
+        self.spec = load_soc(soc)
+        self.values = values
+        self.op = lk.op
+        self.op_type = camel(lk.op)
+        self.struct = lk.tiling.struct_name
+        self.compute = f"{camel(lk.op)}ComputeTiling"
 
     def _fields(self) -> list[tuple[str, str]]:
         raise NotImplementedError

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ascendcraft.soc import load_soc
-
 from .. import ir
 from ..names import mangle
 from .cube import CubeLowered, render_cube_outputs
@@ -107,15 +105,7 @@ class CubeCannForm(CannProjectForm):
     """Renders the CANN project and the direct CMake project of one cube lowering."""
 
     def __init__(self, lk: CubeLowered, soc: str, values: dict[str, int]) -> None:
-        self.lk = lk
-        self.p = lk.program
-        self.soc = soc
-        self.spec = load_soc(soc)
-        self.values = values
-        self.op = lk.op
-        self.op_type = camel(lk.op)
-        self.struct = lk.tiling.struct_name
-        self.compute = f"{camel(lk.op)}ComputeTiling"
+        self._init_form(lk, soc, values)
         self.stages = lk.stages()
         self.shapes = cube_output_shapes(self.p)
         text = (lk.cube_class or "") + (lk.vector_class or "")
