@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,7 @@ class _Entry:
     kernel: Kernel | None = None
     artifact: Artifact | None = None
 
-    @property
+    @cached_property
     def input_dtypes(self) -> list[str | None]:
         """The DSL dtypes of the tensor inputs the entry was tuned with."""
         task = task_at(self.data["op"], [tuple(s) for s in self.data["shapes"]], self.data["dtype"])
