@@ -179,10 +179,15 @@ def test_export_killed_mid_write_leaves_the_previous_version(library: Path, runs
     assert verify(lib, rebuild=False).ok
     x = torch.randn(4, 256)
     assert torch.equal(load(copy).relu(x), torch.relu(x))
+    # a crash between the rename and the index leaves an unlisted folder: not a version
+    orphan = copy / "versions/0.3.0"
+    shutil.copytree(copy / "versions/0.2.0", orphan)
+    assert open_library(copy).versions == ("0.1.0", "0.2.0")
     done = export([runs["add"]], copy, "0.3.0", message="after the crash")
     assert done.carried == ["relu/Ascend910B2/fp32-4096x32768"] and done.replaced == ["add/Ascend910B2/fp32-4096x32768_4096x32768"]
     assert not list(copy.glob(".tmp-*")), "the next export removes what the dead one left"
     assert open_library(copy).versions == ("0.1.0", "0.2.0", "0.3.0")
+    assert open_library(copy).manifest("0.3.0")["message"] == "after the crash"
 
 
 def test_runs_that_cannot_be_exported(tmp_path: Path, runs: dict[str, Path]) -> None:

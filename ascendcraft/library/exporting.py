@@ -156,6 +156,8 @@ def _write(root: Path, lib, version: str, message: str, tuned: list, seen: dict[
         sync_tree(tmp)
         (root / VERSIONS).mkdir(exist_ok=True)
         final = lib.path(version)
+        if final.exists():  # renamed by an export that died before listing it: never published
+            shutil.rmtree(final)
         os.rename(tmp, final)  # atomic: the version appears whole or not at all
         sync_tree(root / VERSIONS)
         replace_synced(root / "library.json", index_text([*lib.versions, version]))
