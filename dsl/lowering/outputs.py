@@ -242,15 +242,8 @@ class _Gen(CannProjectForm, DirectForm, TorchForm):
              "// TilingFunc computes no split itself: it gathers the shapes, the vector core count and",
              f"// the attributes and calls {self.compute} from {self.op}_tiling_plain.h — the same",
              "// function the direct launcher, the torch extension and the emulator call — then copies",
-             "// the result field by field into the registered tiling class.",
-             "#include <cstdint>",
-             "#include <cstdio>",
-             "#include <vector>",
-             "",
-             f"#include \"{self.op}_tiling.h\"",
-             "#include \"register/op_def_registry.h\"",
-             "#include \"tiling/platform/platform_ascendc.h\"",
-             ""]
+             "// the result field by field into the registered tiling class."]
+        L += self._host_includes(("cstdint", "cstdio", "vector"))
         L += self._host_plain_and_tunables(ub_reserve, kernels="kernel", plain_note=(
             "<cstdint> is included", "// above, so the header's own #include <cstdint> adds nothing inside the namespace."))
         L += ["static ge::graphStatus TilingFunc(gert::TilingContext* context) {",

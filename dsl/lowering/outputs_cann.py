@@ -93,6 +93,14 @@ class CannProjectForm:
         return tun + sc
 
     # ---- cann/op_host/<op>.cpp: the pieces vector and cube hosts share --------------------
+    def _host_includes(self, std: tuple[str, ...]) -> list[str]:
+        """op_host's includes: these standard headers, the tiling class, CANN's registry and platform."""
+        return [*(f"#include <{h}>" for h in std), "",
+                f"#include \"{self.op}_tiling.h\"",
+                "#include \"register/op_def_registry.h\"",
+                "#include \"tiling/platform/platform_ascendc.h\"",
+                ""]
+
     def _host_plain_and_tunables(self, ub_reserve: int, *, kernels: str, plain_note: tuple[str, ...] = ()) -> list[str]:
         """The plain tiling header in its own namespace, the baked-in tunables and the UB
         reserve: everything of op_host between the includes and TilingFunc."""

@@ -142,16 +142,8 @@ class CubeCannForm(CannProjectForm):
              f"// @cube_kernel program (stages: {', '.join(self.stages)}). TilingFunc gathers the shapes, the",
              f"// cube and vector core counts and the attributes, calls {self.compute} from",
              f"// {self.op}_tiling_plain.h (the function every form calls), checks every on-chip buffer",
-             "// against this SoC and copies the result field by field into the registered class.",
-             "#include <algorithm>",
-             "#include <cstdint>",
-             "#include <cstdio>",
-             "#include <vector>",
-             "",
-             f"#include \"{self.op}_tiling.h\"",
-             "#include \"register/op_def_registry.h\"",
-             "#include \"tiling/platform/platform_ascendc.h\"",
-             ""]
+             "// against this SoC and copies the result field by field into the registered class."]
+        L += self._host_includes(("algorithm", "cstdint", "cstdio", "vector"))
         L += self._host_plain_and_tunables(ub_reserve, kernels="kernels")
         L += ["static ge::graphStatus TilingFunc(gert::TilingContext* context) {",
               "    // 1. Shapes of the op's tensors, inputs then outputs (workspaces are not op tensors).",
