@@ -1,4 +1,4 @@
-"""The ``ascendcraft`` command: ops, check, lower, tune, prompt.
+"""The ``ascendcraft`` command: ops, check, lower, tune, prompt, export, library, doctor.
 
 A thin shell over the application layer (:mod:`ascendcraft.app`): it parses the command
 line into typed configuration, calls a verb, and prints its typed result — the only module
@@ -107,9 +107,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     candidates = (dsl_file_candidate(args.dsl),) if getattr(args, "dsl", None) else None
     proposer = _proposer_config(args)
     run_dir = _check_run_dir(args, task.name) if proposer.uses_llm and candidates is None else None
-    report = check(task, CheckConfig(soc=args.soc, full=args.full, shape_given=bool(args.shape),
-                                     timing=not args.no_timing, candidates=candidates,
-                                     proposer=proposer, run_dir=run_dir))
+    report = check(task, CheckConfig(soc=args.soc, backend=args.backend, full=args.full,
+                                     shape_given=bool(args.shape), timing=not args.no_timing,
+                                     candidates=candidates, proposer=proposer, run_dir=run_dir))
     if args.json:
         print(json.dumps(report.to_dict(), default=str))
         return 0 if report.correct else 1
@@ -282,7 +282,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     task = _load_task(args, ref)
     args.run_dir = run_dir_for(task.name, args.out)  # also where an internal error's traceback goes
     config = TuneConfig(
-        soc=args.soc, budget=args.budget, sampler=args.sampler, seed=args.seed,
+        soc=args.soc, backend=args.backend, budget=args.budget, sampler=args.sampler, seed=args.seed,
         storage=args.storage, study=args.study, resume=args.resume, run_dir=args.run_dir,
         timeout_per_trial_s=args.timeout_per_trial, executor=ExecutorConfig(workers=args.workers),
         proposer=_proposer_config(args),
@@ -312,6 +312,150 @@ def cmd_tune(args: argparse.Namespace) -> int:
             print("no correct kernel found")
         print(f"run directory: {summary.run_dir}")
     return 0 if summary.best.correct else 1
+
+
+# ---------------------------------------------------------------- export, library, doctor
+def cmd_export(args: argparse.Namespace) -> int:
+    from .library import export
+
+    done = export(args.run_dirs, args.library, args.version, message=args.message or "", fresh=args.fresh)
+    if args.json:
+        print(json.dumps({"library": str(done.library), "version": done.version, "path": str(done.path),
+                          "entries": done.entries, "added": done.added, "replaced": done.replaced,
+                          "carried": done.carried}))
+        return 0
+    print(f"exported {done.library} {done.version}: {len(done.entries)} entries "
+          f"({len(done.added)} added, {len(done.replaced)} replaced, {len(done.carried)} carried over)")
+    for eid in done.entries:
+        how = "added" if eid in done.added else "replaced" if eid in done.replaced else "carried"
+        print(f"  {how:<8} {eid}")
+    return 0
+
+
+def cmd_library(args: argparse.Namespace) -> int:
+    from .library.store import resolve_ref
+
+    lib, version = resolve_ref(args.dir)
+    if args.action == "list":
+        return _library_list(lib, version, args.json)
+    if args.action == "show":
+        return _library_show(lib, version, args.entry, args.json)
+    if args.action == "verify":
+        return _library_verify(lib, version, args.json, not args.hashes_only)
+    if args.action == "diff":
+        return _library_diff(lib, version, args.other, args.json)
+    return _library_build(lib, version, args.build_soc, args.dry_run)
+
+
+def _library_list(lib: Any, version: str | None, as_json: bool) -> int:
+    m = lib.manifest(version)
+    if as_json:
+        print(json.dumps({"versions": list(lib.versions), "version": m["version"], "entries": m["entries"]}))
+        return 0
+    print(f"{lib.root}: versions {', '.join(lib.versions)}; {m['version']} has {len(m['entries'])} entries")
+    for e in m["entries"].values():
+        print(f"  {e['id']:<56} {e['timing_kind']} {e['time_us']:.1f} us  {e['candidate']} {json.dumps(e['params'])}")
+    return 0
+
+
+def _library_show(lib: Any, version: str | None, entry: str | None, as_json: bool) -> int:
+    from .app.errors import UserError
+
+    m = lib.manifest(version)
+    if entry is None:
+        out = {k: v for k, v in m.items() if k != "entries"}
+        print(json.dumps(out, indent=2) if not as_json else json.dumps(out))
+        return 0
+    if entry not in m["entries"]:
+        raise UserError(f"{m['version']} has no entry {entry!r}; `ascendcraft library list` shows them")
+    data = json.loads((lib.path(m["version"]) / m["entries"][entry]["path"] / "entry.json").read_text())
+    print(json.dumps(data) if as_json else json.dumps({k: v for k, v in data.items() if k != "files"}, indent=2))
+    return 0
+
+
+def _library_verify(lib: Any, version: str | None, as_json: bool, rebuild: bool) -> int:
+    from .library import verify
+
+    report = verify(lib, version, rebuild=rebuild)
+    if as_json:
+        print(json.dumps(report.to_dict()))
+        return 0 if report.ok else 1
+    for p in report.problems:
+        print(f"  FAIL {p}")
+    for e in report.entries:
+        err = "" if e.max_abs_err is None else f"  max abs err {e.max_abs_err:.3g}"
+        print(f"  {'PASS' if e.ok else 'FAIL'} {e.id}{err}")
+        for p in e.problems:
+            print(f"       {p}")
+        for n in e.notes:
+            print(f"       note: {n}")
+    print(f"{report.library} {report.version}: " + ("verified" if report.ok else "VERIFY FAILED"))
+    return 0 if report.ok else 1
+
+
+def _library_diff(lib: Any, version: str | None, other: str | None, as_json: bool) -> int:
+    from .app.errors import UserError
+    from .library import diff
+    from .library.store import resolve_ref
+
+    if other is None:
+        newer = version or lib.latest
+        at = lib.versions.index(newer) if newer in lib.versions else -1
+        if at < 1:
+            raise UserError(f"{lib.root} has no version before {newer} to compare with; give OTHER")
+        old_m, new_m = lib.manifest(lib.versions[at - 1]), lib.manifest(newer)
+        names = (lib.versions[at - 1], newer)
+    else:
+        lib2, version2 = resolve_ref(other)
+        old_m, new_m = lib.manifest(version), lib2.manifest(version2)
+        names = (f"{lib.root}@{old_m['version']}", f"{lib2.root}@{new_m['version']}")
+    d = diff(old_m, new_m, *names)
+    if as_json:
+        print(json.dumps(d.to_dict()))
+        return 0
+    print(f"{d.old} -> {d.new}")
+    for eid in d.added:
+        print(f"  added    {eid}")
+    for eid in d.removed:
+        print(f"  removed  {eid}")
+    for c in d.changed:
+        what = (f"{c.old_kind} {c.old_us:.1f} us -> {c.new_us:.1f} us ({c.ratio:.2f}x)" if c.comparable
+                else f"{c.old_us:.1f} us -> {c.new_us:.1f} us ({c.note})")
+        print(f"  changed  {c.id}: {what}" + ("; new kernel" if c.kernel_changed else ""))
+    print(f"  {len(d.added)} added, {len(d.removed)} removed, {len(d.changed)} changed, "
+          f"{len(d.unchanged)} unchanged")
+    return 0
+
+
+def _library_build(lib: Any, version: str | None, soc: str | None, dry_run: bool) -> int:
+    from .app.errors import UserError
+    from .library.build import build_library
+
+    steps, missing = build_library(lib, version, soc=soc, run=not dry_run)
+    if dry_run:
+        for s in steps:
+            print(s)
+        if missing:
+            print(f"# on this machine these would fail: missing {'; '.join(missing)}", file=sys.stderr)
+        return 0
+    if missing:
+        raise UserError("cannot build the library with CANN here; missing: " + "; ".join(missing)
+                        + " (--dry-run prints the commands)")
+    print(f"built {len(steps)} steps")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from .doctor import backend_in_use, diagnose
+
+    findings = diagnose(storage=args.storage, ray_address=args.ray_address)
+    if args.json:
+        print(json.dumps({"findings": [f.to_dict() for f in findings], "backend": backend_in_use(findings)}))
+        return 0
+    for f in findings:
+        print(f.line())
+    print(backend_in_use(findings))
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -352,6 +496,10 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--dtype", help="fp32 | fp16 | bf16")
         sp.add_argument("--soc", default=DEFAULT_SOC, help=f"SoC model (default {DEFAULT_SOC})")
 
+    def backend_arg(sp):
+        sp.add_argument("--backend", default="emulator", choices=["emulator", "npu"],
+                        help="where kernels are built, run and timed (default: emulator)")
+
     sp = sub.add_parser("ops", help="list built-in ops")
     sp.add_argument("--json", action="store_true")
     sp.set_defaults(fn=cmd_ops)
@@ -365,6 +513,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "exchanges are kept (default results/runs/<op>-check-<time>)")
     sp.add_argument("--json", action="store_true")
     llm_args(sp)
+    backend_arg(sp)
     sp.set_defaults(fn=cmd_check)
 
     sp = sub.add_parser("lower", help="write the CANN project, direct-launch, torch and emulator sources")
@@ -393,7 +542,45 @@ def build_parser() -> argparse.ArgumentParser:
                     help="seconds (> 0) before a trial is stopped")
     sp.add_argument("--json", action="store_true")
     llm_args(sp)
+    backend_arg(sp)
     sp.set_defaults(fn=cmd_tune)
+
+    sp = sub.add_parser("export", help="export tuning runs' winners as a new version of a kernel library")
+    sp.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    sp.add_argument("--library", required=True, metavar="DIR")
+    sp.add_argument("--version", required=True, help="semantic version X.Y.Z, newer than the library's latest")
+    sp.add_argument("--message", help="the changelog entry")
+    sp.add_argument("--fresh", action="store_true",
+                    help="only these runs (default: the previous version's other entries are carried over)")
+    sp.add_argument("--json", action="store_true")
+    sp.set_defaults(fn=cmd_export)
+
+    sp = sub.add_parser("library", help="list, show, verify, diff or build a kernel library (DIR or DIR@X.Y.Z)")
+    lsub = sp.add_subparsers(dest="action", required=True)
+    for action, text in (("list", "the entries of a version"), ("show", "a version's manifest or one entry"),
+                         ("verify", "re-hash, re-lower, rebuild and re-check every entry"),
+                         ("diff", "entries added, removed and speed changes against OTHER or the previous version"),
+                         ("build", "build every entry with CANN (direct-launch libraries)")):
+        ap = lsub.add_parser(action, help=text)
+        ap.add_argument("dir", metavar="DIR")
+        if action == "show":
+            ap.add_argument("entry", nargs="?", help="entry id, e.g. relu/Ascend910B2/fp32-4096x32768")
+        if action == "diff":
+            ap.add_argument("other", nargs="?", metavar="OTHER")
+        if action == "verify":
+            ap.add_argument("--hashes-only", action="store_true", help="check the hashes, do not rebuild")
+        if action == "build":
+            ap.add_argument("--soc", dest="build_soc", default=None, help="only the entries of this SoC")
+            ap.add_argument("--dry-run", action="store_true", help="print the exact commands, run nothing")
+        ap.add_argument("--json", action="store_true")
+        ap.set_defaults(fn=cmd_library, entry=None, other=None, hashes_only=False, build_soc=None, dry_run=False)
+
+    sp = sub.add_parser("doctor", help="what this machine offers (compiler, CANN, torch_npu, NPUs, Ray, "
+                        "PostgreSQL, LLM) and what is used instead")
+    sp.add_argument("--storage", help="a study storage URL to check (e.g. postgresql://user@host/db)")
+    sp.add_argument("--ray-address", help="a Ray cluster address to check (default: RAY_ADDRESS)")
+    sp.add_argument("--json", action="store_true")
+    sp.set_defaults(fn=cmd_doctor)
 
     sp = sub.add_parser("prompt", help="print the LLM proposer's first prompt for a task")
     task_args(sp)
@@ -407,7 +594,14 @@ def build_parser() -> argparse.ArgumentParser:
 def _validate(args: argparse.Namespace) -> None:
     from .app.errors import UserError
 
-    """Checks argparse cannot express: a known SoC, --resume with the run it continues."""
+    """Checks argparse cannot express: torch importable, a known SoC, --resume with the run it
+    continues, an npu backend that can work here."""
+    if args.cmd != "doctor":
+        from .backends.npu_env import find_cann, find_torch_npu
+
+        npu = find_torch_npu()
+        if npu.breaks_torch(find_cann()):  # `import torch` would fail: say why, not a traceback
+            raise UserError(npu.explain() + " (`ascendcraft doctor` shows the whole picture)")
     soc = getattr(args, "soc", None)
     if soc is not None:
         from .app.task import known_socs
@@ -427,6 +621,13 @@ def _validate(args: argparse.Namespace) -> None:
                         f"{args.out} answers it from this run's stored exchanges, offline)")
     if getattr(args, "replay", None) and proposer == "builtin":
         raise UserError("--replay answers an LLM's questions: use it with --proposer llm or both")
+    if getattr(args, "backend", "emulator") != "emulator":
+        from .backends import BackendUnavailable, get_backend
+
+        try:
+            get_backend(args.backend, soc)  # fails at once, listing what is missing
+        except BackendUnavailable as e:
+            raise UserError(f"--backend {args.backend}: {e}") from None
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
@@ -436,7 +637,8 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
 
     found: list[type[BaseException]] = []
     for module, name in (("app.errors", "UserError"), ("tasks.task", "TaskError"),
-                         ("search.errors", "SearchSetupError")):
+                         ("search.errors", "SearchSetupError"), ("library.store", "LibraryError"),
+                         ("backends.base", "BackendUnavailable")):
         try:
             found.append(getattr(importlib.import_module(f"ascendcraft.{module}"), name))
         except Exception:  # noqa: BLE001, S112 - then it is reported as an internal error

@@ -35,7 +35,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("evaluate", ("ascendcraft.evaluate", "ascendcraft.evaluate_cube")),
     ("search", ("ascendcraft.search",)),
     ("cluster", ("ascendcraft.cluster",)),
-    ("app", ("ascendcraft.app",)),
+    ("export", ("ascendcraft.library",)),
+    ("app", ("ascendcraft.app", "ascendcraft.doctor")),
     ("cli", ("ascendcraft.cli", "ascendcraft.__main__")),
 )
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..backends import get_backend
 from ..dsl.kernel import prepare
 from ..dsl.parser import DslError
 from ..evaluate import Evaluator
@@ -36,9 +37,11 @@ class CheckConfig:
     (memory permitting) instead of at shapes reduced from the task's. ``timing``: time the
     correct kernels. ``candidates``: check these instead of the proposer chain's.
     ``proposer``: which proposer writes them (an LLM's candidates that fail go back for
-    repair rounds); ``run_dir``: where an LLM session keeps its exchanges."""
+    repair rounds); ``run_dir``: where an LLM session keeps its exchanges.
+    ``backend``: where kernels are built, run and timed (``backends.BACKENDS``)."""
 
     soc: str
+    backend: str = "emulator"
     full: bool = False
     shape_given: bool = False
     timing: bool = True
@@ -130,7 +133,8 @@ def check(task: Task, config: CheckConfig) -> Report:
     :class:`UserError`; a bad candidate is a failed verdict, never an exception."""
     at_task_shape, note = _shapes_to_check(task, config)
     shape_sets = [list(task.shapes)] if at_task_shape else None
-    ev = Evaluator(task, config.soc, full=config.full, shape_sets=shape_sets)
+    ev = Evaluator(task, backend=get_backend(config.backend, config.soc), full=config.full,
+                   shape_sets=shape_sets)
     llm: tuple[dict[str, Any] | None, list[str]] = (None, [])
     if config.candidates is None and config.proposer.uses_llm:
         verdicts, llm = _check_with_llm(task, config, ev)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..backends import get_backend
 from ..dsl.kernel import prepare
 from ..dsl.parser import DslError
 from ..evaluate import Evaluator
@@ -31,17 +32,19 @@ class KernelObjective:
 
     ref: TaskRef
     soc: str
+    backend: str = "emulator"
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __getstate__(self) -> dict:
-        return {"ref": self.ref, "soc": self.soc, "_cache": {}}
+        return {"ref": self.ref, "soc": self.soc, "backend": self.backend, "_cache": {}}
 
     def _evaluator(self, timeout_s: float | None = None) -> Evaluator:
         """This process's evaluator; made again only if a trial's time limit changes."""
         ev = self._cache.get("ev")
         if ev is None or (timeout_s is not None and self._cache.get("timeout_s") != timeout_s):
             kw = {} if timeout_s is None else {"timeout_s": timeout_s}
-            ev = Evaluator(self.ref.load(), self.soc, seeds=SEARCH_SEEDS, **kw)
+            ev = Evaluator(self.ref.load(), backend=get_backend(self.backend, self.soc),
+                           seeds=SEARCH_SEEDS, **kw)
             self._cache.update(ev=ev, timeout_s=timeout_s)
         return ev
 

@@ -36,9 +36,11 @@ class TuneConfig:
     study name (default: the run directory's name). ``resume``: continue the run in
     ``run_dir`` (same task, shapes, SoC and candidates). ``executor``: where trials run.
     ``proposer``: who writes the candidates (an LLM's join the same study, and its repair
-    and optimisation rounds add more while the search runs)."""
+    and optimisation rounds add more while the search runs).
+    ``backend``: where kernels are built, run and timed (``backends.BACKENDS``)."""
 
     soc: str
+    backend: str = "emulator"
     budget: int = 60
     sampler: str = "tpe"
     seed: int = 0
@@ -155,7 +157,7 @@ def tune(ref: TaskRef, config: TuneConfig, *, progress: ProgressSink | None = No
     summary is written."""
     task = ref.load()
     run_dir = config.run_dir or run_dir_for(task.name, None)
-    objective = KernelObjective(ref, config.soc)
+    objective = KernelObjective(ref, config.soc, config.backend)
     session = reviser = None
     if config.proposer.uses_llm:
         from .llm import SearchableReviser, initial_candidates, open_session

@@ -23,14 +23,15 @@ import torch
 
 from ascendcraft.dsl.kernel import Kernel, Launch
 from ascendcraft.emulator.build import BuildError, ToolchainError, build_kernel
-from ascendcraft.emulator.runner import RunResult, TilingRequest, run_kernel
+from ascendcraft.emulator.runner import RunResult, run_kernel
 from ascendcraft.model import MODEL_VERSION
 from ascendcraft.model.timeline import ModelResult, simulate
 from ascendcraft.soc import Soc, load_soc
 from ascendcraft.status import Status
 from ascendcraft.tasks.compare import nan_filled_like
 
-from .base import TORCH_OF_DSL, Artifact, BackendError, RunOutcome, TensorSpec, TilingArgs, Timing
+from .base import Artifact, BackendError, RunOutcome, TensorSpec, TilingArgs, Timing
+from .gm_plan import GmPlan
 
 KIND = "modeled"
 """``Timing.kind`` of every time this backend gives: the emulator does not measure."""
@@ -84,7 +85,7 @@ class EmulatorBackend:
         t0 = time.perf_counter()
         k = artifact.kernel
         specs = [(tuple(t.shape), t.dtype) for t in inputs]
-        gm = _GmPlan(k, specs, outputs, tiling, self.soc)
+        gm = GmPlan(k, specs, outputs, tiling, self.soc)
         state: dict[str, Any] = {p.name: _to_numpy(t) for p, t in zip(k.program.inputs, inputs, strict=True)}
         state.update({p.name: _fresh(spec) for p, spec in zip(k.program.outputs, outputs, strict=True)})
         state.update({w.name: _fresh(((n // _itemsize(d),), d)) for w, n, d in gm.workspaces})
@@ -111,7 +112,7 @@ class EmulatorBackend:
              *, tiling: TilingArgs, timeout_s: float) -> Timing:
         t0 = time.perf_counter()
         k = artifact.kernel
-        gm = _GmPlan(k, inputs, outputs, tiling, self.soc)
+        gm = GmPlan(k, inputs, outputs, tiling, self.soc)
         nbytes: dict[str, int] = {p.name: _nbytes(s) for p, s in zip(k.program.inputs, inputs, strict=True)}
         nbytes.update({p.name: _nbytes(s) for p, s in zip(k.program.outputs, outputs, strict=True)})
         nbytes.update({w.name: n for w, n, _ in gm.workspaces})
@@ -144,47 +145,6 @@ class EmulatorBackend:
             "model_wall_s": time.perf_counter() - t0,
         }
         return Timing(KIND, total, fields)
-
-
-# ---------------------------------------------------------------------------- GM layout
-
-
-class _GmPlan:
-    """The GM buffers of one kernel at one set of shapes: workspace sizes, which arguments
-    of a launch are read-only inputs, and each launch's tiling request."""
-
-    def __init__(self, k: Kernel, inputs: Sequence[TensorSpec], outputs: Sequence[TensorSpec],
-                 tiling: TilingArgs, soc: Soc) -> None:
-        self.k, self.soc, self.tiling = k, soc, tiling
-        self.dims = [list(map(int, s)) for s, _ in (*inputs, *outputs)]
-        values = {**k.program.defaults(), **dict(tiling.values)}
-        missing = [t.name for t in k.program.tunables if t.name not in values]
-        if missing:
-            raise ValueError(f"no value for tunable(s) {', '.join(missing)} of {k.op}")
-        self.tunables = [int(values[t.name]) for t in k.program.tunables]
-        self.workspaces = [(w, int(w.nbytes(self.dims, values, soc)), TORCH_OF_DSL[w.dtype])
-                           for w in k.workspaces]
-        self.inputs = {p.name for p in k.program.inputs}
-        self.many = len(k.launches) > 1
-
-    def split(self, launch: Launch) -> tuple[list[str], list[str]]:
-        """(read-only inputs, buffers read back) of a launch: its GM arguments are the task's
-        inputs first, then workspaces and outputs (the ``Launch.gm_args`` order)."""
-        args = list(launch.gm_args)
-        n = 0
-        while n < len(args) and args[n] in self.inputs:
-            n += 1
-        if any(a in self.inputs for a in args[n:]):
-            raise ValueError(f"{launch.name}: GM arguments {args} do not list the inputs first")
-        return args[:n], args[n:]
-
-    def request(self, launch: Launch) -> TilingRequest:
-        return TilingRequest(shapes=self.dims, tunables=self.tunables, scalars=list(self.tiling.scalars),
-                             core_num=launch.core_num(self.soc))
-
-    def where(self, launch: Launch) -> str:
-        """Prefix naming the launch in messages when the kernel has several."""
-        return f"{launch.name}: " if self.many else ""
 
 
 # ---------------------------------------------------------------------------- helpers

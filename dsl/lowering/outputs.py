@@ -14,21 +14,15 @@ while the CANN class lives in ``namespace optiling``: both keep their name and n
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ascendcraft.soc import all_socs, load_soc
-
 from .. import ir
-from ..names import mangle, tunable
+from ..names import mangle
 from .kernel import LoweredKernel
-from .outputs_direct import DTYPE_NAME, GE_TYPE, MSOPGEN_TYPE, DirectForm
+from .outputs_cann import CannProjectForm, family_configs, shape_gather
+from .outputs_direct import DTYPE_NAME, DirectForm
 from .outputs_torch import TorchForm
-from .tiling import camel
-
-# DSL dtype -> name in each world.
-SCALAR_ATTR_DEFAULT = 0.0  # msopgen/OpDef need a default for an optional attr; callers always pass one
 
 
 @dataclass(frozen=True)
@@ -177,61 +171,20 @@ def _check_argument_order(p: ir.Program) -> None:
 
 
 def ai_core_configs(lk: LoweredKernel, soc: str) -> list[str]:
-    """``AddConfig`` targets: the CANN family of the target SoC, then that of every other
-    known SoC that has what the kernel uses (DataCopyPad, bf16) — the SoCs' capabilities,
-    never their names. Today every kernel carries the DataCopyPad row copies."""
-    target = load_soc(soc)
-    needs = ["data_copy_pad"] if "DataCopyPad" in lk.kernel_class else []
-    if any(t.dtype == "bf16" for t in lk.program.tensors):
-        needs.append("bf16")
-    missing = target.capabilities.missing(needs)
-    if missing:
-        raise ValueError(f"{lk.op}: {target.name} cannot run this kernel "
-                         f"({' and '.join(missing)} not supported on {target.name})")
-    configs = [target.capabilities.cann_family]
-    for other in all_socs():
-        family = other.capabilities.cann_family
-        if family not in configs and not other.capabilities.missing(needs):
-            configs.append(family)
-    return configs
+    """``AddConfig`` targets of a vector kernel (see ``outputs_cann.family_configs``). Today
+    every kernel carries the DataCopyPad row copies."""
+    return family_configs(lk.op, lk.program, lk.kernel_class, soc)
 
 
-class _Gen(DirectForm, TorchForm):
+class _Gen(CannProjectForm, DirectForm, TorchForm):
     """Renders the host-side files of one lowered kernel."""
 
     def __init__(self, lk: LoweredKernel, soc: str, values: dict[str, int]):
-        self.lk = lk
-        self.p = lk.program
-        self.soc = soc
-        self.spec = load_soc(soc)
-        self.values = values
-        self.op = lk.op
-        self.op_type = camel(lk.op)
-        self.struct = lk.tiling.struct_name
-        self.compute = f"{camel(lk.op)}ComputeTiling"
+        self._init_form(lk, soc, values)
         self.shapes = output_shapes(lk)
         self.configs = ai_core_configs(lk, soc)
 
     # ---- shared pieces ------------------------------------------------------------------
-    def _tunable_comment(self, name: str) -> str:
-        default = self.p.defaults()[name]
-        return "DSL default" if self.values[name] == default else f"tuned (DSL default {default})"
-
-    def _tunable_consts(self, indent: str = "") -> list[str]:
-        width = max((len(tunable(t.name)) for t in self.p.tunables), default=0)
-        vwidth = max((len(str(self.values[t.name])) + 1 for t in self.p.tunables), default=0)
-        out = []
-        for t in self.p.tunables:
-            value = f"{self.values[t.name]};"
-            out.append(f"{indent}constexpr int64_t {tunable(t.name).ljust(width)} = {value.ljust(vwidth)}  "
-                       f"// {self._tunable_comment(t.name)}")
-        return out
-
-    def _compute_args(self, prefix: str, scalars: list[str]) -> str:
-        tun = "".join(f", {prefix}{tunable(t.name)}" for t in self.p.tunables)
-        sc = "".join(f", {s}" for s in scalars)
-        return tun + sc
-
     def _field_notes(self) -> dict[str, str]:
         notes = {
             "n": "elements of the iteration space",
@@ -281,39 +234,6 @@ class _Gen(DirectForm, TorchForm):
         L.append("}")
         return L
 
-    # ---- cann/<op>.json -------------------------------------------------------------------
-    def op_json(self) -> str:
-        def desc(t: ir.Param) -> dict:
-            return {"name": t.name, "param_type": "required", "format": ["ND"], "type": [MSOPGEN_TYPE[t.dtype]]}
-
-        op: dict = {"op": self.op_type,
-                    "input_desc": [desc(t) for t in self.p.inputs],
-                    "output_desc": [desc(t) for t in self.p.outputs]}
-        if self.p.scalars:
-            op["attr"] = [{"name": s.name, "param_type": "optional", "type": "float",
-                           "default_value": SCALAR_ATTR_DEFAULT} for s in self.p.scalars]
-        return json.dumps([op], indent=4) + "\n"
-
-    # ---- cann/op_host/<op>_tiling.h ---------------------------------------------------------
-    def cann_tiling_header(self) -> str:
-        guard = f"ACX_{self.op.upper()}_TILING_H"
-        notes = self._field_notes()
-        fields = self._fields()
-        width = max(len(f"TILING_DATA_FIELD_DEF({t}, {n});") for t, n in fields)
-        L = [f"// CANN tiling data class of '{self.op}' (op type {self.op_type}), generated by ascendcraft.",
-             f"// Same field names, types and order as struct {self.struct} in {self.op}_tiling_plain.h:",
-             "// the kernel is a template on its tiling type, so it reads CANN's generated struct and",
-             "// the direct-launch struct the same way. The values come from the plain function.",
-             f"#ifndef {guard}", f"#define {guard}", "#include \"register/tilingdata_base.h\"", "",
-             "namespace optiling {", f"BEGIN_TILING_DATA_DEF({self.struct})"]
-        for t, n in fields:
-            decl = f"TILING_DATA_FIELD_DEF({t}, {n});"
-            L.append(f"    {decl.ljust(width)}  // {notes.get(n, '')}".rstrip())
-        L += ["END_TILING_DATA_DEF;", "",
-              f"REGISTER_TILING_DATA_CLASS({self.op_type}, {self.struct})",
-              "}  // namespace optiling", f"#endif  // {guard}", ""]
-        return "\n".join(L)
-
     # ---- cann/op_host/<op>.cpp -------------------------------------------------------------
     def op_host_cpp(self) -> str:
         p = self.p
@@ -322,48 +242,15 @@ class _Gen(DirectForm, TorchForm):
              "// TilingFunc computes no split itself: it gathers the shapes, the vector core count and",
              f"// the attributes and calls {self.compute} from {self.op}_tiling_plain.h — the same",
              "// function the direct launcher, the torch extension and the emulator call — then copies",
-             "// the result field by field into the registered tiling class.",
-             "#include <cstdint>",
-             "#include <cstdio>",
-             "#include <vector>",
-             "",
-             f"#include \"{self.op}_tiling.h\"",
-             "#include \"register/op_def_registry.h\"",
-             "#include \"tiling/platform/platform_ascendc.h\"",
-             "",
-             f"// The plain header's POD struct has the same name as the CANN class {self.struct}",
-             "// (namespace optiling); it is kept apart in namespace acx_plain. <cstdint> is included",
-             "// above, so the header's own #include <cstdint> adds nothing inside the namespace.",
-             "namespace acx_plain {",
-             f"#include \"{self.op}_tiling_plain.h\"",
-             "}  // namespace acx_plain",
-             "",
-             "namespace optiling {",
-             "// Tunables baked into this build (the search's choice; the queue depth is also compiled",
-             "// into the kernel, so rebuild the whole project to change any of them).",
-             "namespace tunables {"]
-        L += self._tunable_consts()
-        L += ["}  // namespace tunables", "",
-              f"// UB bytes kept free for AscendC API scratch on {self.soc} (same budget as ascendcraft's checker).",
-              f"constexpr uint64_t kUbReserveBytes = {ub_reserve};", "",
-              "static ge::graphStatus TilingFunc(gert::TilingContext* context) {",
+             "// the result field by field into the registered tiling class."]
+        L += self._host_includes(("cstdint", "cstdio", "vector"))
+        L += self._host_plain_and_tunables(ub_reserve, kernels="kernel", plain_note=(
+            "<cstdint> is included", "// above, so the header's own #include <cstdint> adds nothing inside the namespace."))
+        L += ["static ge::graphStatus TilingFunc(gert::TilingContext* context) {",
               "    // 1. Shapes of the kernel's tensors, in kernel-argument order (inputs, then outputs).",
-              "    const gert::StorageShape* tensorShapes[] = {"]
-        in_idx = {t.name: i for i, t in enumerate(p.inputs)}
-        out_idx = {t.name: i for i, t in enumerate(p.outputs)}
-        for t in p.tensors:
-            call = (f"context->GetInputShape({in_idx[t.name]})" if t.kind == "in"
-                    else f"context->GetOutputShape({out_idx[t.name]})")
-            L.append(f"        {call},  // {t.name}")
-        L += ["    };",
-              "    std::vector<int64_t> dims;",
-              "    std::vector<int32_t> ranks;",
-              "    for (const gert::StorageShape* tensorShape : tensorShapes) {",
-              "        if (tensorShape == nullptr) return ge::GRAPH_FAILED;",
-              "        const gert::Shape& shape = tensorShape->GetStorageShape();",
-              "        ranks.push_back(static_cast<int32_t>(shape.GetDimNum()));",
-              "        for (size_t i = 0; i < shape.GetDimNum(); ++i) dims.push_back(shape.GetDim(i));",
-              "    }",
+              ]
+        L += shape_gather(p.tensors, p.inputs, p.outputs)
+        L += [
               "",
               "    // 2. Vector cores and UB size of the SoC this op runs on.",
               "    auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());",
@@ -371,27 +258,10 @@ class _Gen(DirectForm, TorchForm):
               "    uint64_t ubSize = 0;",
               "    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubSize);",
               ""]
-        scalar_names = []
-        if p.scalars:
-            L += ["    // 3. Runtime scalars, passed as op attributes.",
-                  "    const gert::RuntimeAttrs* attrs = context->GetAttrs();",
-                  "    if (attrs == nullptr) return ge::GRAPH_FAILED;"]
-            for i, s in enumerate(p.scalars):
-                ptr, val = mangle("attr", s.name), mangle("sc", s.name)
-                L += [f"    const float* {ptr} = attrs->GetAttrPointer<float>({i});  // {s.name}",
-                      f"    if ({ptr} == nullptr) return ge::GRAPH_FAILED;",
-                      f"    const float {val} = *{ptr};"]
-                scalar_names.append(val)
-            L.append("")
-        L += [f"    // {4 if p.scalars else 3}. The split: the one plain C++ tiling function.",
-              f"    acx_plain::{self.struct} plain{{}};",
-              f"    const char* error = acx_plain::{self.compute}(dims.data(), ranks.data(), "
-              f"static_cast<int32_t>(ranks.size()), coreNum{self._compute_args('tunables::', scalar_names)}, &plain);",
-              "    if (error != nullptr) {",
-              f"        std::fprintf(stderr, \"{self.op_type} tiling: %s\\n\", error);",
-              "        return ge::GRAPH_FAILED;",
-              "    }",
-              "    const uint64_t ubAvailable = ubSize > kUbReserveBytes ? ubSize - kUbReserveBytes : 0;",
+        reads, scalar_names = self._attr_reads(3)
+        L += reads
+        L += self._host_call_plain("coreNum", scalar_names)
+        L += ["    const uint64_t ubAvailable = ubSize > kUbReserveBytes ? ubSize - kUbReserveBytes : 0;",
               "    if (static_cast<uint64_t>(plain.ubBytes) > ubAvailable) {",
               f"        std::fprintf(stderr, \"{self.op_type} tiling: needs %lld B of UB, %llu B available\\n\",",
               "                     static_cast<long long>(plain.ubBytes), static_cast<unsigned long long>(ubAvailable));",
@@ -400,24 +270,14 @@ class _Gen(DirectForm, TorchForm):
               "",
               "    // Copy every field into the registered class (same names as the plain struct).",
               f"    {self.struct} tiling;"]
-        for _, n in self._fields():
-            L.append(f"    tiling.set_{n}(plain.{n});")
+        L += self._copy_fields("tiling", "plain")
         L += ["    context->SetBlockDim(static_cast<uint32_t>(plain.blockDim));",
               "    tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());",
               "    context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());",
-              "",
-              "    // Workspace: the system workspace AscendC reserves plus the kernel's own (the",
-              "    // per-core partials of total_* reductions; 0 for kernels without them).",
-              "    size_t* workspaceSizes = context->GetWorkspaceSizes(1);",
-              "    workspaceSizes[0] = static_cast<size_t>(platform.GetLibApiWorkSpaceSize()) +",
-              "                        static_cast<size_t>(plain.workspaceBytes);",
-              "    return ge::GRAPH_SUCCESS;",
-              "}",
-              "}  // namespace optiling",
               ""]
-        L += self._infer_shape()
-        L += self._infer_dtype()
-        L += self._op_def()
+        L += self._host_tail(["    // Workspace: the system workspace AscendC reserves plus the kernel's own (the",
+                              "    // per-core partials of total_* reductions; 0 for kernels without them)."],
+                             "static_cast<size_t>(plain.workspaceBytes)")
         return "\n".join(L)
 
     def _infer_shape(self) -> list[str]:
@@ -457,36 +317,6 @@ class _Gen(DirectForm, TorchForm):
                       f"        if (i != {o.n}) {dst}->SetDim(j++, {src}->GetDim(i));",
                       "    }"]
         L += ["    return ge::GRAPH_SUCCESS;", "}", ""]
-        return L
-
-    def _infer_dtype(self) -> list[str]:
-        L = ["// Every tensor has one fixed dtype in the DSL program.",
-             "static ge::graphStatus InferDataType(gert::InferDataTypeContext* context) {"]
-        for i, o in enumerate(self.p.outputs):
-            L.append(f"    context->SetOutputDataType({i}, {GE_TYPE[o.dtype]});  // {o.name}")
-        L += ["    return ge::GRAPH_SUCCESS;", "}", "}  // namespace ge", ""]
-        return L
-
-    def _op_def(self) -> list[str]:
-        t = self.op_type
-        L = ["namespace ops {",
-             f"class {t} : public OpDef {{",
-             "public:",
-             f"    explicit {t}(const char* name) : OpDef(name) {{"]
-        for x in self.p.inputs:
-            L.append(f"        this->Input(\"{x.name}\").ParamType(REQUIRED).DataType({{{GE_TYPE[x.dtype]}}})"
-                     ".Format({ge::FORMAT_ND}).UnknownShapeFormat({ge::FORMAT_ND});")
-        for x in self.p.outputs:
-            L.append(f"        this->Output(\"{x.name}\").ParamType(REQUIRED).DataType({{{GE_TYPE[x.dtype]}}})"
-                     ".Format({ge::FORMAT_ND}).UnknownShapeFormat({ge::FORMAT_ND});")
-        for s in self.p.scalars:
-            L.append(f"        this->Attr(\"{s.name}\").AttrType(OPTIONAL).Float({SCALAR_ATTR_DEFAULT!r}f);"
-                     "  // runtime scalar")
-        L += ["        this->SetInferShape(ge::InferShape).SetInferDataType(ge::InferDataType);",
-              "        this->AICore().SetTiling(optiling::TilingFunc);"]
-        for c in self.configs:
-            L.append(f"        this->AICore().AddConfig(\"{c}\");")
-        L += ["    }", "};", f"OP_ADD({t});", "}  // namespace ops", ""]
         return L
 
     # ---- direct/ ---------------------------------------------------------------------------

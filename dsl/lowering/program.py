@@ -14,6 +14,7 @@ from ..lowered import Kernel, Launch, SocCaps, Workspace
 from . import cube as cube_lowering
 from .kernel import budget_spec, check_budget, lower
 from .outputs import render_outputs
+from .outputs_cann_cube import render_cube_forms
 
 
 class VectorPlan:
@@ -66,7 +67,7 @@ class CubePlan:
             for which in lk.stages())
         workspaces = tuple(Workspace(w.name, w.dtype, self._workspace_bytes) for w in p.workspaces)
         return Kernel(lk.op, p, launches, lk.header, f"{lk.op}_tiling.h", workspaces, dict(params),
-                      lambda soc: cube_lowering.render_cube_outputs(lk, soc=soc, params=params), self.tiling)
+                      lambda soc: render_cube_forms(lk, soc=soc, params=params), self.tiling)
 
 
 def plan_program(tp: TypedProgram) -> VectorPlan | CubePlan:

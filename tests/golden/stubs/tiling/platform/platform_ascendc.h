@@ -10,6 +10,7 @@ enum class CoreMemType { L0_A, L0_B, L0_C, L1, L2, UB, HBM };
 class PlatformAscendC {
 public:
     explicit PlatformAscendC(fe::PlatFormInfos* info);
+    uint32_t GetCoreNumAic() const;
     uint32_t GetCoreNumAiv() const;
     void GetCoreMemSize(CoreMemType type, uint64_t& size) const;
     uint32_t GetLibApiWorkSpaceSize() const;
