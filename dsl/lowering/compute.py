@@ -155,7 +155,11 @@ class _Compute(ComputeOps):
         self.work = Buffer("workBuf", "work", "workElems * 4 + 256")
         self.scl = Buffer("sclBuf", "scl", "256")
         self.grid = Buffer("gridBuf", "grid", "align_up(blockDim * 8, 64) * 4")
-        self.uses_red = False
+        self.uses_red = False  # total_*: a scalar result buffer and the work buffer
+        self.uses_work = False  # row reductions: the work buffer
+        self.hoisted: dict[str, str] = {}  # per-row value -> its per-tile array of scalars
+        tile = self.loop.tile if self.loop else 1
+        self.max_rows = max(self.p.tunable(tile).domain.values()) if isinstance(tile, str) else int(tile)
         self.uses_scl = False
         self.grid_loops = 0
         self.host_scalars: list[tuple[str, ir.Expr]] = []
@@ -261,7 +265,9 @@ class _Compute(ComputeOps):
         for pool in self.pools.values():
             buffers += pool.buffers
         if self.uses_red:
-            buffers += [self.red, self.work]
+            buffers.append(self.red)
+        if self.uses_red or self.uses_work:
+            buffers.append(self.work)
         if self.uses_scl:
             buffers.append(self.scl)
         if self.grid_loops:
@@ -466,7 +472,9 @@ class _Compute(ComputeOps):
 
     # ------------------------------------------------------------ loops / memory
     def _inner_loop(self, s: ir.InnerLoop) -> None:
+        outer_hoisted = self.hoisted
         if s.kind == "chunks":
+            self._hoist_row_scalars(s)
             if self.loop.axis >= 0:  # strided rows: A segments of W elements each
                 self.emit("for (int64_t a = 0; a < td_.A; ++a) {")
                 self.indent += 1
@@ -486,6 +494,36 @@ class _Compute(ComputeOps):
         if s.kind == "chunks" and self.loop.axis >= 0:
             self.indent -= 1
             self.emit("}")
+        self.hoisted = outer_hoisted
+
+    def _hoist_row_scalars(self, s: ir.InnerLoop) -> None:
+        """Per-row values defined before a chunks loop (and not updated in it) that combine with
+        its tiles are read from UB into arrays of scalars once per rows tile — one V->S sync —
+        instead of once in every chunk."""
+        changed = {x.target for x in ir.walk_stmts(s.body) if isinstance(x, ir.Assign)}
+        found: list[str] = []
+        for e in ir.body_exprs(s.body):
+            if not isinstance(e, ir.Binary):
+                continue
+            row = e.lhs if self.tp.type_of(e.lhs).form == "row" else e.rhs
+            if {self.tp.type_of(e.lhs).form, self.tp.type_of(e.rhs).form} != {"tile", "row"} \
+                    or not isinstance(row, ir.Var) or row.name in changed:
+                continue
+            ref = self._expr(row, s.var).cpp
+            if ref not in found and ref not in self.hoisted:
+                found.append(ref)
+        if not found:
+            return
+        self.hoisted = dict(self.hoisted)
+        self.emit("SyncVS();")
+        for ref in found:
+            self.counter += 1
+            self.hoisted[ref] = f"rs{self.counter}"
+            self.emit(f"float rs{self.counter}[{self.max_rows}];  // one value per row, read once per tile")
+        self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+        for ref in found:
+            self.emit(f"    {self.hoisted[ref]}[ri] = static_cast<float>({ref}.GetValue(ri));")
+        self.emit("}")
 
     def _taps_loop(self, s: ir.InnerLoop) -> None:
         """Window offsets (kd, kh, kw). For each (kd, kh) the input rows the tile's output rows

@@ -73,7 +73,7 @@ def _same_storage(a: Val, b: Val) -> bool:
 
 class ComputeOps:
     """Value lowering; the pass provides emit, pools, queues, counter, loop, p, tp, roles,
-    uses_red, live_defs, _release, _bind and the statement machinery."""
+    uses_work, hoisted, live_defs, _release, _bind and the statement machinery."""
 
     def _count(self, form: str) -> str:
         return {"tile": "cnt", "row": "r", "col": "w"}[form]
@@ -308,17 +308,38 @@ class ComputeOps:
             for line in vector_ops.logistic(op, s.cpp, a.cpp, n, lambda v: f"static_cast<{ct}>({cconst(v)})"):
                 self.emit(line)
             d = self._finish(s, hint, pre)
-        elif op == "gelu":  # 0.5 x (1 + erf(x / sqrt 2))
-            u = self._new(a.form, a.dtype)
-            self.emit(f"Muls({u.cpp}, {a.cpp}, static_cast<{ct}>({cconst(1 / math.sqrt(2.0))}), {n});")
-            e = self._erf(u, None, None)  # releases u (or computes in its buffer)
-            self.emit(f"Adds({e.cpp}, {e.cpp}, static_cast<{ct}>(1.0f), {n});")
-            self.emit(f"Mul({e.cpp}, {e.cpp}, {a.cpp}, {n});")
-            self.emit(f"Muls({e.cpp}, {e.cpp}, static_cast<{ct}>(0.5f), {n});")
-            d = self._finish(e, hint, pre)
+        elif op == "gelu":
+            d = self._gelu(a, hint, pre)
         else:
             raise DslError(f"no lowering for {op}")
         self._done([a], d)
+        return d
+
+    def _gelu(self, x: Val, hint: Val | None, pre) -> Val:
+        """x Phi(x) = relu(x) - 0.5 |x| q(|x| / sqrt 2), where q(u) = 1 - erf(u) >= 0 is the
+        tail of A&S 7.1.26: no 1 + erf(x) cancellation for x << 0 and no compare/select."""
+        n = self._count(x.form)
+        c = lambda v: f"static_cast<{x.ctype}>({cconst(v)})"  # noqa: E731
+        u = self._new(x.form, x.dtype)
+        t = self._new(x.form, x.dtype)
+        q = self._new(x.form, x.dtype)
+        self.emit(f"Abs({u.cpp}, {x.cpp}, {n});  // gelu")
+        self.emit(f"Muls({u.cpp}, {u.cpp}, {c(1 / math.sqrt(2.0))}, {n});")
+        for line in vector_ops.erf_poly(q.cpp, t.cpp, u.cpp, n, c):
+            self.emit(line)
+        self.emit(f"Mul({t.cpp}, {u.cpp}, {u.cpp}, {n});")
+        self.emit(f"Muls({t.cpp}, {t.cpp}, {c(-1.0)}, {n});")
+        self.emit(f"Exp({t.cpp}, {t.cpp}, {n});")
+        self.emit(f"Mul({q.cpp}, {q.cpp}, {t.cpp}, {n});  // q(|x| / sqrt 2)")
+        self.emit(f"Abs({u.cpp}, {x.cpp}, {n});")
+        self.emit(f"Mul({q.cpp}, {q.cpp}, {u.cpp}, {n});")
+        self.emit(f"Muls({q.cpp}, {q.cpp}, {c(-0.5)}, {n});")
+        self.emit(f"Relu({u.cpp}, {x.cpp}, {n});")
+        d = self._dest(x.form, x.dtype, hint, [u], pre)
+        self.emit(f"Add({d.cpp}, {q.cpp}, {u.cpp}, {n});")
+        for v in (u, t, q):
+            if not _same_storage(v, d):
+                self._release(v)
         return d
 
     def _erf(self, x: Val, hint: Val | None, pre) -> Val:
@@ -351,19 +372,18 @@ class ComputeOps:
         return d
 
     def _row_reduce(self, op: str, a: Val, hint: Val | None, pre) -> Val:
-        self.uses_red = True
+        """One reduction per row, each written straight to its row's element of the result (a
+        reduction's destination needs element alignment only): the vector pipe never waits
+        for the scalar unit."""
+        self.uses_work = True
         d = self._dest("row", a.dtype, hint, [], pre)
         ct = a.ctype
         self.counter += 1
-        red, work = f"red{self.counter}", f"work{self.counter}"
-        self.emit(f"LocalTensor<{ct}> {red} = redBuf.Get<{ct}>();")
+        work = f"work{self.counter}"
         self.emit(f"LocalTensor<{ct}> {work} = workBuf.Get<{ct}>();")
         self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
         extra = ", false" if op != "sum" else ""
-        self.emit(f"    {REDUCE[op]}<{ct}>({red}, {a.cpp}[ri * wp], {work}, static_cast<int32_t>(w){extra});")
-        self.emit("    SyncVS();")
-        self.emit(f"    {d.cpp}.SetValue(ri, {red}.GetValue(0));")
-        self.emit("    SyncSV();")
+        self.emit(f"    {REDUCE[op]}<{ct}>({d.cpp}[ri], {a.cpp}[ri * wp], {work}, static_cast<int32_t>(w){extra});")
         self.emit("}")
         self._done([a], d)
         return d
@@ -389,10 +409,13 @@ class ComputeOps:
             x, y = (f"{other.cpp}", f"{tile.cpp}[ri * wp]") if swapped else (f"{tile.cpp}[ri * wp]", f"{other.cpp}")
             self.emit(f"    {VEC2[op]}({d.cpp}[ri * wp], {x}, {y}, w);")
             self.emit("}")
-        else:  # row: one scalar per row, read on the scalar unit
-            self.emit("SyncVS();")
+        else:  # row: one scalar per row, read on the scalar unit (or read once per tile before a chunks loop)
+            held = self.hoisted.get(other.cpp)
+            if held is None:
+                self.emit("SyncVS();")
             self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
-            self.emit(f"    const float s = static_cast<float>({other.cpp}.GetValue(ri));")
+            self.emit(f"    const float s = {held}[ri];" if held else
+                      f"    const float s = static_cast<float>({other.cpp}.GetValue(ri));")
             self._scalar_op(op, f"{d.cpp}[ri * wp]", f"{tile.cpp}[ri * wp]", "s", ct, swapped, "w", "    ")
             self.emit("}")
         self._done([a, b], d)

@@ -89,7 +89,6 @@ public:
         pipe.InitBuffer(outq_out, DEPTH, static_cast<uint32_t>(td.outq_outBytes));
         pipe.InitBuffer(tmpBuf0, static_cast<uint32_t>(td.tmpBuf0Bytes));
         pipe.InitBuffer(rowBuf0, static_cast<uint32_t>(td.rowBuf0Bytes));
-        pipe.InitBuffer(redBuf, static_cast<uint32_t>(td.redBufBytes));
         pipe.InitBuffer(workBuf, static_cast<uint32_t>(td.workBufBytes));
     }
 
@@ -112,13 +111,9 @@ public:
                 ld1_x = inq_x.DeQue<float>();
                 // DSL line 9: e = exp(a - row_max(a))
                 LocalTensor<float> v2 = rowBuf0.Get<float>();
-                LocalTensor<float> red3 = redBuf.Get<float>();
                 LocalTensor<float> work3 = workBuf.Get<float>();
                 for (int64_t ri = 0; ri < r; ++ri) {
-                    ReduceMax<float>(red3, ld1_x[ri * wp], work3, static_cast<int32_t>(w), false);
-                    SyncVS();
-                    v2.SetValue(ri, red3.GetValue(0));
-                    SyncSV();
+                    ReduceMax<float>(v2[ri], ld1_x[ri * wp], work3, static_cast<int32_t>(w), false);
                 }
                 LocalTensor<float> v4 = tmpBuf0.Get<float>();
                 SyncVS();
@@ -130,13 +125,9 @@ public:
                 inq_x.FreeTensor(ld1_x);
                 // DSL line 10: store(out, t, cast(e / row_sum(e), f32))
                 LocalTensor<float> v6 = rowBuf0.Get<float>();
-                LocalTensor<float> red7 = redBuf.Get<float>();
                 LocalTensor<float> work7 = workBuf.Get<float>();
                 for (int64_t ri = 0; ri < r; ++ri) {
-                    ReduceSum<float>(red7, v4[ri * wp], work7, static_cast<int32_t>(w));
-                    SyncVS();
-                    v6.SetValue(ri, red7.GetValue(0));
-                    SyncSV();
+                    ReduceSum<float>(v6[ri], v4[ri * wp], work7, static_cast<int32_t>(w));
                 }
                 LocalTensor<float> out5_out = outq_out.AllocTensor<float>();
                 SyncVS();
@@ -158,7 +149,6 @@ private:
     TQue<QuePosition::VECOUT, DEPTH> outq_out;
     TBuf<QuePosition::VECCALC> tmpBuf0;
     TBuf<QuePosition::VECCALC> rowBuf0;
-    TBuf<QuePosition::VECCALC> redBuf;
     TBuf<QuePosition::VECCALC> workBuf;
     GlobalTensor<float> gm_x;
     GlobalTensor<float> gm_out;
