@@ -164,3 +164,38 @@ def tiling_fn_head(comment: list[str], fn: str, cores: str, tunables: Iterable[s
         f"                        {cores}{tun}{scs}, {struct}* t) {{",
         f"    using namespace {namespace};",
     ]
+
+
+# The helpers every vector launch's code uses (alignment, scalar syncs, kernel scalars).
+ALIGN_PRELUDE = r"""
+constexpr float ACX_INF = __builtin_huge_valf();
+
+__aicore__ inline int64_t acx_min(int64_t a, int64_t b) { return a < b ? a : b; }
+__aicore__ inline int64_t acx_max(int64_t a, int64_t b) { return a > b ? a : b; }
+__aicore__ inline float acx_fmax(float a, float b) { return a > b ? a : b; }
+__aicore__ inline float acx_fmin(float a, float b) { return a < b ? a : b; }
+__aicore__ inline int64_t acx_align_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
+
+// Scalar reads of UB wait for the vector pipe; vector reads wait for scalar writes.
+__aicore__ inline void SyncVS() { SetFlag<HardEvent::V_S>(0); WaitFlag<HardEvent::V_S>(0); }
+__aicore__ inline void SyncSV() { SetFlag<HardEvent::S_V>(0); WaitFlag<HardEvent::S_V>(0); }
+
+// A unary function of a kernel-side scalar, computed on 8 lanes of the vector unit.
+enum AcxFn { ACX_FN_EXP, ACX_FN_LN, ACX_FN_SQRT, ACX_FN_RSQRT, ACX_FN_ABS, ACX_FN_RECIP };
+__aicore__ inline float AcxScalarFn(const LocalTensor<float>& b, float v, AcxFn fn) {
+    Duplicate(b, v, 8);
+    switch (fn) {
+        case ACX_FN_EXP: Exp(b, b, 8); break;
+        case ACX_FN_LN: Ln(b, b, 8); break;
+        case ACX_FN_SQRT: Sqrt(b, b, 8); break;
+        case ACX_FN_RSQRT: Rsqrt(b, b, 8); break;
+        case ACX_FN_ABS: Abs(b, b, 8); break;
+        case ACX_FN_RECIP: Reciprocal(b, b, 8); break;
+    }
+    SyncVS();
+    const float r = b.GetValue(0);
+    SyncSV();
+    return r;
+}
+
+""".strip("\n") + "\n\n" + ROW_COPIES

@@ -1,0 +1,94 @@
+"""One vector code generator: the rows stage of a ``@cube_kernel`` (its AIV launch) and the rows
+loop of a ``@kernel`` are lowered by the same pass (``compute._Compute``), so the same DSL
+statements become the same AscendC lines in both; what differs is only the tiling names
+of the loop and chunk headers and where loads and stores go."""
+
+from __future__ import annotations
+
+import re
+
+from ascendcraft.dsl.checker import check_program
+from ascendcraft.dsl.lowering import compute
+from ascendcraft.dsl.lowering.cube import lower_cube
+from ascendcraft.dsl.lowering.kernel import lower
+from ascendcraft.dsl.parser import parse
+
+BODY = '''
+        for c in chunks(t, CH):
+            x = load({x}, c)
+            s = s + row_sum(x * x)
+        inv = rsqrt(s / width(t) + 1e-05)
+        for c in chunks(t, CH):
+            x = load({x}, c)
+            store(y, c, maximum(exp(x * inv) * 0.5 - x, x * 2.0))
+'''
+
+VECTOR = '''
+@kernel(category="norm")
+def rowstat(xin: In[f32], y: Out[f32]):
+    CH = tunable(pow2(64, 1024), default=256)
+    for t in rows(xin, rows=8):
+        s = row_fill(0.0)''' + BODY.format(x="xin")
+
+CUBE = '''
+@cube_kernel(category="matmul")
+def rowstat_mm(a: In[f16], b: In[f16], y: Out[f32]):
+    CH = tunable(pow2(64, 1024), default=256)
+    ws = workspace(f32)
+    for blk in blocks(a, b, m=128, n=128):
+        acc = accumulator(blk)
+        for kk in k_stages(blk, k=256, depth=2):
+            a1 = to_l1(a, kk)
+            b1 = to_l1(b, kk)
+            for k0 in k_steps(kk, k=64, depth=2):
+                acc = mmad(to_l0a(a1, k0), to_l0b(b1, k0), acc)
+        store(ws, blk, acc)
+    for t in rows(ws, rows=8):
+        s = row_fill(0.0)''' + BODY.format(x="ws")
+
+
+def _statement_lines(source: str, line: str) -> list[str]:
+    """The generated lines of the DSL statement whose text is ``line`` (up to the next marker)."""
+    out: list[str] = []
+    inside = False
+    for x in source.splitlines():
+        x = x.strip()
+        if x.startswith("// DSL line"):
+            inside = x.endswith(line)
+            continue
+        if inside:
+            x = re.sub(r"\b(v|ld|work|out|st)\d+(_\w+)?\b", r"\1#", x)  # value names differ
+            x = re.sub(r"\b(inq|outq)\w*\b", r"\1#", x)  # queues: one per tensor / per use
+            out.append(x.replace("td_.A * td_.W", "WIDTH").replace("td_.vW", "WIDTH"))  # each tiling's row width
+    return out
+
+
+def test_the_same_statements_lower_to_the_same_lines() -> None:
+    vec = lower(VECTOR).kernel_class
+    cube = lower_cube(CUBE).vector_class
+    for stmt in ("s = s + row_sum(x * x)", "inv = rsqrt(s / width(t) + 1e-05)"):
+        a, b = _statement_lines(vec, stmt), _statement_lines(cube, stmt)
+        assert a and a == b, (stmt, a, b)
+    # the store's expression too (its destination is each launch's own output queue)
+    last = "store(y, c, maximum(exp(x * inv) * 0.5 - x, x * 2.0))"
+    ops = ("Exp", "Mul", "Sub", "Max")
+
+    def math(src: str) -> list[str]:
+        return [x.replace("st#", "OUT").replace("out#", "OUT") for x in _statement_lines(src, last) if x.startswith(ops)]
+
+    assert math(vec) and math(vec) == math(cube)
+
+
+def test_the_rows_stage_is_planned_by_the_vector_pass() -> None:
+    tp = check_program(parse(CUBE))
+    plan = compute.plan_rows_stage(tp)
+    kinds = {b.kind for b in plan.buffers}
+    assert {"inq", "outq", "tmp", "row", "work"} <= kinds  # the pass's own pools, in the cube tiling
+    assert any("ReduceSum<float>(v" in x and "[ri]" in x for x in plan.body)  # straight into the row
+
+
+def test_no_second_generator_is_left() -> None:
+    import importlib.util
+
+    for gone in ("epilogue", "epilogue_ops"):
+        assert importlib.util.find_spec(f"ascendcraft.dsl.lowering.{gone}") is None
