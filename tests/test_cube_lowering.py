@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from ascendcraft.dsl import cube as C
+from ascendcraft.dsl.checker import check_program
 from ascendcraft.dsl.lowering.cube import lower_cube, plan_cube
+from ascendcraft.dsl.parser import parse
 from ascendcraft.search.cube_builtin import MatmulSpec, matmul_candidates
 
 from ascendcraft.emulator.build import build_kernel
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.slow
 
 
 def _build(src: str, params: dict | None = None):
-    plan = plan_cube(C.check_cube(C.parse_cube(src)))
+    plan = plan_cube(check_program(parse(src)))
     lk = lower_cube(plan.checked.program, params or {}, plan)
     libs = {}
     for which in lk.stages():

@@ -279,18 +279,3 @@ def render_cube_outputs(lk: CubeLowered, *, soc: str = "Ascend910B2",
         f"{', '.join(lk.stages())} (cube = AIC kernel, vec = AIV kernel; launched in that order, sharing GM).\n"
         f"Compile-time depths: {lk.depths}. Tiling: `{lk.op}_tiling.h` (`{fn}`), the same file in every form.\n")
     return files
-
-
-def write_cube_outputs(lk: CubeLowered, out_dir, *, soc: str = "Ascend910B2",
-                       params: dict[str, int] | None = None) -> list:
-    """Write :func:`render_cube_outputs` under ``out_dir``; returns the paths written."""
-    from pathlib import Path
-
-    out = Path(out_dir)
-    paths = []
-    for rel, text in render_cube_outputs(lk, soc=soc, params=params).items():
-        f = out / rel
-        f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_text(text)
-        paths.append(f)
-    return paths
