@@ -5,8 +5,10 @@ of the loop and chunk headers and where loads and stores go."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
+import pytest
 from ascendcraft.dsl.checker import check_program
 from ascendcraft.dsl.lowering import compute
 from ascendcraft.dsl.lowering.cube import lower_cube
@@ -84,7 +86,7 @@ def test_the_rows_stage_is_planned_by_the_vector_pass() -> None:
     plan = compute.plan_rows_stage(tp)
     kinds = {b.kind for b in plan.buffers}
     assert {"inq", "outq", "tmp", "row", "work"} <= kinds  # the pass's own pools, in the cube tiling
-    assert any("ReduceSum<float>(v" in x and "[ri]" in x for x in plan.body)  # straight into the row
+    assert any("AcxRowReduce<0>(v" in x and "[ri]" in x for x in plan.body)  # straight into the row
 
 
 def test_no_second_generator_is_left() -> None:
@@ -92,3 +94,34 @@ def test_no_second_generator_is_left() -> None:
 
     for gone in ("epilogue", "epilogue_ops"):
         assert importlib.util.find_spec(f"ascendcraft.dsl.lowering.{gone}") is None
+
+
+ROWSTATS = '''
+@kernel(category="reduce")
+def rowstats(x: In[f32], y: Out[f32]):
+    R = tunable(pow2(1, 16), default=4)
+    for t in rows(x, rows=R):
+        a = load(x, t)
+        store(y, t, row_sum(a) * 0.5 + row_max(a) - row_min(a) * 0.25)
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1, 7, 63, 64, 65, 520, 4096, 4100])
+def test_row_reductions_fold_exactly_at_every_width(width: int) -> None:
+    """AcxRowReduce: one whole-repeat reduction up to 64 values, block folds up to 512 and
+    4096, ReduceSum/Max/Min beyond; ragged tails masked, rows apart in UB. Signed data,
+    widths on both sides of every boundary, against torch."""
+    import torch
+
+    from ascendcraft.evaluate import Evaluator, prepare
+    from ascendcraft.tasks.registry import get_task
+
+    task = get_task("sum_lastdim").with_shape(f"5,{width}", "fp32")
+
+    def ref(x: torch.Tensor) -> torch.Tensor:
+        return x.sum(-1) * 0.5 + x.amax(-1) - x.amin(-1) * 0.25
+
+    task = dataclasses.replace(task, reference=ref)
+    res = Evaluator(task, "Ascend910B2", seeds=(0,)).evaluate(prepare("rowstats", ROWSTATS), {}, timing=False)
+    assert res.status == "ok" and res.correct, res.message

@@ -416,8 +416,13 @@ class ComputeOps:
         work = f"work{self.counter}"
         self.emit(f"LocalTensor<{ct}> {work} = workBuf.Get<{ct}>();")
         self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
-        extra = ", false" if op != "sum" else ""
-        self.emit(f"    {REDUCE[op]}<{ct}>({d.cpp}[ri], {a.cpp}[ri * wp], {work}, static_cast<int32_t>(w){extra});")
+        if a.dtype == "f32":  # block reductions, then one whole-repeat reduction (see AcxRowReduce)
+            kind = {"sum": 0, "max": 1, "min": 2}[op]
+            self.emit(f"    AcxRowReduce<{kind}>({d.cpp}[ri], {a.cpp}[ri * wp], {work}, {work}[td_.workElems], "
+                      "static_cast<int32_t>(w));")
+        else:
+            extra = ", false" if op != "sum" else ""
+            self.emit(f"    {REDUCE[op]}<{ct}>({d.cpp}[ri], {a.cpp}[ri * wp], {work}, static_cast<int32_t>(w){extra});")
         self.emit("}")
         self._done([a], d)
         return d
