@@ -14,6 +14,7 @@ from ascendcraft.dsl.lowering import compute
 from ascendcraft.dsl.lowering.cube import lower_cube
 from ascendcraft.dsl.lowering.kernel import lower
 from ascendcraft.dsl.parser import parse
+from test_one_ir import EPILOGUE
 
 BODY = '''
         for c in chunks(t, CH):
@@ -32,21 +33,10 @@ def rowstat(xin: In[f32], y: Out[f32]):
     for t in rows(xin, rows=8):
         s = row_fill(0.0)''' + BODY.format(x="xin")
 
-CUBE = '''
-@cube_kernel(category="matmul")
-def rowstat_mm(a: In[f16], b: In[f16], y: Out[f32]):
-    CH = tunable(pow2(64, 1024), default=256)
-    ws = workspace(f32)
-    for blk in blocks(a, b, m=128, n=128):
-        acc = accumulator(blk)
-        for kk in k_stages(blk, k=256, depth=2):
-            a1 = to_l1(a, kk)
-            b1 = to_l1(b, kk)
-            for k0 in k_steps(kk, k=64, depth=2):
-                acc = mmad(to_l0a(a1, k0), to_l0b(b1, k0), acc)
-        store(ws, blk, acc)
-    for t in rows(ws, rows=8):
-        s = row_fill(0.0)''' + BODY.format(x="ws")
+# the cube stage of test_one_ir's program (its split-K workspace ws), then our rows stage
+CUBE = EPILOGUE[:EPILOGUE.index("    for t in rows")].replace(
+    "bias: In[f16], c: Out[f16]):", "y: Out[f32]):\n    CH = tunable(pow2(64, 1024), default=256)") + \
+    "    for t in rows(ws, rows=8):\n        s = row_fill(0.0)" + BODY.format(x="ws")
 
 
 def _statement_lines(source: str, line: str) -> list[str]:
