@@ -4,9 +4,9 @@ stage rules, and the L1 / L0A / L0B / L0C / UB capacity and fractal checks with 
 from __future__ import annotations
 
 import pytest
-from ascendcraft.dsl import cube as C
+from ascendcraft.dsl.checker import check_program
 from ascendcraft.dsl.lowering.cube import check_cube_budget, lower_cube, plan_cube
-from ascendcraft.dsl.parser import DslError
+from ascendcraft.dsl.parser import DslError, parse
 
 from ascendcraft.soc import load_soc
 
@@ -35,14 +35,15 @@ DIMS = [[4096, 4096], [4096, 4096], [4096, 4096]]
 
 
 def _plan(src: str = MATMUL):
-    return plan_cube(C.check_cube(C.parse_cube(src)))
+    return plan_cube(check_program(parse(src)))
 
 
 def test_parse_matmul_and_defaults() -> None:
-    p = C.parse_cube(MATMUL)
+    p = parse(MATMUL)
     assert p.cube is not None and p.vector is None
     assert p.defaults()["ORDER"] == 2  # swizzled
-    assert C.is_cube_source(MATMUL) and not C.is_cube_source("@kernel\ndef f(x: In[f32]): pass")
+    vector = "@kernel\ndef f(x: In[f32], y: Out[f32]):\n    for t in tiles(x, tile=256):\n        store(y, t, load(x, t))\n"
+    assert p.decorator == "cube_kernel" and parse(vector).decorator == "kernel"
 
 
 @pytest.mark.parametrize("bad, where, words", [
@@ -57,7 +58,7 @@ def test_parse_matmul_and_defaults() -> None:
 ])
 def test_parse_errors_name_line_and_col(bad: str, where: tuple[int, int], words: str) -> None:
     with pytest.raises(DslError) as ei:
-        C.check_cube(C.parse_cube(bad))
+        check_program(parse(bad))
     assert ei.value.loc is not None and (ei.value.loc.line, ei.value.loc.col) == where, str(ei.value)
     assert words in str(ei.value)
 
@@ -65,13 +66,13 @@ def test_parse_errors_name_line_and_col(bad: str, where: tuple[int, int], words:
 def test_checker_stage_rules() -> None:
     src = MATMUL.replace("for blk in blocks(a, b, m=BM, n=BN,", "for blk in blocks(a, b, m=BM, n=BN, split_k=2,")
     with pytest.raises(DslError, match="split_k > 1 writes one partial result per K split"):
-        C.check_cube(C.parse_cube(src))
+        check_program(parse(src))
     src = MATMUL.replace("a: In[f16], b: In[f16], c: Out[f16]", "a: In[f32], b: In[f32], c: Out[f32]")
     src = src.replace("cast(acc, f16)", "acc")
-    C.check_cube(C.parse_cube(src))  # fp32 with B stored K x N: LoadDataWithTranspose (b32)
+    check_program(parse(src))  # fp32 with B stored K x N: LoadDataWithTranspose (b32)
     src = MATMUL.replace("cast(acc, f16)", "acc")
     with pytest.raises(DslError, match="storing a f32 value into f16"):
-        C.check_cube(C.parse_cube(src))
+        check_program(parse(src))
 
 
 @pytest.mark.parametrize("params, mem, need", [
@@ -150,7 +151,7 @@ def test_vector_stage_ub_budget_and_shape_rules() -> None:
 def test_vector_stage_typing_errors() -> None:
     bad = VEC_ONLY.replace("g[0] * load(x, c, 0)", "g * load(x, c, 0)")
     with pytest.raises(DslError, match="not a group of 2"):
-        C.check_cube(C.parse_cube(bad))
+        check_program(parse(bad))
     bad = VEC_ONLY.replace("x: In[f32]", "x: In[f16]")
     with pytest.raises(DslError, match="cast"):
-        C.check_cube(C.parse_cube(bad))
+        check_program(parse(bad))

@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from ascendcraft.dsl import cube as C
+from ascendcraft.dsl.checker import check_program
 from ascendcraft.dsl.lowering.cube import lower_cube, plan_cube
+from ascendcraft.dsl.parser import parse
 from ascendcraft.search.cube_builtin import MatmulSpec, matmul_candidates
 
 from ascendcraft.emulator.build import build_kernel
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.slow
 
 
 def _build(src: str, params: dict | None = None):
-    plan = plan_cube(C.check_cube(C.parse_cube(src)))
+    plan = plan_cube(check_program(parse(src)))
     lk = lower_cube(plan.checked.program, params or {}, plan)
     libs = {}
     for which in lk.stages():
@@ -110,7 +111,7 @@ def test_tiling_header_matches_python() -> None:
     got = dict(zip(fields, np.frombuffer(r.tiling[:8 * len(fields)], dtype=np.int64).tolist(), strict=True))
     want = plan.tiling.evaluate(shapes, values, 24, 1)
     for f in fields:
-        if f in want and not f.startswith(("coreNumVec", "vDim", "baseRows", "bigRows", "tileRows", "rpad")):
+        if f in want and not f.startswith(("coreNumVec", "vDim", "baseRows", "bigCores", "tileRows", "rowElems", "tileElems")):
             assert got[f] == want[f], f
     assert r.block_dim == want["cubeDim"]
 

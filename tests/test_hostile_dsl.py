@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from ascendcraft.dsl.checker import check_program
-from ascendcraft.dsl.cube import parse_cube
 from ascendcraft.dsl.lowering.cube import lower_cube
 from ascendcraft.dsl.lowering.kernel import check_budget, lower
 from ascendcraft.dsl.parser import DslError, parse
@@ -99,7 +98,7 @@ def cube_with(expr: str) -> str:
 ])
 def test_cube_literals_and_depth(expr: str, match: str) -> None:
     with pytest.raises(DslError, match=match) as e:
-        parse_cube(cube_with(expr))
+        parse(cube_with(expr))
     assert "\n" not in str(e.value)
 
 
@@ -156,13 +155,13 @@ def test_cube_huge_domain_and_unroll_bombs() -> None:
     assert big != CUBE
     t0 = time.perf_counter()
     with pytest.raises(DslError, match="values"):
-        parse_cube(big)
+        parse(big)
     bomb = ('@cube_kernel(category="matmul")\ndef k(x: In[f32], y: Out[f32]):\n'
             "    for t in rows(x, rows=4):\n"
             "        for i in unroll(64):\n            for j in unroll(64):\n                for l in unroll(64):\n"
             "                    for m in unroll(64):\n                        pass\n")
     with pytest.raises(DslError, match="statements"):
-        parse_cube(bomb)
+        parse(bomb)
     assert time.perf_counter() - t0 < 20
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 from ascendcraft.dsl.lowering.kernel import LoweredKernel, lower
-from ascendcraft.dsl.lowering.outputs import output_shapes, render_outputs, write_outputs
+from ascendcraft.dsl.lowering.outputs import output_shapes, render_outputs
 from ascendcraft.search.builtin import propose
 
 from ascendcraft.emulator.build import build_kernel
@@ -58,7 +58,9 @@ def lowered() -> dict[str, LoweredKernel]:
 def written(lowered: dict[str, LoweredKernel], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("outputs")
     for op, lk in lowered.items():
-        write_outputs(lk, root / op)
+        for rel, text in render_outputs(lk).items():
+            (root / op / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / op / rel).write_text(text)
     return {op: root / op for op in OPS}
 
 

@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 from ascendcraft.dsl import names as N
-from ascendcraft.dsl.cube import is_cube_source, parse_cube
 from ascendcraft.dsl.lowering.cube import lower_cube, render_cube_outputs
 from ascendcraft.dsl.lowering.kernel import lower
 from ascendcraft.dsl.lowering.outputs import render_outputs
@@ -34,7 +33,7 @@ from ascendcraft.tasks.registry import get_task, list_tasks
 
 def render(source: str) -> dict[str, str]:
     """Every output form of one program (vector or cube)."""
-    if is_cube_source(source):
+    if parse(source).decorator == "cube_kernel":
         return render_cube_outputs(lower_cube(source))
     return render_outputs(lower(source))
 
@@ -183,7 +182,7 @@ def test_cube_category_injection_is_refused(tmp_path: Path) -> None:
     bad = src.replace('category="matmul"', f"category={('matmul' + canary_payloads(tmp_path / 'c')['cpp'])!r}")
     assert bad != src
     with pytest.raises(DslError, match="category"):
-        parse_cube(bad)
+        parse(bad)
 
 
 def test_docstring_comments_and_source_lines_never_reach_code(tmp_path: Path) -> None:
@@ -213,7 +212,7 @@ HOSTILE_NAMES = {  # valid DSL names that are C++ keywords or the lowering's own
 
 def hostile_rename(source: str) -> str:
     """Rename every declared name of a program to one of HOSTILE_NAMES."""
-    p = parse_cube(source) if is_cube_source(source) else parse(source)
+    p = parse(source)
     params = {x.name for x in p.params}
     tunables = {t.name for t in p.tunables}
     pools = {k: list(v) for k, v in HOSTILE_NAMES.items()}
@@ -267,7 +266,7 @@ def test_unusable_parameter_names_are_one_line_errors(name: str, kind: str) -> N
         first = ast.parse(src).body[0].args.args[0].arg
         src = re.sub(rf"\b{first}\b", name, src)
     with pytest.raises(DslError) as e:
-        (parse_cube if kind == "cube" else parse)(src)
+        parse(src)
     assert "\n" not in str(e.value) and len(str(e.value)) < 300
 
 
@@ -275,7 +274,7 @@ def test_scanner_over_every_template_and_renamed_copies() -> None:
     """Every builtin template (vector and cube), as proposed and with hostile names."""
     sources = template_sources()
     assert len(sources) >= 20
-    assert any(is_cube_source(s) for s in sources)
+    assert any(parse(s).decorator == "cube_kernel" for s in sources)
     for src in sources:
         assert_clean(src)
         assert_clean(hostile_rename(src))

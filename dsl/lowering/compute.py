@@ -15,6 +15,7 @@ from .. import ir, ops
 from ..checker import TypedProgram
 from ..names import mangle
 from ..parser import DslError
+from .compute_groups import GroupOps
 from .compute_ops import (  # noqa: F401 - the pass's types and tables, re-exported
     CMP,
     CTYPE,
@@ -26,10 +27,11 @@ from .compute_ops import (  # noqa: F401 - the pass's types and tables, re-expor
     VEC2,
     Buffer,
     ComputeOps,
+    Pool,
     Val,
     cconst,
 )
-from .support import check_vector_supported
+from .support import check_cube_supported, check_vector_supported
 from .tiling import window_params
 
 
@@ -46,8 +48,10 @@ GRID_INIT = {o.name: cconst(o.identity) for o in ops.REDUCE.values()}
 SCALAR_FN = {o.name: o.kernel_scalar for o in ops.UNARY.values() if o.kernel_scalar}
 
 
-def loop_header(kind: str, chunked: bool, unit: int) -> list[str]:
-    """The per-core split and the tile loop's opening lines (the body follows, then '}')."""
+def loop_header(kind: str, chunked: bool, unit: int, stride: bool = True) -> list[str]:
+    """The per-core split and the tile loop's opening lines (the body follows, then '}');
+    ``stride=False``: the UB row stride is each chunks loop's own (a rows stage after a cube
+    stage)."""
     if kind == "windows":  # output rows [P*OD*OH, OW]: R rows of one (plane, od) unit x a column chunk
         return [
             "const int64_t myUnits = td_.baseUnits + (core < td_.bigCores ? 1 : 0);",
@@ -76,6 +80,7 @@ def loop_header(kind: str, chunked: bool, unit: int) -> list[str]:
             "const int64_t rows = td_.baseRows + (core < td_.bigCores ? 1 : 0);",
             "const int64_t row0 = core * td_.baseRows + acx_min(core, td_.bigCores);",
             "const int64_t wp = td_.chunkPad;  // UB row stride (elements, 32 B multiple)",
+        ][:None if stride else 2] + [
             "for (int64_t i = 0; i < rows; i += td_.tileRows) {",
             "    const int64_t r = acx_min(td_.tileRows, rows - i);",
             "    const int64_t gr = row0 + i;  // first global row of this tile",
@@ -93,25 +98,6 @@ def loop_header(kind: str, chunked: bool, unit: int) -> list[str]:
     ]
 
 
-class _Pool:
-    def __init__(self, kind: str, bytes_expr: str, prefix: str):
-        self.kind, self.bytes_expr, self.prefix = kind, bytes_expr, prefix
-        self.buffers: list[Buffer] = []
-        self.free: list[Buffer] = []
-
-    def get(self) -> Buffer:
-        if self.free:
-            self.free.sort(key=lambda b: b.name)
-            return self.free.pop(0)
-        b = Buffer(f"{self.prefix}{len(self.buffers)}", self.kind, self.bytes_expr)
-        self.buffers.append(b)
-        return b
-
-    def put(self, b: Buffer) -> None:
-        if b not in self.free:
-            self.free.append(b)
-
-
 MAX_KERNEL_LINES = 20_000
 """Budget of generated Process() lines. Real kernels use a few hundred; the budget stops a
 hostile program from making the compiler chew megabytes of C++ (checked before any build)."""
@@ -127,6 +113,17 @@ def plan_kernel(tp: TypedProgram) -> KernelPlan:
     return plan
 
 
+def plan_rows_stage(tp: TypedProgram) -> KernelPlan:
+    """Lower the rows stage of a checked ``@cube_kernel`` (its AIV launch) with the same pass:
+    the body of Process() after `core` and the UB plan, in the cube tiling's names."""
+    check_cube_supported(tp)
+    plan = _Compute(tp, 16, stage=tp.program.vector).run()
+    if len(plan.body) > MAX_KERNEL_LINES:
+        raise DslError(f"the lowered vector stage has {len(plan.body)} lines of AscendC; the budget is "
+                       f"{MAX_KERNEL_LINES}: simplify the program")
+    return plan
+
+
 def unit_elems(program: ir.Program) -> int:
     """Row/tile alignment in elements: 32 B of the narrowest type in use, so every buffer's
     rows start 32 B aligned whatever its dtype (a wider type just gets a longer row)."""
@@ -135,19 +132,31 @@ def unit_elems(program: ir.Program) -> int:
     return 32 // min(nbytes)
 
 
-class _Compute(ComputeOps):
-    def __init__(self, tp: TypedProgram, unit: int = 8):
+class _Compute(GroupOps, ComputeOps):
+    """The vector compute pass. ``stage``: the rows stage of a @cube_kernel, lowered alone
+    (its tiling is the cube tiling: chunks loop k has fields ch<k>/pw<k>, see compute_groups)."""
+
+    def __init__(self, tp: TypedProgram, unit: int = 8, stage: ir.Loop | None = None):
         self.tp = tp
         self.p = tp.program
-        self.loop = self.p.loop
+        self.after_cube = stage is not None
+        self.loop = stage or self.p.loop
+        self.chunks = [s for s in self.loop.body if isinstance(s, ir.InnerLoop)] if stage else []
+        self.k = -1  # the chunks loop being lowered (rows stage after a cube stage)
+        self.prefetched: dict[tuple, Val] = {}  # its loads, issued at its top
+        self.store_n = 0
+        self.tables: set[str] = set()  # Gather offset tables, built once before the rows loop
+        self.init_lines: list[str] = []
+        self.scratch: list[str] = []  # bytes each table build needs of the scratch buffer
+        self.extra_buffers: list[Buffer] = []
         self.unit = unit
         self.lines: list[str] = []
         self.indent = 0
         self.pools = {
-            "tmp": _Pool("tmp", "align_up(tileElems, 128) * 4", "tmpBuf"),
-            "row": _Pool("row", "rowElems * 4", "rowBuf"),
-            "col": _Pool("col", "align_up(colElems, 128) * 4", "colBuf"),
-            "mask": _Pool("mask", "floor_div(align_up(tileElems, 256), 8)", "maskBuf"),
+            "tmp": Pool("tmp", "align_up(tileElems, 128) * 4", "tmpBuf"),
+            "row": Pool("row", "rowElems * 4", "rowBuf"),
+            "col": Pool("col", "align_up(colElems, 128) * 4", "colBuf"),
+            "mask": Pool("mask", "floor_div(align_up(tileElems, 256), 8)", "maskBuf"),
         }
         self.queues: dict[str, Buffer] = {}
         self.roles: dict[str, str] = {}
@@ -155,7 +164,11 @@ class _Compute(ComputeOps):
         self.work = Buffer("workBuf", "work", "workElems * 4 + 256")
         self.scl = Buffer("sclBuf", "scl", "256")
         self.grid = Buffer("gridBuf", "grid", "align_up(blockDim * 8, 64) * 4")
-        self.uses_red = False
+        self.uses_red = False  # total_*: a scalar result buffer and the work buffer
+        self.uses_work = False  # row reductions: the work buffer
+        self.hoisted: dict[str, str] = {}  # per-row value -> its per-tile array of scalars
+        tile = self.loop.tile if self.loop else 1
+        self.max_rows = max(self.p.tunable(tile).domain.values()) if isinstance(tile, str) else int(tile)
         self.uses_scl = False
         self.grid_loops = 0
         self.host_scalars: list[tuple[str, ir.Expr]] = []
@@ -241,7 +254,7 @@ class _Compute(ComputeOps):
     # ------------------------------------------------------------ driver
     def run(self) -> KernelPlan:
         self.top_names: list[str] = []
-        for item in self.p.top or (self.p.loop,):
+        for item in (self.loop,) if self.after_cube else self.p.top or (self.p.loop,):
             if isinstance(item, ir.Loop):
                 self._reset_loop_state(item)
                 self._liveness()
@@ -261,12 +274,20 @@ class _Compute(ComputeOps):
         for pool in self.pools.values():
             buffers += pool.buffers
         if self.uses_red:
-            buffers += [self.red, self.work]
+            buffers.append(self.red)
+        if self.uses_red or self.uses_work:
+            buffers.append(self.work)
         if self.uses_scl:
             buffers.append(self.scl)
         if self.grid_loops:
             buffers.append(self.grid)
-        return KernelPlan(self.lines, buffers, self.roles, self.host_scalars, self.grid_loops)
+        buffers += self.extra_buffers
+        if self.scratch:
+            expr = self.scratch[0]
+            for more in self.scratch[1:]:
+                expr = f"max({expr}, {more})"
+            buffers.append(Buffer("scratchBuf", "table", expr))
+        return KernelPlan(self.init_lines + self.lines, buffers, self.roles, self.host_scalars, self.grid_loops)
 
     def _src(self, s) -> str:
         return self.p.line_text(s.loc.line)
@@ -279,7 +300,7 @@ class _Compute(ComputeOps):
         self.emit("{")
         self.indent += 1
         granule = 16 * self.unit if loop.kind == "tiles" else self.unit  # see tiling.formulas
-        for line in loop_header(loop.kind, self.tp.chunked, granule):
+        for line in loop_header(loop.kind, self.tp.chunked or self.after_cube, granule, stride=not self.after_cube):
             self.emit(line)
         self.indent += 1
         self._block(loop.body, loop.var)
@@ -360,11 +381,15 @@ class _Compute(ComputeOps):
         t = self.tp.type_of(e)
         if isinstance(e, ir.Const):
             return cconst(e.value)
-        if (t.space or "H") == "H":
+        if (t.space or "H") == "H" and not self.after_cube:
             return self._host_name(e)
+        if isinstance(e, ir.ScalarRef):  # after a cube stage: inline, its tiling has no host scalars
+            return f"td_.{mangle('sc', e.name)}"
         if isinstance(e, ir.Var):
             return mangle("s", e.name)
         if isinstance(e, ir.Extent):
+            if self.after_cube:
+                return "static_cast<float>(td_.vW)"
             return "static_cast<float>(td_.A * td_.W)" if self.loop.kind == "rows" else "static_cast<float>(td_.K)"
         if isinstance(e, ir.Binary):
             a, b = self._scalar_cpp(e.lhs), self._scalar_cpp(e.rhs)
@@ -410,7 +435,7 @@ class _Compute(ComputeOps):
                     v = hint
                 if v.form == "scalar":
                     raise DslError("a plain scalar cannot be assigned", s.loc)
-                v = Val(v.form, v.dtype, v.cpp, v.buf, temp=False, origin=v.origin)
+                v = Val(v.form, v.dtype, v.cpp, v.buf, temp=False, origin=v.origin, size=v.size)
                 self._bind(d, v)
             elif isinstance(s, ir.Store):
                 self._store(s, loop_var)
@@ -466,7 +491,13 @@ class _Compute(ComputeOps):
 
     # ------------------------------------------------------------ loops / memory
     def _inner_loop(self, s: ir.InnerLoop) -> None:
+        outer_hoisted = self.hoisted
         if s.kind == "chunks":
+            self._hoist_row_scalars(s)
+            if self.after_cube:
+                self._stage_chunks(s)
+                self.hoisted = outer_hoisted
+                return
             if self.loop.axis >= 0:  # strided rows: A segments of W elements each
                 self.emit("for (int64_t a = 0; a < td_.A; ++a) {")
                 self.indent += 1
@@ -486,6 +517,37 @@ class _Compute(ComputeOps):
         if s.kind == "chunks" and self.loop.axis >= 0:
             self.indent -= 1
             self.emit("}")
+        self.hoisted = outer_hoisted
+
+    def _hoist_row_scalars(self, s: ir.InnerLoop) -> None:
+        """Per-row values defined before a chunks loop (and not updated in it) that combine with
+        its tiles are read from UB into arrays of scalars once per rows tile — one V->S sync —
+        instead of once in every chunk."""
+        changed = {x.target for x in ir.walk_stmts(s.body) if isinstance(x, ir.Assign)}
+        found: list[str] = []
+        for e in ir.body_exprs(s.body):
+            if not isinstance(e, ir.Binary):
+                continue
+            row = e.lhs if self.tp.type_of(e.lhs).form == "row" else e.rhs
+            base = row.arg if isinstance(row, ir.Index) else row
+            if {self.tp.type_of(e.lhs).form, self.tp.type_of(e.rhs).form} != {"tile", "row"} \
+                    or not isinstance(base, ir.Var) or base.name in changed:
+                continue
+            ref = self._expr(row, s.var).cpp
+            if ref not in found and ref not in self.hoisted:
+                found.append(ref)
+        if not found:
+            return
+        self.hoisted = dict(self.hoisted)
+        self.emit("SyncVS();")
+        for ref in found:
+            self.counter += 1
+            self.hoisted[ref] = f"rs{self.counter}"
+            self.emit(f"float rs{self.counter}[{self.max_rows}];  // one value per row, read once per tile")
+        self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+        for ref in found:
+            self.emit(f"    {self.hoisted[ref]}[ri] = static_cast<float>({ref}.GetValue(ri));")
+        self.emit("}")
 
     def _taps_loop(self, s: ir.InnerLoop) -> None:
         """Window offsets (kd, kh, kw). For each (kd, kh) the input rows the tile's output rows
@@ -610,6 +672,8 @@ class _Compute(ComputeOps):
         return "(a * td_.K + k) * td_.B + b0"
 
     def _load(self, e: ir.Load) -> Val:
+        if self.after_cube:
+            return self._stage_load(e)
         dtype = self.p.param(e.tensor).dtype
         if self.loop.kind == "windows":  # one tap: gather from the staged rows
             st, offs, t = self.tap
@@ -640,6 +704,9 @@ class _Compute(ComputeOps):
         return Val(form, dtype, name, q, temp=True)
 
     def _store(self, s: ir.Store, loop_var: str) -> None:
+        if self.after_cube:
+            self._stage_store(s)
+            return
         out = self.p.param(s.tensor)
         vt = self.tp.type_of(s.value)
         form = "row" if vt.form == "row" else "tile"

@@ -55,11 +55,33 @@ class Val:
     cpp: str  # LocalTensor name, or a C++ scalar expression
     buf: Buffer | None = None
     temp: bool = False  # an unnamed intermediate consumed exactly once
-    origin: str = ""  # a queue tensor reinterpreted as another dtype: the original tensor
+    origin: str = ""  # a queue tensor reinterpreted as another dtype (or viewed in part): the original tensor
+    size: int = 1  # rows: a group of `size` per-row values, [size][rowElems] (member m at m * rowElems)
 
     @property
     def ctype(self) -> str:
         return CTYPE[self.dtype]
+
+
+class Pool:
+    """VECCALC buffers of one size, reused once a value is dead."""
+
+    def __init__(self, kind: str, bytes_expr: str, prefix: str):
+        self.kind, self.bytes_expr, self.prefix = kind, bytes_expr, prefix
+        self.buffers: list[Buffer] = []
+        self.free: list[Buffer] = []
+
+    def get(self) -> Buffer:
+        if self.free:
+            self.free.sort(key=lambda b: b.name)
+            return self.free.pop(0)
+        b = Buffer(f"{self.prefix}{len(self.buffers)}", self.kind, self.bytes_expr)
+        self.buffers.append(b)
+        return b
+
+    def put(self, b: Buffer) -> None:
+        if b not in self.free:
+            self.free.append(b)
 
 
 def _same_storage(a: Val, b: Val) -> bool:
@@ -73,36 +95,44 @@ def _same_storage(a: Val, b: Val) -> bool:
 
 class ComputeOps:
     """Value lowering; the pass provides emit, pools, queues, counter, loop, p, tp, roles,
-    uses_red, live_defs, _release, _bind and the statement machinery."""
+    uses_work, hoisted, live_defs, _release, _bind and the statement machinery."""
 
-    def _count(self, form: str) -> str:
-        return {"tile": "cnt", "row": "r", "col": "w"}[form]
+    def _count(self, v: Val | str) -> str:
+        """Elements one instruction covers: a tile, a broadcast row, per-row values (a group of
+        G of them: G members of rowElems each)."""
+        if isinstance(v, Val) and v.form == "row" and v.size > 1:
+            return f"{v.size} * td_.rowElems"
+        return {"tile": "cnt", "row": "r", "col": "w"}[v if isinstance(v, str) else v.form]
 
-    def _new(self, form: str, dtype: str) -> Val:
-        pool = {"tile": "tmp", "row": "row", "col": "col"}[form]
+    def _new(self, form: str, dtype: str, size: int = 1) -> Val:
+        pool = self._group_pool(size) if size > 1 else {"tile": "tmp", "row": "row", "col": "col"}[form]
         b = self.pools[pool].get()
         self.counter += 1
         name = f"v{self.counter}"
         self.emit(f"LocalTensor<{CTYPE[dtype]}> {name} = {b.name}.Get<{CTYPE[dtype]}>();")
-        return Val(form, dtype, name, b, temp=True)
+        return Val(form, dtype, name, b, temp=True, size=size)
 
-    def _dest(self, form: str, dtype: str, hint: Val | None, operands: list[Val], pre=None) -> Val:
+    def _dest(self, form: str, dtype: str, hint: Val | None, operands: list[Val], pre=None,
+              size: int | None = None) -> Val:
         """Where an op writes: the hint (out queue tensor / accumulator), else a dead temporary
-        operand of the same form (in place), else a fresh buffer."""
+        operand of the same form and size (in place), else a fresh buffer. The size of a
+        group result is its first operand's unless given."""
         if hint is not None:
             if pre is not None:
                 pre()
             return hint
+        if size is None:
+            size = operands[0].size if operands else 1
         for v in operands:
-            if v.temp and v.buf is not None and v.form == form and v.buf.kind != "outq" and \
+            if v.temp and v.buf is not None and v.form == form and v.size == size and v.buf.kind != "outq" and \
                     (v.buf.kind != "inq" or NBYTES[v.buf.dtype] >= NBYTES[dtype]):
                 if v.dtype != dtype:
                     self.counter += 1
                     name = f"v{self.counter}"
                     self.emit(f"LocalTensor<{CTYPE[dtype]}> {name} = {v.cpp}.ReinterpretCast<{CTYPE[dtype]}>();")
-                    return Val(form, dtype, name, v.buf, temp=True, origin=v.origin or v.cpp)
-                return Val(form, dtype, v.cpp, v.buf, temp=True)
-        return self._new(form, dtype)
+                    return Val(form, dtype, name, v.buf, temp=True, origin=v.origin or v.cpp, size=size)
+                return Val(form, dtype, v.cpp, v.buf, temp=True, origin=v.origin, size=size)
+        return self._new(form, dtype, size)
 
     def _mask(self) -> tuple[Buffer, str]:
         """A compare-result buffer from the mask pool and a named uint8 tensor over it; give
@@ -127,7 +157,7 @@ class ComputeOps:
             return Val("scalar", "f32", self._scalar_cpp(e))
         if isinstance(e, ir.Var):
             v = self.live_defs[self.def_of[id(e)]]
-            return Val(v.form, v.dtype, v.cpp, v.buf, temp=False, origin=v.origin)
+            return Val(v.form, v.dtype, v.cpp, v.buf, temp=False, origin=v.origin, size=v.size)
         if isinstance(e, ir.Load):
             v = self._load(e)
             return self._finish(v, hint, pre)
@@ -166,7 +196,7 @@ class ComputeOps:
         if isinstance(e, ir.LeakyRelu):
             a = self._expr(e.arg, loop_var)
             d = self._dest(a.form, a.dtype, hint, [a], pre)
-            self.emit(f"LeakyRelu({d.cpp}, {a.cpp}, static_cast<{a.ctype}>({cconst(e.slope)}), {self._count(a.form)});")
+            self.emit(f"LeakyRelu({d.cpp}, {a.cpp}, static_cast<{a.ctype}>({cconst(e.slope)}), {self._count(a)});")
             self._done([a], d)
             return d
         if isinstance(e, ir.RowReduce):
@@ -178,6 +208,10 @@ class ComputeOps:
             return self._binary(e.op, a, b, hint, pre)
         if isinstance(e, ir.Select):
             return self._select(e, loop_var, hint, pre)
+        if isinstance(e, ir.Index):
+            return self._finish(self._index(e, loop_var), hint, pre)
+        if isinstance(e, ir.Sinkhorn):
+            return self._sinkhorn(e, loop_var, hint, pre)
         raise DslError(f"cannot lower {type(e).__name__}", e.loc)
 
     def _scan(self, op: str, a: Val, carry: Val, hint: Val | None, pre) -> Val:
@@ -247,7 +281,7 @@ class ComputeOps:
         return hint
 
     def _copy(self, dst: Val, src: Val) -> None:
-        n = self._count(dst.form)
+        n = self._count(dst)
         self.emit(f"DataCopy({dst.cpp}, {src.cpp}, acx_align_up({n}, {32 // NBYTES[dst.dtype]}));")
 
     def _cast(self, a: Val, dtype: str, hint: Val | None, pre) -> Val:
@@ -257,29 +291,29 @@ class ComputeOps:
             mid = self._cast(a, "f16", None, None)
             return self._cast(mid, dtype, hint, pre)
         if NBYTES[a.dtype] == NBYTES[dtype] and hint is None and a.temp and a.buf and a.buf.kind != "inq":
-            d = self._new(a.form, dtype)  # casting in place between same-size types is not allowed
+            d = self._new(a.form, dtype, a.size)  # casting in place between same-size types is not allowed
         else:
-            d = self._dest(a.form, dtype, hint, [], pre)
+            d = self._dest(a.form, dtype, hint, [], pre, a.size)
         if dtype in ("f16", "bf16") and a.dtype == "f32":
             mode = "CAST_RINT"
         elif dtype == "i32":
             mode = "CAST_TRUNC"
         else:
             mode = "CAST_NONE"
-        self.emit(f"Cast({d.cpp}, {a.cpp}, RoundMode::{mode}, {self._count(a.form)});")
+        self.emit(f"Cast({d.cpp}, {a.cpp}, RoundMode::{mode}, {self._count(a)});")
         self._done([a], d)
         return d
 
     def _power(self, a: Val, n: int, hint: Val | None, pre) -> Val:
         """a ** n (n = 2..4) from one evaluation of a: a*a, (a*a)*a, or (a*a)*(a*a)."""
-        cnt = self._count(a.form)
+        cnt = self._count(a)
         if n == 2:
             d = self._dest(a.form, a.dtype, hint, [a], pre)
             self.emit(f"Mul({d.cpp}, {a.cpp}, {a.cpp}, {cnt});")
             self._done([a], d)
             return d
         # a*a goes to a fresh buffer when a is still needed (n = 3), else may reuse a
-        sq = self._new(a.form, a.dtype) if n == 3 else self._dest(a.form, a.dtype, None, [a])
+        sq = self._new(a.form, a.dtype, a.size) if n == 3 else self._dest(a.form, a.dtype, None, [a])
         self.emit(f"Mul({sq.cpp}, {a.cpp}, {a.cpp}, {cnt});")
         if n == 4:
             self._done([a], sq)
@@ -289,7 +323,7 @@ class ComputeOps:
         return d
 
     def _unary(self, op: str, a: Val, hint: Val | None, pre) -> Val:
-        n = self._count(a.form)
+        n = self._count(a)
         ct = a.ctype
         if op in VEC1:
             d = self._dest(a.form, a.dtype, hint, [a], pre)
@@ -304,30 +338,51 @@ class ComputeOps:
         elif op == "erf":
             d = self._erf(a, hint, pre)
         elif op == "silu":  # in a buffer of its own: x is read again at the end
-            s = self._new(a.form, a.dtype)
+            s = self._new(a.form, a.dtype, a.size)
             for line in vector_ops.logistic(op, s.cpp, a.cpp, n, lambda v: f"static_cast<{ct}>({cconst(v)})"):
                 self.emit(line)
             d = self._finish(s, hint, pre)
-        elif op == "gelu":  # 0.5 x (1 + erf(x / sqrt 2))
-            u = self._new(a.form, a.dtype)
-            self.emit(f"Muls({u.cpp}, {a.cpp}, static_cast<{ct}>({cconst(1 / math.sqrt(2.0))}), {n});")
-            e = self._erf(u, None, None)  # releases u (or computes in its buffer)
-            self.emit(f"Adds({e.cpp}, {e.cpp}, static_cast<{ct}>(1.0f), {n});")
-            self.emit(f"Mul({e.cpp}, {e.cpp}, {a.cpp}, {n});")
-            self.emit(f"Muls({e.cpp}, {e.cpp}, static_cast<{ct}>(0.5f), {n});")
-            d = self._finish(e, hint, pre)
+        elif op == "gelu":
+            d = self._gelu(a, hint, pre)
         else:
             raise DslError(f"no lowering for {op}")
         self._done([a], d)
         return d
 
+    def _gelu(self, x: Val, hint: Val | None, pre) -> Val:
+        """x Phi(x) = relu(x) - 0.5 |x| q(|x| / sqrt 2), where q(u) = 1 - erf(u) >= 0 is the
+        tail of A&S 7.1.26: no 1 + erf(x) cancellation for x << 0 and no compare/select."""
+        n = self._count(x)
+        c = lambda v: f"static_cast<{x.ctype}>({cconst(v)})"  # noqa: E731
+        u = self._new(x.form, x.dtype, x.size)
+        t = self._new(x.form, x.dtype, x.size)
+        q = self._new(x.form, x.dtype, x.size)
+        self.emit(f"Abs({u.cpp}, {x.cpp}, {n});  // gelu")
+        self.emit(f"Muls({u.cpp}, {u.cpp}, {c(1 / math.sqrt(2.0))}, {n});")
+        for line in vector_ops.erf_poly(q.cpp, t.cpp, u.cpp, n, c):
+            self.emit(line)
+        self.emit(f"Mul({t.cpp}, {u.cpp}, {u.cpp}, {n});")
+        self.emit(f"Muls({t.cpp}, {t.cpp}, {c(-1.0)}, {n});")
+        self.emit(f"Exp({t.cpp}, {t.cpp}, {n});")
+        self.emit(f"Mul({q.cpp}, {q.cpp}, {t.cpp}, {n});  // q(|x| / sqrt 2)")
+        self.emit(f"Abs({u.cpp}, {x.cpp}, {n});")
+        self.emit(f"Mul({q.cpp}, {q.cpp}, {u.cpp}, {n});")
+        self.emit(f"Muls({q.cpp}, {q.cpp}, {c(-0.5)}, {n});")
+        self.emit(f"Relu({u.cpp}, {x.cpp}, {n});")
+        d = self._dest(x.form, x.dtype, hint, [u], pre)
+        self.emit(f"Add({d.cpp}, {q.cpp}, {u.cpp}, {n});")
+        for v in (u, t, q):
+            if not _same_storage(v, d):
+                self._release(v)
+        return d
+
     def _erf(self, x: Val, hint: Val | None, pre) -> Val:
         """erf by Abramowitz & Stegun 7.1.26 on |x|, sign restored with Compare + Select."""
-        n = self._count(x.form)
+        n = self._count(x)
         ct = x.ctype
-        u = self._new(x.form, x.dtype)
-        t = self._new(x.form, x.dtype)
-        q = self._new(x.form, x.dtype)
+        u = self._new(x.form, x.dtype, x.size)
+        t = self._new(x.form, x.dtype, x.size)
+        q = self._new(x.form, x.dtype, x.size)
         c = lambda v: f"static_cast<{ct}>({cconst(v)})"  # noqa: E731
         self.emit(f"Abs({u.cpp}, {x.cpp}, {n});")
         for line in vector_ops.erf_poly(q.cpp, t.cpp, u.cpp, n, c):
@@ -351,19 +406,23 @@ class ComputeOps:
         return d
 
     def _row_reduce(self, op: str, a: Val, hint: Val | None, pre) -> Val:
-        self.uses_red = True
+        """One reduction per row, each written straight to its row's element of the result (a
+        reduction's destination needs element alignment only): the vector pipe never waits
+        for the scalar unit."""
+        self.uses_work = True
         d = self._dest("row", a.dtype, hint, [], pre)
         ct = a.ctype
         self.counter += 1
-        red, work = f"red{self.counter}", f"work{self.counter}"
-        self.emit(f"LocalTensor<{ct}> {red} = redBuf.Get<{ct}>();")
+        work = f"work{self.counter}"
         self.emit(f"LocalTensor<{ct}> {work} = workBuf.Get<{ct}>();")
         self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
-        extra = ", false" if op != "sum" else ""
-        self.emit(f"    {REDUCE[op]}<{ct}>({red}, {a.cpp}[ri * wp], {work}, static_cast<int32_t>(w){extra});")
-        self.emit("    SyncVS();")
-        self.emit(f"    {d.cpp}.SetValue(ri, {red}.GetValue(0));")
-        self.emit("    SyncSV();")
+        if a.dtype == "f32":  # block reductions, then one whole-repeat reduction (see AcxRowReduce)
+            kind = {"sum": 0, "max": 1, "min": 2}[op]
+            self.emit(f"    AcxRowReduce<{kind}>({d.cpp}[ri], {a.cpp}[ri * wp], {work}, {work}[td_.workElems], "
+                      "static_cast<int32_t>(w));")
+        else:
+            extra = ", false" if op != "sum" else ""
+            self.emit(f"    {REDUCE[op]}<{ct}>({d.cpp}[ri], {a.cpp}[ri * wp], {work}, static_cast<int32_t>(w){extra});")
         self.emit("}")
         self._done([a], d)
         return d
@@ -375,9 +434,11 @@ class ComputeOps:
             return self._with_scalar(op, a, b, False, hint, pre)
         if a.form == "scalar":
             return self._with_scalar(op, b, a, True, hint, pre)
+        if a.form == b.form and a.size != b.size:
+            return self._group_binary(op, a, b, hint, pre)
         if a.form == b.form:
             d = self._dest(a.form, a.dtype, hint, [a, b], pre)
-            self.emit(f"{VEC2[op]}({d.cpp}, {a.cpp}, {b.cpp}, {self._count(a.form)});")
+            self.emit(f"{VEC2[op]}({d.cpp}, {a.cpp}, {b.cpp}, {self._count(a)});")
             self._done([a, b], d)
             return d
         tile, other = (a, b) if a.form == "tile" else (b, a)
@@ -389,10 +450,13 @@ class ComputeOps:
             x, y = (f"{other.cpp}", f"{tile.cpp}[ri * wp]") if swapped else (f"{tile.cpp}[ri * wp]", f"{other.cpp}")
             self.emit(f"    {VEC2[op]}({d.cpp}[ri * wp], {x}, {y}, w);")
             self.emit("}")
-        else:  # row: one scalar per row, read on the scalar unit
-            self.emit("SyncVS();")
+        else:  # row: one scalar per row, read on the scalar unit (or read once per tile before a chunks loop)
+            held = self.hoisted.get(other.cpp)
+            if held is None:
+                self.emit("SyncVS();")
             self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
-            self.emit(f"    const float s = static_cast<float>({other.cpp}.GetValue(ri));")
+            self.emit(f"    const float s = {held}[ri];" if held else
+                      f"    const float s = static_cast<float>({other.cpp}.GetValue(ri));")
             self._scalar_op(op, f"{d.cpp}[ri * wp]", f"{tile.cpp}[ri * wp]", "s", ct, swapped, "w", "    ")
             self.emit("}")
         self._done([a, b], d)
@@ -401,7 +465,7 @@ class ComputeOps:
     def _with_scalar(self, op: str, v: Val, s: Val, scalar_first: bool, hint, pre) -> Val:
         d = self._dest(v.form, v.dtype, hint, [v], pre)
         self._scalar_op(op, d.cpp, v.cpp, f"static_cast<float>({s.cpp})", v.ctype, scalar_first,
-                        self._count(v.form), "")
+                        self._count(v), "")
         self._done([v], d)
         return d
 

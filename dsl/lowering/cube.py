@@ -6,8 +6,9 @@ Passes, in the order a person writes them by hand:
    Python mirror for the capacity and alignment checks before any build;
 2. **cube kernel** (``cube_kernel.py``, AIC) — L1/L0 staging, ``Mmad``, ``Fixpipe``, block
    order, split-K;
-3. **vector kernel** (``epilogue.py``, AIV) — the rows stage (epilogues, per-row groups,
-   Sinkhorn-Knopp).
+3. **vector kernel** (AIV) — the rows stage (epilogues, split-K sums, per-row groups,
+   Sinkhorn-Knopp), lowered by the vector compute pass (``compute.plan_rows_stage``) like
+   the rows loop of a ``@kernel``; this module wraps it in its kernel class.
 
 On the split 910B the two kernels are two launches sharing GM: the cube kernel writes the
 workspace (or the output), the vector kernel reads it. This module assembles the kernel
@@ -20,8 +21,9 @@ from dataclasses import dataclass
 
 from .. import ir
 from ..checker import TypedProgram, check_program
-from ..names import mangle, op_name
+from ..names import mangle, op_name, size_expr
 from ..parser import DslError, parse
+from .compute import CTYPE, KernelPlan, plan_rows_stage
 from .cube_kernel import cube_buffers, cube_kernel_class
 from .cube_tiling import (
     Buf,
@@ -31,10 +33,10 @@ from .cube_tiling import (
     fractal_checks,
     render_header,
     vec_formulas,
+    vec_usage,
     vector_shape_checks,
 )
-from .epilogue import _VecGen, vec_usage, vector_kernel_class
-from .glue import emulator_entries
+from .glue import ALIGN_PRELUDE, emulator_entries, ub_init, ub_members
 from .support import check_cube_supported
 from .tiling import camel
 
@@ -163,18 +165,44 @@ def plan_cube(checked: TypedProgram) -> CubePlan:
         t.chunk_loops = chunks
         t.vec_tensors = vec_usage(p)
         t.formulas += vec_formulas(p, chunks)
-        gen = _VecGen(p, checked, chunks, t.vec_tensors)
-        gen.run()
-        if gen.scratch_need:
-            expr = gen.scratch_need[0]
-            for more in gen.scratch_need[1:]:
-                expr = f"max({expr}, {more})"
-            gen.bufs.append(Buf("tb_scratch", "VECCALC", expr))
-        t.buffers += gen.bufs
-        vector_class = vector_kernel_class(p, gen)
+        plan = plan_rows_stage(checked)
+        bufs = [Buf(b.name, UB_POSITION.get(b.kind, "VECCALC"), b.bytes_expr,
+                    size_expr(p.vector.depth) if b.kind in UB_POSITION else "1", b.dtype or "f32")
+                for b in plan.buffers]
+        t.buffers += bufs
+        vector_class = vector_kernel_class(p, plan, bufs, t.vec_tensors)
     if p.cube is not None:
         cube_class = cube_kernel_class(p, t)
     return CubePlan(checked, t, cube_class, vector_class)
+
+
+UB_POSITION = {"inq": "VECIN", "outq": "VECOUT"}  # vector-pass buffer kind -> queue position
+
+
+def vector_kernel_class(p: ir.Program, plan: KernelPlan, bufs: list[Buf], vec_tensors: dict[str, bool]) -> str:
+    """The AIV kernel class of the rows stage: GM views, UB buffers, the pass's body."""
+    cls = f"VecKernel{camel(p.name)}"
+    names = [x.name for x in p.tensors]
+    gm_args = names[:len(p.inputs)] + [w.name for w in p.workspaces] + names[len(p.inputs):]
+    L = [ALIGN_PRELUDE, "", "template <typename TilingT>", f"class {cls} {{", "public:",
+         f"    __aicore__ inline {cls}() {{}}"]
+    L.append(f"    __aicore__ inline void Init({', '.join('GM_ADDR ' + mangle('arg', n) for n in gm_args)}, "
+             "const TilingT& td) {")
+    L.append("        td_ = td;")
+    for t in vec_tensors:
+        size = f"td.splits * td.{mangle('numel', t)}" if p.is_workspace(t) else f"td.{mangle('numel', t)}"
+        L.append(f"        {mangle('gm', t)}.SetGlobalBuffer(reinterpret_cast<__gm__ {CTYPE[p.dtype_of(t)]}*>"
+                 f"({mangle('arg', t)}), static_cast<uint64_t>({size}));")
+    L += ub_init(((b.name, b.pos != "VECCALC", f"b_{b.name}") for b in bufs), "VDEPTH")
+    L += ["    }", "", "    __aicore__ inline void Process() {", "        const int64_t core = GetBlockIdx();"]
+    L += ["        " + x for x in plan.body]
+    L += ["    }", "", "private:", "    TPipe pipe;"]
+    L += ub_members(((b.name, {"VECIN": "in", "VECOUT": "out"}.get(b.pos, "calc")) for b in bufs),
+                    "TPosition", "VDEPTH")
+    for t in vec_tensors:
+        L.append(f"    GlobalTensor<{CTYPE[p.dtype_of(t)]}> {mangle('gm', t)};")
+    L += ["    TilingT td_;", "};"]
+    return "\n".join(L)
 
 
 def lower_cube(program: ir.Program | str, params: dict[str, int] | None = None,
@@ -251,18 +279,3 @@ def render_cube_outputs(lk: CubeLowered, *, soc: str = "Ascend910B2",
         f"{', '.join(lk.stages())} (cube = AIC kernel, vec = AIV kernel; launched in that order, sharing GM).\n"
         f"Compile-time depths: {lk.depths}. Tiling: `{lk.op}_tiling.h` (`{fn}`), the same file in every form.\n")
     return files
-
-
-def write_cube_outputs(lk: CubeLowered, out_dir, *, soc: str = "Ascend910B2",
-                       params: dict[str, int] | None = None) -> list:
-    """Write :func:`render_cube_outputs` under ``out_dir``; returns the paths written."""
-    from pathlib import Path
-
-    out = Path(out_dir)
-    paths = []
-    for rel, text in render_cube_outputs(lk, soc=soc, params=params).items():
-        f = out / rel
-        f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_text(text)
-        paths.append(f)
-    return paths

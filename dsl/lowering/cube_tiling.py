@@ -215,9 +215,9 @@ def vec_formulas(p: ir.Program, chunks: list[ir.InnerLoop]) -> list[tuple[str, s
     out = [
         ("vDim", f"max(1, min({cores}, vN))"),
         ("baseRows", "floor_div(vN, vDim)"),
-        ("bigRows", "vN - baseRows * vDim"),
-        ("tileRows", f"max(1, min({size_expr(v.tile)}, baseRows + sel(bigRows > 0, 1, 0)))"),
-        ("rpad", "align_up(tileRows, 64)"),
+        ("bigCores", "vN - baseRows * vDim"),
+        ("tileRows", f"max(1, min({size_expr(v.tile)}, baseRows + sel(bigCores > 0, 1, 0)))"),
+        ("rowElems", "align_up(tileRows, 64)"),
     ]
     if p.cube is None:
         out.append(("splits", "1"))
@@ -229,7 +229,9 @@ def vec_formulas(p: ir.Program, chunks: list[ir.InnerLoop]) -> list[tuple[str, s
     chmax = str(U)
     for i in range(len(chunks)):
         chmax = f"max({chmax}, ch{i})"
-    out += [("chmax", chmax), ("wkmax", "align_up(ceil_div(chmax, 64), 8) * 4")]
+    # the vector compute pass's buffer sizes: tiles of the widest chunk, its reduction work space
+    out += [("chmax", chmax), ("tileElems", "tileRows * chmax"), ("colElems", "chmax"),
+            ("workElems", "align_up(ceil_div(chmax, 8), 64)")]
     return out
 
 
@@ -314,6 +316,23 @@ def chunk_loops(v: ir.Loop) -> list[ir.InnerLoop]:
 
 def stores(body) -> list[ir.Store]:
     return [s for s in ir.walk_stmts(body) if isinstance(s, ir.Store)]
+
+
+def vec_usage(p: ir.Program) -> dict[str, bool]:
+    """Tensors the vector stage touches -> whether it needs their row width (tile access)."""
+    v = p.vector
+    assert v is not None
+    out: dict[str, bool] = {}
+
+    def add(t: str, w: bool) -> None:
+        out[t] = out.get(t, False) or w
+
+    for e in ir.body_exprs(v.body):
+        if isinstance(e, ir.Load):
+            add(e.tensor, e.mode == "tile")
+    for s in stores(v.body):
+        add(s.tensor, s.at != v.var)
+    return out
 
 
 def fractal_checks(p: ir.Program, values: dict[str, int]) -> None:

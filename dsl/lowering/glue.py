@@ -164,3 +164,87 @@ def tiling_fn_head(comment: list[str], fn: str, cores: str, tunables: Iterable[s
         f"                        {cores}{tun}{scs}, {struct}* t) {{",
         f"    using namespace {namespace};",
     ]
+
+
+# The helpers every vector launch's code uses (alignment, scalar syncs, kernel scalars).
+ALIGN_PRELUDE = r"""
+constexpr float ACX_INF = __builtin_huge_valf();
+
+__aicore__ inline int64_t acx_min(int64_t a, int64_t b) { return a < b ? a : b; }
+__aicore__ inline int64_t acx_max(int64_t a, int64_t b) { return a > b ? a : b; }
+__aicore__ inline float acx_fmax(float a, float b) { return a > b ? a : b; }
+__aicore__ inline float acx_fmin(float a, float b) { return a < b ? a : b; }
+__aicore__ inline int64_t acx_align_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
+
+// Scalar reads of UB wait for the vector pipe; vector reads wait for scalar writes.
+__aicore__ inline void SyncVS() { SetFlag<HardEvent::V_S>(0); WaitFlag<HardEvent::V_S>(0); }
+__aicore__ inline void SyncSV() { SetFlag<HardEvent::S_V>(0); WaitFlag<HardEvent::S_V>(0); }
+
+// A unary function of a kernel-side scalar, computed on 8 lanes of the vector unit.
+enum AcxFn { ACX_FN_EXP, ACX_FN_LN, ACX_FN_SQRT, ACX_FN_RSQRT, ACX_FN_ABS, ACX_FN_RECIP };
+__aicore__ inline float AcxScalarFn(const LocalTensor<float>& b, float v, AcxFn fn) {
+    Duplicate(b, v, 8);
+    switch (fn) {
+        case ACX_FN_EXP: Exp(b, b, 8); break;
+        case ACX_FN_LN: Ln(b, b, 8); break;
+        case ACX_FN_SQRT: Sqrt(b, b, 8); break;
+        case ACX_FN_RSQRT: Rsqrt(b, b, 8); break;
+        case ACX_FN_ABS: Abs(b, b, 8); break;
+        case ACX_FN_RECIP: Reciprocal(b, b, 8); break;
+    }
+    SyncVS();
+    const float r = b.GetValue(0);
+    SyncSV();
+    return r;
+}
+
+// One fp32 row's sum (KIND 0), max (1) or min (2) into dst[0] on the vector pipe alone:
+// block reductions fold each 32 B block to one value (1 cycle a 256 B repeat), at most twice,
+// and one whole-repeat reduction ends it; ReduceSum/Max/Min (3-7 cycles a repeat at every
+// level) only past 4096 values. work holds ceil(n / 8) values, work2 (32 B aligned) 64.
+template <int KIND>
+__aicore__ inline void AcxBlockFold(const LocalTensor<float>& dst, const LocalTensor<float>& src, int32_t n) {
+    const int32_t full = n / 64, tail = n % 64;
+    for (int32_t r0 = 0; r0 < full; r0 += 248) {  // <= 255 repeats, 32 B-aligned outputs
+        const int32_t rep = full - r0 < 248 ? full - r0 : 248;
+        if (KIND == 0) BlockReduceSum<float>(dst[r0 * 8], src[r0 * 64], rep, 64, 1, 1, 8);
+        else if (KIND == 1) BlockReduceMax<float>(dst[r0 * 8], src[r0 * 64], rep, 64, 1, 1, 8);
+        else BlockReduceMin<float>(dst[r0 * 8], src[r0 * 64], rep, 64, 1, 1, 8);
+    }
+    if (tail > 0) {
+        if (KIND == 0) BlockReduceSum<float>(dst[full * 8], src[full * 64], 1, tail, 1, 1, 8);
+        else if (KIND == 1) BlockReduceMax<float>(dst[full * 8], src[full * 64], 1, tail, 1, 1, 8);
+        else BlockReduceMin<float>(dst[full * 8], src[full * 64], 1, tail, 1, 1, 8);
+    }
+    PipeBarrier<PIPE_V>();
+}
+template <int KIND>
+__aicore__ inline void AcxWholeReduce(const LocalTensor<float>& dst, const LocalTensor<float>& src, int32_t n) {
+    if (KIND == 0) WholeReduceSum<float>(dst, src, n, 1, 1, 1, 8);
+    else if (KIND == 1) WholeReduceMax<float>(dst, src, n, 1, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+    else WholeReduceMin<float>(dst, src, n, 1, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+}
+template <int KIND>
+__aicore__ inline void AcxRowReduce(const LocalTensor<float>& dst, const LocalTensor<float>& src,
+                                    const LocalTensor<float>& work, const LocalTensor<float>& work2, int32_t n) {
+    if (n > 4096) {
+        if (KIND == 0) ReduceSum<float>(dst, src, work, n);
+        else if (KIND == 1) ReduceMax<float>(dst, src, work, n, false);
+        else ReduceMin<float>(dst, src, work, n, false);
+        return;
+    }
+    if (n <= 64) {
+        AcxWholeReduce<KIND>(dst, src, n);
+        return;
+    }
+    AcxBlockFold<KIND>(work, src, n);
+    const int32_t m = (n + 7) / 8;
+    if (m <= 64) {
+        AcxWholeReduce<KIND>(dst, work, m);
+        return;
+    }
+    AcxBlockFold<KIND>(work2, work, m);
+    AcxWholeReduce<KIND>(dst, work2, (m + 7) / 8);
+}
+
+""".strip("\n") + "\n\n" + ROW_COPIES

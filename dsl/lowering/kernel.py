@@ -12,44 +12,10 @@ from ..checker import TypedProgram, check_program
 from ..names import mangle, op_name, size_expr, size_value
 from ..parser import DslError, parse
 from .compute import CTYPE, KernelPlan, plan_kernel, unit_elems
-from .glue import ROW_COPIES, emulator_entries, ub_init, ub_members
+from .glue import ALIGN_PRELUDE, emulator_entries, ub_init, ub_members
 from .tiling import TilingSpec, camel, formulas, host_expr, render_header
 
 ROLE = {"inq": "in", "outq": "out"}  # buffer kind -> UB member role (else a VECCALC buffer)
-
-# Pass 4: the alignment rules live in these helpers, emitted into every kernel.
-ALIGN_PRELUDE = r"""
-constexpr float ACX_INF = __builtin_huge_valf();
-
-__aicore__ inline int64_t acx_min(int64_t a, int64_t b) { return a < b ? a : b; }
-__aicore__ inline int64_t acx_max(int64_t a, int64_t b) { return a > b ? a : b; }
-__aicore__ inline float acx_fmax(float a, float b) { return a > b ? a : b; }
-__aicore__ inline float acx_fmin(float a, float b) { return a < b ? a : b; }
-__aicore__ inline int64_t acx_align_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
-
-// Scalar reads of UB wait for the vector pipe; vector reads wait for scalar writes.
-__aicore__ inline void SyncVS() { SetFlag<HardEvent::V_S>(0); WaitFlag<HardEvent::V_S>(0); }
-__aicore__ inline void SyncSV() { SetFlag<HardEvent::S_V>(0); WaitFlag<HardEvent::S_V>(0); }
-
-// A unary function of a kernel-side scalar, computed on 8 lanes of the vector unit.
-enum AcxFn { ACX_FN_EXP, ACX_FN_LN, ACX_FN_SQRT, ACX_FN_RSQRT, ACX_FN_ABS, ACX_FN_RECIP };
-__aicore__ inline float AcxScalarFn(const LocalTensor<float>& b, float v, AcxFn fn) {
-    Duplicate(b, v, 8);
-    switch (fn) {
-        case ACX_FN_EXP: Exp(b, b, 8); break;
-        case ACX_FN_LN: Ln(b, b, 8); break;
-        case ACX_FN_SQRT: Sqrt(b, b, 8); break;
-        case ACX_FN_RSQRT: Rsqrt(b, b, 8); break;
-        case ACX_FN_ABS: Abs(b, b, 8); break;
-        case ACX_FN_RECIP: Reciprocal(b, b, 8); break;
-    }
-    SyncVS();
-    const float r = b.GetValue(0);
-    SyncSV();
-    return r;
-}
-
-""".strip("\n") + "\n\n" + ROW_COPIES
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Output forms of one lowering (DESIGN §5): the CANN custom-op project, the direct-launch
+"""Output forms of one lowering: the CANN custom-op project, the direct-launch
 program, a torch_npu extension and the emulator build, written side by side.
 
 Every form calls the same plain C++ tiling function (``<op>_tiling.h``, pass 1) so the split
@@ -15,7 +15,6 @@ while the CANN class lives in ``namespace optiling``: both keep their name and n
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from .. import ir
 from ..names import mangle
@@ -122,23 +121,9 @@ def tunable_values(lk: LoweredKernel, params: dict[str, int] | None) -> dict[str
     return values
 
 
-def write_outputs(lk: LoweredKernel, out_dir: Path, *, soc: str = "Ascend910B2",
-                  params: dict[str, int] | None = None) -> list[Path]:
-    """Write every output form of ``lk`` under ``out_dir``; returns the files written."""
-    forms = render_outputs(lk, soc=soc, params=params)
-    out_dir = Path(out_dir)
-    written = []
-    for rel, text in forms.items():
-        path = out_dir / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        written.append(path)
-    return written
-
-
 def render_outputs(lk: LoweredKernel, *, soc: str = "Ascend910B2",
                    params: dict[str, int] | None = None) -> dict[str, str]:
-    """Relative path -> file text of every output form (``write_outputs`` without the disk)."""
+    """Relative path -> file text of every output form (the caller writes them where it wants)."""
     _check_argument_order(lk.program)
     g = _Gen(lk, soc, tunable_values(lk, params))
     op = lk.op

@@ -1,16 +1,18 @@
-"""What each lowering supports of the one language, checked before anything is planned.
+"""What the vector code generator supports of the one language, per kind of launch, checked
+before anything is planned.
 
-The language is one (``checker.py`` types every stage of every kernel), but its two vector
-code generators cover different parts of it today:
+The language is one (``checker.py`` types every stage of every kernel) and so is its vector
+code generator (``compute.py`` + ``compute_ops.py`` + ``compute_groups.py``), but the two
+tilings it runs under cover different parts of it today:
 
-- the vector compute pass (``compute.py``, ``@kernel`` programs) has no groups of per-row
-  values (``load_cols``/``load_group``/``load_members``, ``g[i]``, ``sinkhorn``) and no
-  ``chunks(..., parts=P)``;
-- the epilogue generator of ``@cube_kernel`` rows stages (``epilogue.py``) covers f32 math
-  over column chunks and groups, without comparisons, scans, gathers or grid reductions, on
-  f16/bf16/f32 tensors.
+- a ``@kernel`` (``tiling.py``: one chunk size per loop, no workspace, host scalars) has no
+  groups of per-row values (``load_cols``/``load_group``/``load_members``, ``g[i]``,
+  ``sinkhorn``) and no ``chunks(..., parts=P)``: its tiling has no per-group fields;
+- the rows stage of a ``@cube_kernel`` (``cube_tiling.py``: a chunk size and row width per
+  chunks loop, split-K workspaces) covers f32 math over column chunks and groups, without
+  comparisons, scans, gathers or grid reductions, on f16/bf16/f32 tensors.
 
-A program outside its lowering's part gets a DslError naming the line and what to do.
+A program outside its launch's part gets a DslError naming the line and what to do.
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ GROUP_NODES = {ir.Index: "g[i] / g[a:b]", ir.Sinkhorn: "sinkhorn()"}
 
 def check_vector_supported(tp: TypedProgram) -> None:
     """Raise DslError for the first construct of a @kernel the vector compute pass lacks."""
-    where = "is available in the rows stage of a @cube_kernel only (the vector pass has no groups yet)"
+    where = "is available in the rows stage of a @cube_kernel only (a @kernel's tiling has no groups yet)"
     for s in tp.program.all_stmts():
         if isinstance(s, ir.InnerLoop) and s.parts != 1:
             raise DslError(f"chunks(..., parts=...) {where}", s.loc)

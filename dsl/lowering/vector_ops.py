@@ -1,8 +1,7 @@
-"""How the DSL's composite elementwise ops are spelled in AscendC vector calls — written once
-for both vector code generators (the compute pass of ``@kernel`` programs and the epilogue
-generator of ``@cube_kernel`` rows stages). Each function returns the call lines for given
-destination/source operands, element count and constant formatting; choosing the buffers
-stays with the generator.
+"""How the DSL's composite elementwise ops are spelled in AscendC vector calls (the vector
+compute pass, ``compute_ops.py``, for ``@kernel`` programs and ``@cube_kernel`` rows stages
+alike). Each function returns the call lines for given destination/source operands, element
+count and constant formatting; choosing the buffers stays with the pass.
 """
 
 from __future__ import annotations

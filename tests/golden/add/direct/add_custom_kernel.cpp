@@ -34,6 +34,55 @@ __aicore__ inline float AcxScalarFn(const LocalTensor<float>& b, float v, AcxFn 
     return r;
 }
 
+// One fp32 row's sum (KIND 0), max (1) or min (2) into dst[0] on the vector pipe alone:
+// block reductions fold each 32 B block to one value (1 cycle a 256 B repeat), at most twice,
+// and one whole-repeat reduction ends it; ReduceSum/Max/Min (3-7 cycles a repeat at every
+// level) only past 4096 values. work holds ceil(n / 8) values, work2 (32 B aligned) 64.
+template <int KIND>
+__aicore__ inline void AcxBlockFold(const LocalTensor<float>& dst, const LocalTensor<float>& src, int32_t n) {
+    const int32_t full = n / 64, tail = n % 64;
+    for (int32_t r0 = 0; r0 < full; r0 += 248) {  // <= 255 repeats, 32 B-aligned outputs
+        const int32_t rep = full - r0 < 248 ? full - r0 : 248;
+        if (KIND == 0) BlockReduceSum<float>(dst[r0 * 8], src[r0 * 64], rep, 64, 1, 1, 8);
+        else if (KIND == 1) BlockReduceMax<float>(dst[r0 * 8], src[r0 * 64], rep, 64, 1, 1, 8);
+        else BlockReduceMin<float>(dst[r0 * 8], src[r0 * 64], rep, 64, 1, 1, 8);
+    }
+    if (tail > 0) {
+        if (KIND == 0) BlockReduceSum<float>(dst[full * 8], src[full * 64], 1, tail, 1, 1, 8);
+        else if (KIND == 1) BlockReduceMax<float>(dst[full * 8], src[full * 64], 1, tail, 1, 1, 8);
+        else BlockReduceMin<float>(dst[full * 8], src[full * 64], 1, tail, 1, 1, 8);
+    }
+    PipeBarrier<PIPE_V>();
+}
+template <int KIND>
+__aicore__ inline void AcxWholeReduce(const LocalTensor<float>& dst, const LocalTensor<float>& src, int32_t n) {
+    if (KIND == 0) WholeReduceSum<float>(dst, src, n, 1, 1, 1, 8);
+    else if (KIND == 1) WholeReduceMax<float>(dst, src, n, 1, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+    else WholeReduceMin<float>(dst, src, n, 1, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+}
+template <int KIND>
+__aicore__ inline void AcxRowReduce(const LocalTensor<float>& dst, const LocalTensor<float>& src,
+                                    const LocalTensor<float>& work, const LocalTensor<float>& work2, int32_t n) {
+    if (n > 4096) {
+        if (KIND == 0) ReduceSum<float>(dst, src, work, n);
+        else if (KIND == 1) ReduceMax<float>(dst, src, work, n, false);
+        else ReduceMin<float>(dst, src, work, n, false);
+        return;
+    }
+    if (n <= 64) {
+        AcxWholeReduce<KIND>(dst, src, n);
+        return;
+    }
+    AcxBlockFold<KIND>(work, src, n);
+    const int32_t m = (n + 7) / 8;
+    if (m <= 64) {
+        AcxWholeReduce<KIND>(dst, work, m);
+        return;
+    }
+    AcxBlockFold<KIND>(work2, work, m);
+    AcxWholeReduce<KIND>(dst, work2, (m + 7) / 8);
+}
+
 // GM -> UB: `rows` rows of `len` elements, `gmStride` apart in GM, `ubStride` apart in UB.
 // Whole 32 B blocks in one contiguous run use DataCopy; anything ragged uses DataCopyPad
 // (GM side in bytes, UB side in 32 B blocks, each row padded up to 32 B in UB).

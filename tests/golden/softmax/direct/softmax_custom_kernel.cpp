@@ -34,6 +34,55 @@ __aicore__ inline float AcxScalarFn(const LocalTensor<float>& b, float v, AcxFn 
     return r;
 }
 
+// One fp32 row's sum (KIND 0), max (1) or min (2) into dst[0] on the vector pipe alone:
+// block reductions fold each 32 B block to one value (1 cycle a 256 B repeat), at most twice,
+// and one whole-repeat reduction ends it; ReduceSum/Max/Min (3-7 cycles a repeat at every
+// level) only past 4096 values. work holds ceil(n / 8) values, work2 (32 B aligned) 64.
+template <int KIND>
+__aicore__ inline void AcxBlockFold(const LocalTensor<float>& dst, const LocalTensor<float>& src, int32_t n) {
+    const int32_t full = n / 64, tail = n % 64;
+    for (int32_t r0 = 0; r0 < full; r0 += 248) {  // <= 255 repeats, 32 B-aligned outputs
+        const int32_t rep = full - r0 < 248 ? full - r0 : 248;
+        if (KIND == 0) BlockReduceSum<float>(dst[r0 * 8], src[r0 * 64], rep, 64, 1, 1, 8);
+        else if (KIND == 1) BlockReduceMax<float>(dst[r0 * 8], src[r0 * 64], rep, 64, 1, 1, 8);
+        else BlockReduceMin<float>(dst[r0 * 8], src[r0 * 64], rep, 64, 1, 1, 8);
+    }
+    if (tail > 0) {
+        if (KIND == 0) BlockReduceSum<float>(dst[full * 8], src[full * 64], 1, tail, 1, 1, 8);
+        else if (KIND == 1) BlockReduceMax<float>(dst[full * 8], src[full * 64], 1, tail, 1, 1, 8);
+        else BlockReduceMin<float>(dst[full * 8], src[full * 64], 1, tail, 1, 1, 8);
+    }
+    PipeBarrier<PIPE_V>();
+}
+template <int KIND>
+__aicore__ inline void AcxWholeReduce(const LocalTensor<float>& dst, const LocalTensor<float>& src, int32_t n) {
+    if (KIND == 0) WholeReduceSum<float>(dst, src, n, 1, 1, 1, 8);
+    else if (KIND == 1) WholeReduceMax<float>(dst, src, n, 1, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+    else WholeReduceMin<float>(dst, src, n, 1, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+}
+template <int KIND>
+__aicore__ inline void AcxRowReduce(const LocalTensor<float>& dst, const LocalTensor<float>& src,
+                                    const LocalTensor<float>& work, const LocalTensor<float>& work2, int32_t n) {
+    if (n > 4096) {
+        if (KIND == 0) ReduceSum<float>(dst, src, work, n);
+        else if (KIND == 1) ReduceMax<float>(dst, src, work, n, false);
+        else ReduceMin<float>(dst, src, work, n, false);
+        return;
+    }
+    if (n <= 64) {
+        AcxWholeReduce<KIND>(dst, src, n);
+        return;
+    }
+    AcxBlockFold<KIND>(work, src, n);
+    const int32_t m = (n + 7) / 8;
+    if (m <= 64) {
+        AcxWholeReduce<KIND>(dst, work, m);
+        return;
+    }
+    AcxBlockFold<KIND>(work2, work, m);
+    AcxWholeReduce<KIND>(dst, work2, (m + 7) / 8);
+}
+
 // GM -> UB: `rows` rows of `len` elements, `gmStride` apart in GM, `ubStride` apart in UB.
 // Whole 32 B blocks in one contiguous run use DataCopy; anything ragged uses DataCopyPad
 // (GM side in bytes, UB side in 32 B blocks, each row padded up to 32 B in UB).
@@ -89,7 +138,6 @@ public:
         pipe.InitBuffer(outq_out, DEPTH, static_cast<uint32_t>(td.outq_outBytes));
         pipe.InitBuffer(tmpBuf0, static_cast<uint32_t>(td.tmpBuf0Bytes));
         pipe.InitBuffer(rowBuf0, static_cast<uint32_t>(td.rowBuf0Bytes));
-        pipe.InitBuffer(redBuf, static_cast<uint32_t>(td.redBufBytes));
         pipe.InitBuffer(workBuf, static_cast<uint32_t>(td.workBufBytes));
     }
 
@@ -112,13 +160,9 @@ public:
                 ld1_x = inq_x.DeQue<float>();
                 // DSL line 9: e = exp(a - row_max(a))
                 LocalTensor<float> v2 = rowBuf0.Get<float>();
-                LocalTensor<float> red3 = redBuf.Get<float>();
                 LocalTensor<float> work3 = workBuf.Get<float>();
                 for (int64_t ri = 0; ri < r; ++ri) {
-                    ReduceMax<float>(red3, ld1_x[ri * wp], work3, static_cast<int32_t>(w), false);
-                    SyncVS();
-                    v2.SetValue(ri, red3.GetValue(0));
-                    SyncSV();
+                    AcxRowReduce<1>(v2[ri], ld1_x[ri * wp], work3, work3[td_.workElems], static_cast<int32_t>(w));
                 }
                 LocalTensor<float> v4 = tmpBuf0.Get<float>();
                 SyncVS();
@@ -130,13 +174,9 @@ public:
                 inq_x.FreeTensor(ld1_x);
                 // DSL line 10: store(out, t, cast(e / row_sum(e), f32))
                 LocalTensor<float> v6 = rowBuf0.Get<float>();
-                LocalTensor<float> red7 = redBuf.Get<float>();
                 LocalTensor<float> work7 = workBuf.Get<float>();
                 for (int64_t ri = 0; ri < r; ++ri) {
-                    ReduceSum<float>(red7, v4[ri * wp], work7, static_cast<int32_t>(w));
-                    SyncVS();
-                    v6.SetValue(ri, red7.GetValue(0));
-                    SyncSV();
+                    AcxRowReduce<0>(v6[ri], v4[ri * wp], work7, work7[td_.workElems], static_cast<int32_t>(w));
                 }
                 LocalTensor<float> out5_out = outq_out.AllocTensor<float>();
                 SyncVS();
@@ -158,7 +198,6 @@ private:
     TQue<QuePosition::VECOUT, DEPTH> outq_out;
     TBuf<QuePosition::VECCALC> tmpBuf0;
     TBuf<QuePosition::VECCALC> rowBuf0;
-    TBuf<QuePosition::VECCALC> redBuf;
     TBuf<QuePosition::VECCALC> workBuf;
     GlobalTensor<float> gm_x;
     GlobalTensor<float> gm_out;

@@ -40,7 +40,6 @@ struct SoftmaxCustomTilingData {
     int64_t outq_outBytes;
     int64_t tmpBuf0Bytes;
     int64_t rowBuf0Bytes;
-    int64_t redBufBytes;
     int64_t workBufBytes;
     int64_t ubBytes;
     int64_t workspaceBytes;
@@ -101,11 +100,9 @@ inline const char* SoftmaxCustomComputeTiling(const int64_t* dims, const int32_t
     t->tmpBuf0Bytes = tmpBuf0Bytes;
     const int64_t rowBuf0Bytes = rowElems * 4;
     t->rowBuf0Bytes = rowBuf0Bytes;
-    const int64_t redBufBytes = 64;
-    t->redBufBytes = redBufBytes;
     const int64_t workBufBytes = workElems * 4 + 256;
     t->workBufBytes = workBufBytes;
-    t->ubBytes = tun_DEPTH * inq_xBytes + tun_DEPTH * outq_outBytes + 1 * tmpBuf0Bytes + 1 * rowBuf0Bytes + 1 * redBufBytes + 1 * workBufBytes;
+    t->ubBytes = tun_DEPTH * inq_xBytes + tun_DEPTH * outq_outBytes + 1 * tmpBuf0Bytes + 1 * rowBuf0Bytes + 1 * workBufBytes;
     t->workspaceBytes = 0 * blockDim * 32;
     return nullptr;
 }

@@ -86,7 +86,6 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context) {
     tiling.set_outq_outBytes(plain.outq_outBytes);
     tiling.set_tmpBuf0Bytes(plain.tmpBuf0Bytes);
     tiling.set_rowBuf0Bytes(plain.rowBuf0Bytes);
-    tiling.set_redBufBytes(plain.redBufBytes);
     tiling.set_workBufBytes(plain.workBufBytes);
     tiling.set_ubBytes(plain.ubBytes);
     tiling.set_workspaceBytes(plain.workspaceBytes);

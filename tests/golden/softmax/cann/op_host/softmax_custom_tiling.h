@@ -27,7 +27,6 @@ BEGIN_TILING_DATA_DEF(SoftmaxCustomTilingData)
     TILING_DATA_FIELD_DEF(int64_t, outq_outBytes);   // align_up(tileElems, 128) * 4
     TILING_DATA_FIELD_DEF(int64_t, tmpBuf0Bytes);    // align_up(tileElems, 128) * 4
     TILING_DATA_FIELD_DEF(int64_t, rowBuf0Bytes);    // rowElems * 4
-    TILING_DATA_FIELD_DEF(int64_t, redBufBytes);     // 64
     TILING_DATA_FIELD_DEF(int64_t, workBufBytes);    // workElems * 4 + 256
     TILING_DATA_FIELD_DEF(int64_t, ubBytes);         // UB bytes used by all buffers
     TILING_DATA_FIELD_DEF(int64_t, workspaceBytes);  //
