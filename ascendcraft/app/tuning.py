@@ -22,7 +22,8 @@ from ..search.result import SearchResult
 from ..tasks.task import Task, dtype_name
 from ..version import MODEL_VERSION, package_version
 from .candidates import propose, searchable
-from .objective import KernelObjective
+from .objective import REVALIDATION_SEEDS, SEARCH_SEEDS, KernelObjective
+from .outcome_cache import CachedObjective, OutcomeCache, cache_path, code_digest
 from .task import TaskRef
 from .timing import time_key
 
@@ -45,6 +46,7 @@ class TuneConfig:
     run_dir: Path | None = None
     timeout_per_trial_s: float = 120.0
     executor: ExecutorConfig = field(default_factory=ExecutorConfig)
+    cache: bool = True
 
 
 @dataclass
@@ -149,19 +151,39 @@ def tune(ref: TaskRef, config: TuneConfig, *, progress: ProgressSink | None = No
     task = ref.load()
     run_dir = config.run_dir or run_dir_for(task.name, None)
     candidates = searchable(propose(task))
+    identity = run_identity(task, ref, config.soc)
+    objective: Any = KernelObjective(ref, config.soc)
+    path = cache_path() if config.cache else None
+    if path is not None:
+        objective = cached_objective(objective, task, identity, OutcomeCache(path))
     try:
         result = driver.run_search(
-            KernelObjective(ref, config.soc), candidates,
+            objective, candidates,
             executor=make_executor(config.executor), budget=config.budget,
             sampler=config.sampler, seed=config.seed, storage=config.storage,
             study_name=config.study, resume=config.resume, run_dir=run_dir,
             timeout_per_trial_s=config.timeout_per_trial_s, progress=progress,
-            identity=run_identity(task, ref, config.soc),
+            identity=identity,
         )
     except SearchInterrupted as stop:
         raise TuneInterrupted(stop.signal_name,
                               summarise(task, stop.result, run_dir, candidates)) from None
     return summarise(task, result, run_dir, candidates)
+
+
+def cached_objective(objective: Any, task: Task, identity: dict[str, Any],
+                     cache: OutcomeCache) -> CachedObjective:
+    """``objective`` behind the outcome cache, keyed by the run's identity (task, shapes,
+    dtype, SoC, versions) plus what else decides an outcome: the task's tolerance and check
+    shapes, the seeds of each purpose, and the package's code."""
+    tol = task.tolerance
+    base = {**identity, "tolerance": [tol.atol, tol.rtol] if tol is not None else None,
+            "check_shapes": [[list(s) for s in ss] for ss in (task.check_shapes or [])],
+            "task_source": source_hash(task.source) if task.source else None,
+            "code": code_digest()}
+    purposes = {"evaluate": f"evaluate seeds={list(SEARCH_SEEDS)}",
+                "revalidate": f"revalidate seeds={list(REVALIDATION_SEEDS)}"}
+    return CachedObjective(objective, cache, base, MODEL_VERSION, purposes)
 
 
 def summarise(task: Task, result: SearchResult, run_dir: Path, candidates: list) -> Summary:
