@@ -71,8 +71,9 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=64)
     args = ap.parse_args()
 
-    from ascendcraft.app.candidates import propose, searchable
     from ascendcraft.dsl.kernel import prepare
+
+    from ascendcraft.app.candidates import propose, searchable
     from ascendcraft.tasks import get_task
 
     rng = random.Random(0)
