@@ -60,8 +60,10 @@ def fresh_clone(where: Path) -> tuple[Path, Path]:
     # the running interpreter's packages, behind the clone's own (its editable install wins)
     outer = [p for p in site.getsitepackages() if Path(p).is_dir()]
     (Path(inner) / "borrowed_dependencies.pth").write_text("\n".join(outer) + "\n")
+    # the build backend too (the new venv's bundled setuptools may be too old)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(outer)}
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                    "-e", str(clone)], check=True)
+                    "-e", str(clone)], check=True, env=env)
     return clone, py
 
 

@@ -20,6 +20,7 @@ from ..tasks import limits
 from ..tasks.task import Task
 from .candidates import propose
 from .errors import UserError
+from .threads import limit_torch_threads
 from .timing import time_key, timed_us, timing_kind
 
 #: fields of the best candidate's timing repeated at the top of the report (after its time)
@@ -117,6 +118,8 @@ def check(task: Task, config: CheckConfig) -> Report:
     :class:`UserError`; a bad candidate is a failed verdict, never an exception."""
     at_task_shape, note = _shapes_to_check(task, config)
     shape_sets = [list(task.shapes)] if at_task_shape else None
+    if not config.full:  # reduced shapes: small tensors (see .threads)
+        limit_torch_threads()
     ev = Evaluator(task, config.soc, full=config.full, shape_sets=shape_sets)
     candidates = config.candidates if config.candidates is not None else propose(task)
     verdicts = [_check_one(ev, c, config.timing) for c in candidates]
