@@ -210,7 +210,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
         timeout_per_trial_s=args.timeout_per_trial, executor=ExecutorConfig(workers=args.workers),
         cache=not args.no_cache,
     )
-    progress = None if args.json or args.quiet else ProgressLine(sys.stderr)
+    # a terminal: the line redrawn on stderr; otherwise plain lines on stdout, before the
+    # summary (stderr stays one paragraph when something goes wrong)
+    progress = (None if args.json or args.quiet else ProgressLine(sys.stderr) if sys.stderr.isatty()
+                else ProgressLine(sys.stdout, tty=False))
     try:
         summary = tune(ref, config, progress=progress)
     except TuneInterrupted as stop:

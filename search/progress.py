@@ -53,7 +53,8 @@ def render(p: SearchProgress, eta_s: float | None, *, bar: bool) -> str:
 
 
 class ProgressLine:
-    """A :class:`~.protocols.ProgressSink` writing to ``stream`` (the CLI gives stderr).
+    """A :class:`~.protocols.ProgressSink` writing to ``stream`` (the CLI: stderr on a
+    terminal, stdout otherwise).
 
     ``tty`` (default: ``stream.isatty()``) chooses the redrawn line or plain lines;
     ``clock`` is injectable so that the estimate and the pacing can be tested."""
