@@ -22,6 +22,7 @@ from ..search.result import SearchResult
 from ..tasks.task import Task, dtype_name
 from ..version import MODEL_VERSION, package_version
 from .candidates import propose, searchable
+from .llm import ProposerConfig
 from .objective import REVALIDATION_SEEDS, SEARCH_SEEDS, KernelObjective
 from .outcome_cache import CachedObjective, OutcomeCache, cache_path, code_digest
 from .task import TaskRef
@@ -34,7 +35,9 @@ class TuneConfig:
     the study, reports and candidate sources go (default ``results/runs/<task>-<time>``).
     ``storage``: an SQLAlchemy URL (default: SQLite in the run directory); ``study``: the
     study name (default: the run directory's name). ``resume``: continue the run in
-    ``run_dir`` (same task, shapes, SoC and candidates). ``executor``: where trials run."""
+    ``run_dir`` (same task, shapes, SoC and candidates). ``executor``: where trials run.
+    ``proposer``: who writes the candidates (an LLM's join the same study, and its repair
+    and optimisation rounds add more while the search runs)."""
 
     soc: str
     budget: int = 60
@@ -46,6 +49,7 @@ class TuneConfig:
     run_dir: Path | None = None
     timeout_per_trial_s: float = 120.0
     executor: ExecutorConfig = field(default_factory=ExecutorConfig)
+    proposer: ProposerConfig = field(default_factory=ProposerConfig)
     cache: bool = True
 
 
@@ -88,6 +92,7 @@ class Summary:
     partial: str | None
     run_dir: Path
     text: str = field(default="", repr=False)  # the summary table (summary.txt)
+    llm: dict[str, Any] | None = None  # the LLM session's accounts and verdicts
 
     def to_dict(self) -> dict[str, Any]:
         key = time_key(self.timing or "")
@@ -105,6 +110,8 @@ class Summary:
                          for name, d in self.defaults.items()},
             "partial": self.partial,
             "run_dir": str(self.run_dir),
+            **({"best_origin": self.llm.get("winner_origin"), "llm": self.llm}
+               if self.llm is not None else {}),
         }
 
 
@@ -150,9 +157,17 @@ def tune(ref: TaskRef, config: TuneConfig, *, progress: ProgressSink | None = No
     summary is written."""
     task = ref.load()
     run_dir = config.run_dir or run_dir_for(task.name, None)
-    candidates = searchable(propose(task))
     identity = run_identity(task, ref, config.soc)
     objective: Any = KernelObjective(ref, config.soc)
+    session = reviser = None
+    if config.proposer.uses_llm:
+        from .llm import SearchableReviser, initial_candidates, open_session
+
+        session = open_session(task, config.soc, config.proposer, run_dir, objective.feasible)
+        candidates = searchable(initial_candidates(task, config.proposer, session))
+        reviser = SearchableReviser(session, searchable)
+    else:
+        candidates = searchable(propose(task))
     path = cache_path() if config.cache else None
     if path is not None:
         objective = cached_objective(objective, task, identity, OutcomeCache(path))
@@ -163,12 +178,12 @@ def tune(ref: TaskRef, config: TuneConfig, *, progress: ProgressSink | None = No
             sampler=config.sampler, seed=config.seed, storage=config.storage,
             study_name=config.study, resume=config.resume, run_dir=run_dir,
             timeout_per_trial_s=config.timeout_per_trial_s, progress=progress,
-            identity=identity,
+            identity=identity, reviser=reviser,
         )
     except SearchInterrupted as stop:
         raise TuneInterrupted(stop.signal_name,
-                              summarise(task, stop.result, run_dir, candidates)) from None
-    return summarise(task, result, run_dir, candidates)
+                              summarise(task, stop.result, run_dir, candidates, session)) from None
+    return summarise(task, result, run_dir, candidates, session)
 
 
 def cached_objective(objective: Any, task: Task, identity: dict[str, Any],
@@ -186,8 +201,10 @@ def cached_objective(objective: Any, task: Task, identity: dict[str, Any],
     return CachedObjective(objective, cache, base, MODEL_VERSION, purposes)
 
 
-def summarise(task: Task, result: SearchResult, run_dir: Path, candidates: list) -> Summary:
-    """The summary of a search result (the winner's figures come from its outcome)."""
+def summarise(task: Task, result: SearchResult, run_dir: Path, candidates: list,
+              session: Any = None) -> Summary:
+    """The summary of a search result (the winner's figures come from its outcome); with an
+    LLM ``session``, its accounts and verdicts under the table (and in ``summary.txt``)."""
     best = BestKernel()
     timing = None
     if result.best is not None:
@@ -201,8 +218,17 @@ def summarise(task: Task, result: SearchResult, run_dir: Path, candidates: list)
                        if b is not None and b.outcome.timing), None)
     defaults = {name: DefaultResult(e.get("params"), str(e.get("status")), e.get("time_us"))
                 for name, e in result.defaults.items()}
+    searched = result.candidates or candidates
+    text = report.summary_text(result, searched)
+    llm = None
+    if session is not None:
+        from .llm import search_verdicts
+
+        llm, lines = search_verdicts(session, result, searched, run_dir)
+        text = text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"
+        (run_dir / "summary.txt").write_text(text, encoding="utf-8")
     return Summary(
         op=task.name, trials=result.evaluated, failed=dict(result.failed),
         infeasible=result.infeasible, best=best, timing=timing, defaults=defaults,
-        partial=result.partial, run_dir=run_dir, text=report.summary_text(result, candidates),
+        partial=result.partial, run_dir=run_dir, text=text, llm=llm,
     )
