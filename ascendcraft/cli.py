@@ -241,42 +241,12 @@ def _parse_params(text: str | None) -> dict[str, int]:
 
 
 # ---------------------------------------------------------------- tune
-class TerminalProgress:
-    """``tune``'s progress: one carriage-return line on stderr, only when stderr is a
-    terminal, redrawn at most five times a second."""
-
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
-        self._last = 0.0
-
-    def update(self, p: Any) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if not p.final and now - self._last < 0.2:
-            return
-        self._last = now
-        width = 30
-        filled = int(width * p.done / max(1, p.budget))
-        bar = "#" * filled + "-" * (width - filled)
-        best = f"{p.best_us:.3g}us ({p.best_candidate})" if p.best_us is not None else "-"
-        sys.stderr.write(
-            f"\r[{bar}] {p.done}/{p.budget} best {best}  failed {p.failed}  infeasible {p.infeasible} "
-        )
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-            self.enabled = False
-
-
 def cmd_tune(args: argparse.Namespace) -> int:
     import signal
 
     from .app.tuning import TuneConfig, TuneInterrupted, run_dir_for, tune
     from .cluster.config import ExecutorConfig
+    from .search.progress import ProgressLine
 
     ref = _task_ref(args)
     task = _load_task(args, ref)
@@ -285,10 +255,14 @@ def cmd_tune(args: argparse.Namespace) -> int:
         soc=args.soc, backend=args.backend, budget=args.budget, sampler=args.sampler, seed=args.seed,
         storage=args.storage, study=args.study, resume=args.resume, run_dir=args.run_dir,
         timeout_per_trial_s=args.timeout_per_trial, executor=ExecutorConfig(workers=args.workers),
-        proposer=_proposer_config(args),
+        proposer=_proposer_config(args), cache=not args.no_cache,
     )
+    # a terminal: the line redrawn on stderr; otherwise plain lines on stdout, before the
+    # summary (stderr stays one paragraph when something goes wrong)
+    progress = (None if args.json or args.quiet else ProgressLine(sys.stderr) if sys.stderr.isatty()
+                else ProgressLine(sys.stdout, tty=False))
     try:
-        summary = tune(ref, config, progress=None if args.json else TerminalProgress())
+        summary = tune(ref, config, progress=progress)
     except TuneInterrupted as stop:
         partial = stop.summary
         if args.json:
@@ -540,6 +514,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", default=None, help="run directory (default results/runs/<op>-<time>)")
     sp.add_argument("--timeout-per-trial", type=_positive_seconds, default=120.0,
                     help="seconds (> 0) before a trial is stopped")
+    sp.add_argument("--no-cache", action="store_true",
+                    help="evaluate every trial again instead of reusing outcomes of earlier runs "
+                    "(also: ASCENDCRAFT_OUTCOME_CACHE=off)")
+    sp.add_argument("--quiet", action="store_true", help="no progress line")
     sp.add_argument("--json", action="store_true")
     llm_args(sp)
     backend_arg(sp)

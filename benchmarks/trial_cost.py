@@ -187,8 +187,15 @@ def main() -> None:
     ap.add_argument("--no-cold", action="store_true", help="skip the cold-cache trial")
     ap.add_argument("--json", help="write every trial's figures to this file")
     ap.add_argument("--baseline", help="an earlier --json file: print its figures beside (before)")
+    ap.add_argument("--torch-threads", type=int, default=None,
+                    help="torch intra-op threads (default: what a tune worker uses, app/threads.py)")
     a = ap.parse_args()
+    from ascendcraft.app.threads import THREADS_ENV, limit_torch_threads
     from ascendcraft.tasks.registry import get_task, list_tasks
+
+    if a.torch_threads is not None:
+        os.environ[THREADS_ENV] = str(a.torch_threads)
+    print(f"torch threads: {limit_torch_threads()}", flush=True)
 
     tasks = [get_task(n) for n in a.ops.split(",")] if a.ops else list_tasks()
     base = _baseline(a.baseline)

@@ -85,7 +85,14 @@ from .record import (
 from .result import CandidateBest, SearchResult, WallTimes
 from .rundir import DriverLock, make_run_dir
 from .samplers import SAMPLERS, make_sampler
-from .space import Candidate, TrialOutcome, checked_outcome, crash_outcome, validate_candidates
+from .space import (
+    CACHED_METRIC,
+    Candidate,
+    TrialOutcome,
+    checked_outcome,
+    crash_outcome,
+    validate_candidates,
+)
 from .stop import Stop, StopSignals
 from .storage import open_storage, redact, store_error
 from .warmup import WarmUp, waited_part
@@ -144,6 +151,7 @@ class _Search:
         self._next_token = 0
         self.infeasible_count = 0
         self.failed_count = 0
+        self.cached_count = 0
         self.progress = progress
         self.stop = stop or StopSignals()
         self.revalidated: list[dict[str, Any]] = []
@@ -331,6 +339,8 @@ class _Search:
         c.note_ok(key, outcome)
         if not outcome.ok:
             self.failed_count += 1
+        if outcome.metrics.get(CACHED_METRIC):
+            self.cached_count += 1
         self.record.tell(c, live, params, outcome, eval_s, worker, evaluated=True)
         for dup in c.parked.pop(key, []):
             self.record.tell(c, dup, params, outcome, 0.0, "", evaluated=False, duplicate_of=live.number)
@@ -342,10 +352,11 @@ class _Search:
     def _show_progress(self, final: bool = False) -> None:
         if self.progress is None:
             return
-        bests = [(c.best[0], c.spec.name) for c in self.cands if c.best]
-        best_us, best_name = min(bests) if bests else (None, None)
+        bests = [(c.best[0], c.spec.name, c.done[c.best[1]][1].timing) for c in self.cands if c.best]
+        best_us, best_name, kind = min(bests) if bests else (None, None, "")
         self.progress.update(SearchProgress(self.evaluated(), self.budget, best_us, best_name,
-                                            self.failed_count, self.infeasible_count, final))
+                                            self.failed_count, self.infeasible_count, final,
+                                            kind, self.cached_count))
 
     def _take_warm_up(self, ready: float) -> None:
         """Wait for the warm-up checks (see :class:`~.warmup.WarmUp`) and keep their verdicts.
@@ -370,6 +381,7 @@ class _Search:
 
     def run(self) -> None:
         ex = self.executor
+        self._show_progress()  # 0/budget at once, while the workers start
         if self.warm is not None:
             # started here, not earlier: opening the storage is pure Python and would only
             # contend for the GIL, while Ray's start-up mostly waits for its processes
@@ -382,6 +394,7 @@ class _Search:
         with self.stop.interruptible():
             self._take_warm_up(t1)  # any wait here is the tuner's overhead
         t_loop = time.perf_counter()
+        self._show_progress()  # the estimate of the time left starts here
         self.times.workers = int(getattr(ex, "capacity", 1) or 1)
         while True:
             self.stop.check()

@@ -80,7 +80,9 @@ class Executor(Protocol):
 
 @dataclass(frozen=True)
 class SearchProgress:
-    """Where a search stands, for whoever shows it (``final``: the loop has ended)."""
+    """Where a search stands, for whoever shows it (``final``: the loop has ended).
+    ``timing``: the kind of the best time (as its backend said); ``cached``: evaluated
+    trials whose outcome came from an earlier run's cache."""
 
     done: int
     budget: int
@@ -89,6 +91,8 @@ class SearchProgress:
     failed: int
     infeasible: int
     final: bool = False
+    timing: str = ""
+    cached: int = 0
 
 
 class ProgressSink(Protocol):

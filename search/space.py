@@ -65,6 +65,10 @@ class Candidate:
             yield dict(zip(names, combo, strict=True))
 
 
+CACHED_METRIC = "cached"
+"""Set (True) in ``TrialOutcome.metrics`` when the outcome was reused from an earlier run."""
+
+
 @dataclass
 class TrialOutcome:
     """What one evaluation of (candidate, params) produced.

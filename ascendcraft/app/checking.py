@@ -23,6 +23,7 @@ from ..tasks.task import Task
 from .candidates import propose
 from .errors import UserError
 from .llm import ProposerConfig
+from .threads import limit_torch_threads
 from .timing import time_key, timed_us, timing_kind
 
 #: fields of the best candidate's timing repeated at the top of the report (after its time)
@@ -133,6 +134,8 @@ def check(task: Task, config: CheckConfig) -> Report:
     :class:`UserError`; a bad candidate is a failed verdict, never an exception."""
     at_task_shape, note = _shapes_to_check(task, config)
     shape_sets = [list(task.shapes)] if at_task_shape else None
+    if not config.full:  # reduced shapes: small tensors (see .threads)
+        limit_torch_threads()
     ev = Evaluator(task, backend=get_backend(config.backend, config.soc), full=config.full,
                    shape_sets=shape_sets)
     llm: tuple[dict[str, Any] | None, list[str]] = (None, [])

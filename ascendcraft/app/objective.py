@@ -18,6 +18,7 @@ from ..evaluate import Evaluator
 from ..search.space import Candidate, TrialOutcome
 from ..status import Status
 from .task import TaskRef
+from .threads import limit_torch_threads
 from .timing import timed_us, timing_kind
 
 #: seeds of the correctness check during the search (one per trial: speed) and of the
@@ -43,6 +44,7 @@ class KernelObjective:
         ev = self._cache.get("ev")
         if ev is None or (timeout_s is not None and self._cache.get("timeout_s") != timeout_s):
             kw = {} if timeout_s is None else {"timeout_s": timeout_s}
+            limit_torch_threads()  # in the worker that runs the trials
             ev = Evaluator(self.ref.load(), backend=get_backend(self.backend, self.soc),
                            seeds=SEARCH_SEEDS, **kw)
             self._cache.update(ev=ev, timeout_s=timeout_s)

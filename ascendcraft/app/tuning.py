@@ -23,7 +23,8 @@ from ..tasks.task import Task, dtype_name
 from ..version import MODEL_VERSION, package_version
 from .candidates import propose, searchable
 from .llm import ProposerConfig
-from .objective import KernelObjective
+from .objective import REVALIDATION_SEEDS, SEARCH_SEEDS, KernelObjective
+from .outcome_cache import CachedObjective, OutcomeCache, cache_path, code_digest
 from .task import TaskRef
 from .timing import time_key
 
@@ -51,6 +52,7 @@ class TuneConfig:
     timeout_per_trial_s: float = 120.0
     executor: ExecutorConfig = field(default_factory=ExecutorConfig)
     proposer: ProposerConfig = field(default_factory=ProposerConfig)
+    cache: bool = True
 
 
 @dataclass
@@ -132,9 +134,10 @@ def run_dir_for(task_name: str, out: str | Path | None) -> Path:
     return Path("results") / "runs" / f"{task_name}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
-def run_identity(task: Task, ref: TaskRef, soc: str) -> dict[str, Any]:
+def run_identity(task: Task, ref: TaskRef, soc: str, backend: str = "emulator") -> dict[str, Any]:
     """What this run's trials measure (the driver adds the candidates' source hashes): a
-    resume with any difference would mix incomparable times, so it is refused."""
+    resume with any difference would mix incomparable times, so it is refused. The backend
+    is named only when it is not the emulator (runs made before backends existed resume)."""
     if ref.task_file:
         what, digest = f"task file {Path(ref.task_file).name}", source_hash(task.source)
     else:
@@ -145,6 +148,7 @@ def run_identity(task: Task, ref: TaskRef, soc: str) -> dict[str, Any]:
         "shapes": [list(s) for s in task.shapes],
         "dtype": dtype_name(task.dtype),
         "soc": soc,
+        **({"backend": backend} if backend != "emulator" else {}),
         "ascendcraft_version": package_version(),
         "model_version": MODEL_VERSION,
     }
@@ -157,7 +161,8 @@ def tune(ref: TaskRef, config: TuneConfig, *, progress: ProgressSink | None = No
     summary is written."""
     task = ref.load()
     run_dir = config.run_dir or run_dir_for(task.name, None)
-    objective = KernelObjective(ref, config.soc, config.backend)
+    identity = run_identity(task, ref, config.soc, config.backend)
+    objective: Any = KernelObjective(ref, config.soc, config.backend)
     session = reviser = None
     if config.proposer.uses_llm:
         from .llm import SearchableReviser, initial_candidates, open_session
@@ -167,6 +172,9 @@ def tune(ref: TaskRef, config: TuneConfig, *, progress: ProgressSink | None = No
         reviser = SearchableReviser(session, searchable)
     else:
         candidates = searchable(propose(task))
+    path = cache_path() if config.cache else None
+    if path is not None:
+        objective = cached_objective(objective, task, identity, OutcomeCache(path))
     try:
         result = driver.run_search(
             objective, candidates,
@@ -174,12 +182,27 @@ def tune(ref: TaskRef, config: TuneConfig, *, progress: ProgressSink | None = No
             sampler=config.sampler, seed=config.seed, storage=config.storage,
             study_name=config.study, resume=config.resume, run_dir=run_dir,
             timeout_per_trial_s=config.timeout_per_trial_s, progress=progress,
-            identity=run_identity(task, ref, config.soc), reviser=reviser,
+            identity=identity, reviser=reviser,
         )
     except SearchInterrupted as stop:
         raise TuneInterrupted(stop.signal_name,
                               summarise(task, stop.result, run_dir, candidates, session)) from None
     return summarise(task, result, run_dir, candidates, session)
+
+
+def cached_objective(objective: Any, task: Task, identity: dict[str, Any],
+                     cache: OutcomeCache) -> CachedObjective:
+    """``objective`` behind the outcome cache, keyed by the run's identity (task, shapes,
+    dtype, SoC, versions) plus what else decides an outcome: the task's tolerance and check
+    shapes, the seeds of each purpose, and the package's code."""
+    tol = task.tolerance
+    base = {**identity, "tolerance": [tol.atol, tol.rtol] if tol is not None else None,
+            "check_shapes": [[list(s) for s in ss] for ss in (task.check_shapes or [])],
+            "task_source": source_hash(task.source) if task.source else None,
+            "code": code_digest()}
+    purposes = {"evaluate": f"evaluate seeds={list(SEARCH_SEEDS)}",
+                "revalidate": f"revalidate seeds={list(REVALIDATION_SEEDS)}"}
+    return CachedObjective(objective, cache, base, MODEL_VERSION, purposes)
 
 
 def summarise(task: Task, result: SearchResult, run_dir: Path, candidates: list,

@@ -182,9 +182,9 @@ def l2_reuse(trace: np.ndarray, soc: SocSpec, ncores: int) -> np.ndarray:
     t = trace[idx]
     r = is_r[idx]
     core = t["core"].astype(np.int64)
-    j = np.arange(len(idx)) - np.searchsorted(core, core, side="left")
+    j = np.arange(len(idx)) - _run_starts(core)
     step = (core // max(1, ncores)) * (int(j.max()) + 1) + j
-    order = np.lexsort((core, step))
+    order = _stable_order(step, core)
     st = step[order]
     # footprint keys as small ints (one per distinct (argument, offset, bytes, bursts, stride)):
     # by the 64-bit hash, confirmed field by field (a collision takes the slow exact way)
@@ -201,12 +201,14 @@ def l2_reuse(trace: np.ndarray, soc: SocSpec, ncores: int) -> np.ndarray:
     size = np.zeros(len(uniq), np.int64)
     size[key] = t["bytes"].astype(np.int64)
     cap = soc.l2_mib * float(1 << 20)
+    back = np.empty_like(order)  # the inverse permutation
+    back[order] = np.arange(len(order))
     if size.sum() <= cap:  # nothing is ever evicted: residency is "accessed in an earlier step"
-        hits[idx] = _hits_without_eviction(key[order], st, r[order], len(uniq))[np.argsort(order)]
+        hits[idx] = _hits_without_eviction(key[order], st, r[order], len(uniq))[back]
         return hits
     got = _hits_by_reuse_distance(key[order], st, r[order], size, cap)
     if got is not None:
-        hits[idx] = got[np.argsort(order)]
+        hits[idx] = got[back]
         return hits
     out = [0] * len(idx)
     keys = key.tolist()
@@ -238,6 +240,27 @@ def l2_reuse(trace: np.ndarray, soc: SocSpec, ncores: int) -> np.ndarray:
     return hits
 
 
+def _run_starts(sorted_values: np.ndarray) -> np.ndarray:
+    """Per element of a sorted array, the index of the first element equal to it (what
+    ``searchsorted(a, a, "left")`` gives, in linear time)."""
+    n = len(sorted_values)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    heads = np.flatnonzero(np.concatenate([[True], sorted_values[1:] != sorted_values[:-1]]))
+    return np.repeat(heads, np.diff(np.concatenate([heads, [n]])))
+
+
+def _stable_order(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
+    """``np.lexsort((minor, major))`` (ties in position order) of non-negative integers, as
+    one stable sort of a combined key when it fits in 63 bits."""
+    if len(major) == 0:
+        return np.zeros(0, np.int64)
+    span = int(minor.max()) + 1
+    if int(major.max()) < (1 << 62) // span:
+        return np.argsort(major.astype(np.int64) * span + minor.astype(np.int64), kind="stable")
+    return np.lexsort((minor, major))
+
+
 def _hits_by_reuse_distance(key: np.ndarray, step: np.ndarray, read: np.ndarray, size: np.ndarray,
                             cap: float, work: int = 64) -> np.ndarray | None:
     """:func:`l2_reuse`'s LRU without replaying it (accesses in replay order).
@@ -249,20 +272,19 @@ def _hits_by_reuse_distance(key: np.ndarray, step: np.ndarray, read: np.ndarray,
     bytes accessed in it (prefix sums); where those bounds do not decide, B is counted
     exactly. None if that would take more than ``work`` x the accesses (replay instead)."""
     n = len(key)
-    pos = np.arange(n)
-    srt = np.lexsort((pos, key))
+    srt = np.argsort(key, kind="stable")
     same = key[srt][1:] == key[srt][:-1]
     prev = np.full(n, -1)
     prev[srt[1:][same]] = srt[:-1][same]
     # groups: the accesses of one footprint in one step (they see the same residency)
-    grp = np.lexsort((pos, step, key))
+    grp = _stable_order(key, step)
     head = np.ones(n, bool)
     head[1:] = (key[grp][1:] != key[grp][:-1]) | (step[grp][1:] != step[grp][:-1])
     gid = np.empty(n, np.int64)
     gid[grp] = np.cumsum(head) - 1
     first = grp[head]  # per group: its first access
     ga = prev[first]  # the footprint's last access before the step (-1: none)
-    ge = np.searchsorted(step, step[first], side="left")  # end (exclusive) of the earlier steps
+    ge = _run_starts(step)[first]  # end (exclusive) of the earlier steps (``step`` is sorted)
     gsz = size[key[first]].astype(np.float64)
     sz = size[key].astype(np.float64)
     cum = np.concatenate([[0.0], np.cumsum(sz)])
