@@ -83,6 +83,8 @@ class SearchResult:
     defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
     # set when a signal stopped the run early: "interrupted by SIGINT" (the summary is partial)
     partial: str | None = None
+    # the run stopped starting trials at its time limit before the budget was spent
+    time_limited: bool = False
 
     def best_default(self) -> tuple[str, float] | None:
         """The fastest correct default: (candidate, time_us), or None."""
@@ -123,5 +125,6 @@ class SearchResult:
             "revalidated": self.revalidated,
             "defaults": self.defaults,
             "partial": self.partial,
+            "time_limited": self.time_limited,
             "times": self.times.__dict__,
         }

@@ -17,7 +17,7 @@ from ..cluster import ExecutorConfig, make_executor
 from ..search import driver, report
 from ..search.errors import SearchInterrupted
 from ..search.identity import source_hash
-from ..search.protocols import ProgressSink
+from ..search.protocols import Executor, ProgressSink
 from ..search.result import SearchResult
 from ..tasks.task import Task, dtype_name
 from ..version import MODEL_VERSION, package_version
@@ -33,7 +33,10 @@ class TuneConfig:
     the study, reports and candidate sources go (default ``results/runs/<task>-<time>``).
     ``storage``: an SQLAlchemy URL (default: SQLite in the run directory); ``study``: the
     study name (default: the run directory's name). ``resume``: continue the run in
-    ``run_dir`` (same task, shapes, SoC and candidates). ``executor``: where trials run."""
+    ``run_dir`` (same task, shapes, SoC and candidates). ``executor``: where trials run.
+    ``time_limit_s``: start no trial after this many seconds (a campaign's share of the
+    night). ``plots``: write the run's plots. ``revalidate_top``: how many of the fastest
+    results are re-checked on fresh inputs (the first that passes wins)."""
 
     soc: str
     budget: int = 60
@@ -45,6 +48,9 @@ class TuneConfig:
     run_dir: Path | None = None
     timeout_per_trial_s: float = 120.0
     executor: ExecutorConfig = field(default_factory=ExecutorConfig)
+    time_limit_s: float | None = None
+    plots: bool = True
+    revalidate_top: int = 3
 
 
 @dataclass
@@ -141,8 +147,10 @@ def run_identity(task: Task, ref: TaskRef, soc: str) -> dict[str, Any]:
     }
 
 
-def tune(ref: TaskRef, config: TuneConfig, *, progress: ProgressSink | None = None) -> Summary:
-    """Tune the task ``ref`` names. Setup problems raise
+def tune(ref: TaskRef, config: TuneConfig, *, progress: ProgressSink | None = None,
+         executor: Executor | None = None) -> Summary:
+    """Tune the task ``ref`` names, on ``executor`` if given (e.g. one a campaign lends to
+    each of its searches), else on one made from ``config.executor``. Setup problems raise
     :class:`~ascendcraft.search.errors.SearchSetupError`; no proposer for the task raises
     :class:`~.errors.UserError`; a signal raises :class:`TuneInterrupted` after the partial
     summary is written."""
@@ -152,11 +160,12 @@ def tune(ref: TaskRef, config: TuneConfig, *, progress: ProgressSink | None = No
     try:
         result = driver.run_search(
             KernelObjective(ref, config.soc), candidates,
-            executor=make_executor(config.executor), budget=config.budget,
+            executor=executor or make_executor(config.executor), budget=config.budget,
             sampler=config.sampler, seed=config.seed, storage=config.storage,
             study_name=config.study, resume=config.resume, run_dir=run_dir,
             timeout_per_trial_s=config.timeout_per_trial_s, progress=progress,
-            identity=run_identity(task, ref, config.soc),
+            identity=run_identity(task, ref, config.soc), time_limit_s=config.time_limit_s,
+            plots=config.plots, revalidate_top=config.revalidate_top,
         )
     except SearchInterrupted as stop:
         raise TuneInterrupted(stop.signal_name,
