@@ -15,14 +15,16 @@ ops that the epilogue can express (:func:`traced_spec`).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from importlib import resources
 
 import torch
 
+from ..tasks.aten import MATMUL_OPS
 from ..tasks.registry_cube import cube_kind, cube_task_names
 from ..tasks.task import Task
+from .graph.emit import RESERVED
+from .graph.names import doc_text, dsl_name, words_of
 from .graph.trace import Unsupported, trace_task
 from .proposer import Candidate, Declined
 from .recipe_match import Match, first_match
@@ -74,7 +76,7 @@ def matmul_candidates(name: str, spec: MatmulSpec) -> list[Candidate]:
     """The direct (cube-only) candidate when Fixpipe can finish the job, and the workspace +
     vector-epilogue candidate (split-K) always."""
     cands = []
-    common = dict(name=_kernel_name(name), params=_params(spec), doc=spec.doc, a=spec.a, b=spec.b,
+    common = dict(name=_kernel_name(name), params=_params(spec), doc=doc_text(spec.doc), a=spec.a, b=spec.b,
                   a_name=spec.a, b_name=spec.b, flags=_flags(spec), cores=CORES, cores_default=24, out="c")
     if not spec.epilogue:
         store = "acc"
@@ -132,12 +134,6 @@ def registry_spec(task: Task, op: str, p: dict) -> MatmulSpec | None:
 # ---------------------------------------------------------------- task files
 
 
-def _aten_name(op: str) -> str:
-    """``aten.mm.default`` -> ``mm``."""
-    parts = op.replace("::", ".").split(".")
-    return parts[1] if parts[0] == "aten" and len(parts) > 1 else parts[0]
-
-
 _UNARY_ATEN = {"relu": "relu", "gelu": "gelu", "sigmoid": "sigmoid", "tanh": "tanh", "silu": "silu"}
 
 
@@ -156,11 +152,12 @@ def traced_spec(task: Task) -> MatmulSpec | None:
         ag = trace_task(task)
     except Unsupported:  # not traceable: not ours
         return None
-    ops = [_aten_name(ag.node(n)["name"]) for n in ag.op_nodes() if not ag.node(n)["target"].is_view]
+    ops = [ag.op(n) for n in ag.op_nodes() if not ag.node(n)["target"].is_view]
     ops = [o for o in ops if o not in ("clone", "contiguous", "_to_copy")]
     if not ops or ops[0] not in ("mm", "bmm", "matmul"):
         return None
     a, b = ins[0], ins[1]
+    names = _input_names(ins)
     batched = ops[0] == "bmm" or len(a.shape) == 3
     if batched and (len(a.shape) != 3 or len(b.shape) != 3):
         return None
@@ -184,19 +181,19 @@ def traced_spec(task: Task) -> MatmulSpec | None:
         elif op in ("add", "mul") and len(ins) > 2 + len(extra):
             nxt = ins[2 + len(extra)]
             if len(nxt.shape) == 1 and nxt.shape[0] == out_shape[-1]:
-                ld = f"load_bcast({nxt.name}, cc)"
+                ld = f"load_bcast({names[2 + len(extra)]}, cc)"
             elif tuple(nxt.shape) == tuple(out_shape):
-                ld = f"load({nxt.name}, cc)"
+                ld = f"load({names[2 + len(extra)]}, cc)"
             else:
                 return None
             if T != "f32":
                 ld = f"cast({ld}, f32)"
-            extra.append((nxt.name, T))
+            extra.append((names[2 + len(extra)], T))
             epi = f"({epi} {'+' if op == 'add' else '*'} {ld})"
         else:
             return None
     relu = epi == "relu(v)"
-    return MatmulSpec(a.name, b.name, T, T, transpose_b=tb, batched=batched, extra=tuple(extra),
+    return MatmulSpec(names[0], names[1], T, T, transpose_b=tb, batched=batched, extra=tuple(extra),
                       relu=relu, epilogue="" if epi in ("v", "relu(v)") else epi,
                       doc=f"Task file {task.name}: " + " -> ".join(ops) + ".")
 
@@ -231,11 +228,6 @@ def _mhc_post(task: Task, p: dict) -> list[Candidate]:
     return [Candidate(f"{task.name}/vec", src, origin=CubeProposer.name)]
 
 
-#: ATen ops that are matrix products (the cube's work)
-_MATMULS = {"mm", "bmm", "addmm", "baddbmm", "addbmm", "mv", "addmv", "dot", "vdot", "matmul",
-            "linear", "_scaled_mm"}
-
-
 def _plan(task: Task) -> tuple[str, dict, MatmulSpec | None]:
     """(kind, parameters, spec) of the cube kernel for ``task``; :class:`Declined` if none."""
     if task.dtype not in DTYPE_DSL:
@@ -244,7 +236,7 @@ def _plan(task: Task) -> tuple[str, dict, MatmulSpec | None]:
         ag = trace_task(task)
     except Unsupported as e:
         raise Declined(" ".join(str(e).split())) from None
-    if not {_aten_name(ag.node(n)["name"]) for n in ag.op_nodes()} & _MATMULS:
+    if not {ag.op(n) for n in ag.op_nodes()} & MATMUL_OPS:
         raise Declined("the reference has no matrix product")
     try:
         m: Match | None = first_match(task, cube_task_names(), "cube recipe")
@@ -282,8 +274,18 @@ class CubeProposer:
 
 def _kernel_name(name: str) -> str:
     """A task name usable as the kernel's name (task files may be called ``19_ReLU``)."""
-    clean = re.sub(r"\W", "_", name)
-    return clean if clean[:1].isalpha() or clean[:1] == "_" else f"k_{clean}"
+    return dsl_name(name, set(), RESERVED, public=False, prefix="k")
+
+
+#: names in the matmul templates (and the epilogue's own) that an input name must avoid
+_TEMPLATE_NAMES = frozenset(
+    words_of(_template("cube_matmul") + _template("cube_matmul_epilogue")) | {"c", "v", "cc"})
+
+
+def _input_names(specs: list) -> list[str]:
+    """DSL parameter names for the task's tensor inputs (task files name them freely)."""
+    taken: set[str] = set()
+    return [dsl_name(s.name, taken, RESERVED | _TEMPLATE_NAMES) for s in specs]
 
 
 def handles(task: Task) -> bool:

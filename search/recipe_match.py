@@ -5,7 +5,7 @@ A recipe (an expert DSL kernel for a registry op) may serve a task only when the
 computes exactly what the op's reference computes. For a task and an op this module:
 
 1. traces the task's reference and the op's reference on the task's inputs (meta tensors,
-   :func:`~.graph.trace.trace_task`) and compares their *canonical graphs*: the ATen ops as
+   :func:`~ascendcraft.tasks.aten.trace_task`) and compares their *canonical graphs*: the ATen ops as
    a DAG read from the outputs (so the order the Python code ran them in does not matter),
    input positions and dtypes, every non-numeric argument (``keepdim``, dtypes, ``None``),
    with numeric arguments abstracted to slots;
@@ -30,13 +30,14 @@ import dataclasses
 import functools
 import hashlib
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import networkx as nx
 import torch
 
+from ..tasks.aten import refs_in
 from ..tasks.registry import get_task
 from ..tasks.shapes import reduced_shapes
 from ..tasks.task import InputSpec, Task, first_line
@@ -92,14 +93,6 @@ class Canon:
 COMMUTATIVE = frozenset({"aten.add.Tensor", "aten.mul.Tensor", "aten.maximum.default",
                          "aten.minimum.default", "aten.eq.Tensor", "aten.ne.Tensor",
                          "aten.logical_and.default", "aten.logical_or.default"})
-
-
-def _refs(value: Any) -> Iterable[Ref]:
-    if isinstance(value, Ref):
-        yield value
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _refs(v)
 
 
 def _pattern(v: Any, ref: Callable[[Ref], Any], num: Callable[[int | float], Any]) -> Any:
@@ -181,7 +174,7 @@ def _dag_order(ag: AtenGraph, args: dict[str, dict[str, Any]]) -> list[str]:
             continue
         stack.append((node, True))
         if node in args:
-            kids = [r.node for v in args[node].values() for r in _refs(v)]
+            kids = [r.node for v in args[node].values() for r in refs_in(v)]
             stack.extend((k, False) for k in reversed(kids) if k not in index)
     return order
 

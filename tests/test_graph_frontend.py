@@ -130,8 +130,11 @@ def test_broadcast_forms() -> None:
     assert all("load_bcast(t1," in s for s in src)
     per_row = load_task_file(Path(__file__).parent / "taskfiles" / "row_scale_clamp.py")
     cands = propose_from_graph(per_row)
-    assert [c.name.split("/graph-")[1] for c in cands] == ["rows"]  # no per_row in chunks
-    assert "load_per_row(scale, t)" in cands[0].source
+    # a per-row operand is read once per row, before the column chunks of a chunked loop
+    assert [c.name.split("/graph-")[1] for c in cands] == ["rows", "chunked"]
+    assert all("load_per_row(scale, t)" in c.source for c in cands)
+    chunked = cands[1].source
+    assert chunked.index("load_per_row(scale, t)") < chunked.index("for c in chunks(t, CHUNK)")
 
 
 def test_shape_derived_constant_uses_width() -> None:
@@ -255,6 +258,38 @@ def test_more_forms_are_recognised(tmp_path: Path, name: str, forward: str, expe
               "torch.randn(64, 64), torch.randn(64, 64)")
     cands = propose_from_graph(load_task_file(_task_file(tmp_path, name, forward, inputs)))
     assert all(expect in c.source for c in cands), cands[0].source
+
+
+@pytest.mark.parametrize("name,forward,inputs,expect", [
+    # no input has the result's shape: the loop walks the output, operands per row / column
+    ("outer", "torch.tanh(x * y)", "torch.randn(96, 1), torch.randn(1, 80)",
+     ["for t in rows(y_1, ", "load_per_row(x, t)", "load_bcast(y, "]),
+    # an operand broadcast along a middle axis is a reduced slab tile, steps walk the axis
+    ("slab", "x * y - y", "torch.randn(4, 30, 20), torch.rand(4, 1, 20)",
+     ["for t in slabs(x, dim=1", "= load(y, t)", "for k in steps(t):"]),
+    # a per-row mask compared inside where(): lifted to a full tile
+    ("where_row", "torch.where(y > 0.5, x, x * 0.1)", "torch.randn(64, 64), torch.rand(64, 1)",
+     ["where((tile_fill(0.0) + load_per_row(y, t)) > 0.5", "where((tile_fill(0.0) + a0) > 0.5"]),
+    # x ** y with a tensor exponent and a base that cannot be negative
+    ("tpow", "(x.abs() + 0.5) ** y", "torch.randn(64, 64), torch.randn(64, 64)",
+     ["exp(", "log(", "== 0.0, 1.0"]),
+])
+def test_broadcasts_and_powers_beyond_same_shape(tmp_path: Path, name: str, forward: str,
+                                                 inputs: str, expect: list[str]) -> None:
+    cands = propose_from_graph(load_task_file(_task_file(tmp_path, name, forward, inputs)))
+    for phrase in expect:
+        assert any(phrase in c.source for c in cands), (phrase, cands[0].source)
+
+
+@pytest.mark.parametrize("forward,phrase", [
+    ("x ** y", "a base that may be negative"),
+    ("torch.logical_and(x > 0, y > 0)", "output 0 is bool"),
+])
+def test_what_stays_refused_says_why(tmp_path: Path, forward: str, phrase: str) -> None:
+    task = load_task_file(_task_file(tmp_path, "refuse", forward,
+                                     "torch.randn(64, 64), torch.randn(64, 64)"))
+    with pytest.raises(ProposerError, match=phrase):
+        propose_from_graph(task)
 
 
 def test_pooling_and_channels() -> None:

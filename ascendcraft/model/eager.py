@@ -1,7 +1,10 @@
 """Eager-PyTorch baseline: what the reference program would cost as a chain of library ops.
 
-The reference runs on **meta tensors** under a ``TorchDispatchMode``, so every ATen op it
-dispatches is recorded with its shapes while nothing is allocated (8 GiB inputs are fine).
+The reference is traced by the shared ATen tracer (:mod:`ascendcraft.tasks.aten`, the one the
+graph frontend reads too) on **meta tensors**, so every ATen op it dispatches is recorded with
+its shapes while nothing is allocated (8 GiB inputs are fine); views and metadata-only ops are
+free, and a task file's module is built before the trace (its initialisation is not eager work).
+
 Each recorded op is costed as one vendor library kernel on the **same cost basis** as
 ascendcraft's own kernels (the SoC spec's tables, nothing eager-only):
 
@@ -28,24 +31,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten
 
 from ascendcraft.soc import Soc as SocSpec
 from ascendcraft.soc import load_soc
 
-#: Ops that only create or reinterpret tensor metadata (free in the baseline).
-FREE_OPS = frozenset({
-    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "_unsafe_view",
-    "_reshape_alias", "lift_fresh", "alias", "detach", "view", "reshape", "expand", "t",
-    "permute", "transpose", "unsqueeze", "squeeze", "slice", "select", "as_strided",
-    "unflatten", "flatten", "split", "chunk", "unbind", "narrow", "sym_size", "sym_stride",
-    "sym_numel", "sym_storage_offset", "is_contiguous", "_to_copy_meta",
-})
-
-#: Ops that run on the cube unit; their flops come from shapes.
-CUBE_OPS = frozenset({"mm", "bmm", "addmm", "baddbmm", "addbmm", "matmul", "convolution",
-                      "_convolution", "addmv", "mv", "dot", "linear"})
+from ..tasks.aten import CUBE_OPS, AtenGraph, trace
 
 #: Vector element-ops per element for composite op kinds (default 1 per element). Used for
 #: the roofline's flop count and as the recipe length of ops without a recipe.
@@ -153,93 +143,52 @@ class EagerResult:
         return [(o.name, o.bytes, o.flops, o.us) for o in self.ops]
 
 
-def _extent_bytes(t: torch.Tensor) -> int:
-    """Bytes actually addressed by a (possibly expanded / strided) tensor."""
-    if t.numel() == 0:
-        return 0
-    span = 1 + sum((s - 1) * abs(st) for s, st in zip(t.shape, t.stride(), strict=False))
-    return min(span, t.numel()) * t.element_size()
-
-
-def _cube_flops(name: str, args: Sequence[Any], out: torch.Tensor) -> float:
-    if name in ("convolution", "_convolution"):
-        w = args[1]
-        return 2.0 * out.numel() * (w.shape[1] * math.prod(w.shape[2:]))
-    tensors = [a for a in args if isinstance(a, torch.Tensor)]
-    if name in ("addmm", "baddbmm", "addbmm", "addmv"):
-        tensors = tensors[1:]
-    a = tensors[0]
-    k = a.shape[-1] if a.dim() else 1
-    return 2.0 * out.numel() * k + (out.numel() if name.startswith("add") else 0)
-
-
-def _row(name: str, args: Sequence[Any], x: torch.Tensor, out: torch.Tensor | None) -> int:
+def _row(ag: AtenGraph, node: str) -> int:
     """Elements one output value depends on, for row ops and scans (0 otherwise)."""
+    name, args = ag.op(node), ag.node(node)["args"]
+    x = ag.meta(ag.tensor_args(node)[0])[0]
     if name in ("_softmax", "_log_softmax") or name in SCAN_OPS:
-        dim = args[1] if len(args) > 1 and isinstance(args[1], int) else -1
-        return int(x.shape[dim]) if x.dim() else 1
+        dim = args.get("dim")
+        dim = dim if isinstance(dim, int) else -1
+        return int(x[dim]) if len(x) else 1
     if name == "native_layer_norm":
-        return math.prod(int(d) for d in args[1])
+        return math.prod(int(d) for d in args["normalized_shape"])
     if name == "native_group_norm":
-        c, hw, groups = int(args[4]), int(args[5]), int(args[6])
+        c, hw, groups = int(args["C"]), int(args["HxW"]), int(args["group"])
         return c // max(1, groups) * hw
     if name in ("native_batch_norm", "_native_batch_norm_legit"):
-        training = next((a for a in args[3:7] if isinstance(a, bool)), True)
-        return x.numel() // max(1, int(x.shape[1])) if training and x.dim() > 1 else 0
+        training = args.get("training")
+        training = training if isinstance(training, bool) else True
+        return math.prod(x) // max(1, int(x[1])) if training and len(x) > 1 else 0
     return 0
 
 
-class _Recorder(TorchDispatchMode):
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[AtenCall] = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: D105
-        kwargs = kwargs or {}
-        out = func(*args, **kwargs)
-        name = func.overloadpacket.__name__
-        if func.is_view or name in FREE_OPS:
-            return out
-        ins = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
-        outs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
-        in_bytes = sum(_extent_bytes(t) for t in ins)
-        nbytes = in_bytes + sum(_extent_bytes(t) for t in outs)
-        ref = ins[0] if ins else (outs[0] if outs else None)
-        dtype = ref.dtype if ref is not None else torch.float32  # the dtype the kernel computes in
-        elems = max([t.numel() for t in ins + outs] or [0])
-        row = 0
-        if name in CUBE_OPS and outs:
-            flops, unit = _cube_flops(name, args, outs[0]), "cube"
-        else:
-            flops, unit = float(FLOPS_PER_ELEM.get(name, 1) * elems), "vector"
-            if ins:
-                row = _row(name, args, ins[0], outs[0] if outs else None)
-        self.calls.append(AtenCall(str(func), name, nbytes, in_bytes, flops, unit, dtype, elems, row))
-        return out
-
-
-def _to_meta(x: Any) -> Any:
-    if isinstance(x, torch.Tensor):
-        return torch.empty_strided(tuple(x.shape), tuple(x.stride()), dtype=x.dtype, device="meta")
-    if isinstance(x, tuple) and len(x) == 2 and isinstance(x[1], torch.dtype):
-        return torch.empty(tuple(x[0]), dtype=x[1], device="meta")
-    return x
+def _call(ag: AtenGraph, node: str) -> AtenCall:
+    """What the library kernel of one traced call needs (see :class:`AtenCall`)."""
+    name = ag.op(node)
+    ins = ag.tensor_args(node)
+    outs = ag.result_refs(node)
+    in_bytes, out_bytes = ag.call_bytes(node)
+    ref = ins[0] if ins else (outs[0] if outs else None)
+    dtype = ag.meta(ref)[1] if ref is not None else torch.float32  # the dtype the kernel computes in
+    elems = ag.call_elems(node)
+    row = 0
+    if name in CUBE_OPS and outs:
+        flops, unit = ag.matmul_flops(node), "cube"
+    else:
+        flops, unit = float(FLOPS_PER_ELEM.get(name, 1) * elems), "vector"
+        if ins:
+            row = _row(ag, node)
+    return AtenCall(ag.node(node)["name"], name, in_bytes + out_bytes, in_bytes, flops, unit,
+                    dtype, elems, row)
 
 
 def record_aten_ops(reference: Callable[..., Any], inputs_meta: Sequence[Any]) -> list[AtenCall]:
-    """Run ``reference`` on meta tensors and list its non-view ATen ops with their shapes'
-    costs. Inputs may be tensors (any device; converted to meta) or (shape, dtype)."""
-    args = [_to_meta(x) for x in inputs_meta]
-    rec = _Recorder()
-    if isinstance(reference, torch.nn.Module):
-        params = {k: _to_meta(v) for k, v in reference.named_parameters()}
-        params.update({k: _to_meta(v) for k, v in reference.named_buffers()})
-        with rec:
-            torch.func.functional_call(reference, params, tuple(args))
-    else:
-        with rec:
-            reference(*args)
-    return rec.calls
+    """Trace ``reference`` on meta tensors (:func:`ascendcraft.tasks.aten.trace`) and list its
+    ATen ops that run a kernel, with their shapes' costs. Inputs may be tensors (any device;
+    converted to meta), (shape, dtype) pairs or Python values."""
+    ag = trace(reference, inputs_meta)
+    return [_call(ag, n) for n in ag.work_nodes()]
 
 
 def trace_aten_ops(reference: Callable[..., Any],

@@ -1,13 +1,15 @@
 """The graph frontend of the builtin proposer: reference -> ATen graph -> DSL candidates.
 
-1. :mod:`.trace` runs the task's reference on meta tensors under a dispatch mode and holds
-   the ATen ops in a ``networkx`` graph (no allocation, any task size);
-2. :mod:`.decompose` rewrites each ATen op into DSL-level primitives (:mod:`.prims`),
-   folding constants and sharing common subexpressions;
+1. the shared ATen tracer (:mod:`ascendcraft.tasks.aten`, read through :mod:`.trace`) runs
+   the task's reference on meta tensors and holds the ATen ops in a ``networkx`` graph (no
+   allocation, any task size);
+2. :mod:`.decompose` rewrites each ATen op into DSL-level primitives (:mod:`.prims`) by the
+   rule tables of ``rules_*.py``, folding constants and sharing common subexpressions;
 3. :mod:`.patterns` recognises the loop the graph needs (elementwise tiles, last-dim
    rows, middle-axis slabs) and the broadcast form of every value, at the task's shapes
    and at the evaluator's reduced shapes;
-4. :mod:`.emit` composes one DSL program per sensible structure.
+4. :mod:`.emit` composes one DSL program per sensible structure, with names the DSL accepts
+   (:mod:`.names`).
 
 :class:`GraphProposer` is the entry point in a proposer chain: anything it cannot do
 ends as ``search.proposer.Declined`` naming the ATen op (or the broadcast / reduction) and

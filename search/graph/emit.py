@@ -25,9 +25,7 @@ computed in f32 (``cast(load(x, t), f32)``) and every output is cast back on sto
 
 from __future__ import annotations
 
-import keyword
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -35,6 +33,7 @@ import networkx as nx
 import torch
 
 from ...tasks.task import Task
+from .names import doc_text, dsl_name
 from .patterns import Plan
 from .prims import TRANSPARENT
 from .trace import Unsupported
@@ -67,19 +66,10 @@ def literal(v: float) -> str:
     return repr(float(v))
 
 
-def ident(name: str, taken: set[str]) -> str:
-    """A DSL identifier for ``name`` that is neither reserved nor taken."""
-    base = re.sub(r"\W", "_", name) or "v"
-    if base[0].isdigit():
-        base = "v_" + base
-    base = base.lstrip("_") or "v"
-    out = base
-    i = 1
-    while out in RESERVED or out in taken or keyword.iskeyword(out) or out.startswith("__"):
-        out = f"{base}_{i}"
-        i += 1
-    taken.add(out)
-    return out
+def ident(name: str, taken: set[str], public: bool = True) -> str:
+    """A DSL identifier for ``name`` (a task input's, the task's) that the DSL accepts and
+    that is neither reserved nor taken (see :mod:`.names`)."""
+    return dsl_name(name, taken, RESERVED, public=public)
 
 
 @dataclass
@@ -292,8 +282,8 @@ class Emitter:
                 continue
             if self.form(n) == "g":
                 raise AssertionError("whole-tensor scalars are named before the loop")
-            if self.multipass and scope.inner and self.form(n) == "o":
-                outer.add(n)
+            if self.multipass and scope.inner and self.form(n) == "o" and op != "cmp":
+                outer.add(n)  # (a comparison is written inside its where(): its operands are)
                 continue
             if op == "reduce" and self.multipass:
                 raise AssertionError("reduction used before its pass")
@@ -379,7 +369,7 @@ class Emitter:
             name = ident("y" if len(self.plan.outputs) == 1 else f"y{j}", self.taken)
             self.outputs.append(name)
             params.append(f"{name}: Out[{DSL_DTYPE[dt]}]")
-        kname = ident(task.name.lower(), set())
+        kname = ident(task.name.lower(), set(), public=False)
         ops = ", ".join(self.plan.aten_ops) or "no ops"
         what = {"tiles": "one fused elementwise pass over flat tiles",
                 "rows": "whole rows per tile, reductions inline",
@@ -393,14 +383,14 @@ class Emitter:
         doc += f") for: {ops}."
         if any(self.pg.op(n) == "pick" for n in self.plan.order):
             doc += " Class targets are assumed valid (no ignore_index entries)."
-        doc = re.sub(r"[^A-Za-z0-9_.,:;()/ +-]", "", doc)
+        doc = doc_text(doc, limit=2000)
         self.lines += [f'@kernel(category="{task.category}")',
                        f"def {kname}({', '.join(params)}):",
                        f'    """{doc}"""']
 
     def loop(self) -> None:
         dom = self.plan.domain
-        ref = self.param[dom.ref]
+        ref = self.outputs[dom.ref] if dom.on_output else self.param[dom.ref]
         cores = "CORES = tunable(choice(1, 2, 4, 8, 16, 24, 32, 40, 48), default=48)"
         depth = "DEPTH = tunable(choice(1, 2), default=2)"
         s = self.structure
@@ -655,8 +645,6 @@ def structures(plan: Plan) -> list[str]:
     kind = plan.domain.kind
     if kind in ("tiles", "slabs", "channels", "windows"):
         return [kind]
-    if plan.per_row_inputs:
-        return ["rows"]  # load_per_row is not allowed in a chunked rows loop
     w = plan.domain.extents(plan.full_shape)["W"]
     scans = any(plan.pg.op(n) == "scan" for n in plan.order)  # scans need 4 extra row buffers
     return ["chunked", "rows"] if w > (2048 if scans else 8192) else ["rows", "chunked"]

@@ -47,7 +47,9 @@ OUTPUT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
 @dataclass(frozen=True)
 class Domain:
-    """The distribution loop: ``kind`` over the task input ``ref`` (index into task.inputs).
+    """The distribution loop: ``kind`` over the task input ``ref`` (index into task.inputs),
+    or over output ``ref`` when ``on_output`` (no input has the result's shape: ``[N, 1] *
+    [1, M]`` loops over the ``[N, M]`` result).
 
     ``dim`` is the number of trailing dims per row (rows), the reduced axis (slabs), the
     per-channel axis (channels: ``rows(x, rows=1, axis=dim)``) or the pooled dims
@@ -57,6 +59,11 @@ class Domain:
     ref: int
     dim: int = 0
     groups: int = 1
+    on_output: bool = False
+
+    def shape(self, shapes: Sequence[Shape], pg: PrimGraph) -> Shape:
+        """The shape of the tensor the loop walks, at input ``shapes`` (graph ``pg``)."""
+        return tuple(pg.outputs[self.ref].shape) if self.on_output else tuple(shapes[self.ref])
 
     def extents(self, shape: Shape) -> dict[str, int]:
         n = math.prod(shape)
@@ -102,7 +109,6 @@ class Plan:
     outputs: list[tuple[int, str, torch.dtype]]
     order: list[int]  # live nodes, operands before users
     materialize: set[int] = field(default_factory=set)  # scalar-only nodes lifted to 'o'/'t'
-    per_row_inputs: bool = False
     full_shape: Shape = ()
     aten_ops: tuple[str, ...] = ()  # the traced ATen ops (for the kernel's docstring)
     #: whole-tensor (grid) level of each live node: how many total_* results it depends on
@@ -234,6 +240,23 @@ def _loop_key(pg: PrimGraph, n: int) -> tuple[str, tuple[int, ...]] | None:
     return key
 
 
+def _elementwise_domains(ref: int, shape: Shape, on_output: bool, pg: PrimGraph,
+                         live: list[int], shapes: Sequence[Shape]) -> list[Domain]:
+    """Loops for a graph without reductions over a tensor of ``shape``: flat tiles, rows of
+    the last d dims, per-channel rows and middle-axis slabs."""
+    rank = len(shape)
+    out = [Domain("tiles", ref, on_output=on_output)]
+    out += [Domain("rows", ref, d, on_output=on_output) for d in range(1, rank)]
+    small = {math.prod(shapes[pg.attr(n, "index")]) for n in live if pg.op(n) == "input"}
+    out += [Domain("channels", ref, a, on_output=on_output) for a in range(1, rank - 1)
+            if shape[a] > 1 and shape[a] in small]
+    # an operand broadcast along one middle axis ([A, 1, B] against [A, K, B]) is a
+    # reduced-shape slab tile: steps walk the axis
+    out += [Domain("slabs", ref, a, on_output=on_output) for a in range(1, rank - 1)
+            if shape[a] > 1]
+    return out
+
+
 def domain_candidates(pg: PrimGraph, live: list[int], task: Task, shapes: Sequence[Shape]
                       ) -> list[Domain]:
     """Loops that could run this graph, best first (checked afterwards by form inference)."""
@@ -245,17 +268,15 @@ def domain_candidates(pg: PrimGraph, live: list[int], task: Task, shapes: Sequen
         full = max((math.prod(pg.attr(n, "real")) for n in live
                     if pg.op(n) not in ("index", "pick")), default=1)
         refs = [i for i in inputs if math.prod(shapes[i]) == full]
-        if not refs:
-            raise Unsupported("no input tensor has the shape of the result (an outer-product "
-                              "style broadcast of smaller inputs)")
-        ref = refs[0]
-        out = [Domain("tiles", ref)]
-        out += [Domain("rows", ref, d) for d in range(1, len(shapes[ref]))]
-        small = {math.prod(shapes[pg.attr(n, "index")]) for n in live if pg.op(n) == "input"}
-        rank = len(shapes[ref])
-        out += [Domain("channels", ref, a) for a in range(1, rank - 1)
-                if shapes[ref][a] > 1 and shapes[ref][a] in small]
-        return out
+        if refs:
+            return _elementwise_domains(refs[0], tuple(shapes[refs[0]]), False, pg, live, shapes)
+        # no input has the result's shape (an outer-product style broadcast): loop over it
+        outs = [j for j, v in enumerate(pg.outputs) if math.prod(v.shape) == full]
+        if not outs:
+            raise Unsupported("neither an input nor an output has the shape of the broadcast "
+                              "result")
+        return _elementwise_domains(outs[0], tuple(pg.outputs[outs[0]].shape), True, pg, live,
+                                    shapes)
     if len(set(found)) > 1:
         raise Unsupported("the graph reduces, scans or pools over different axes ("
                           + "; ".join(f"{k} {v}" for k, v in sorted(set(found))) + "), which one "
@@ -343,7 +364,8 @@ def shape_exprs(pgs: Sequence[PrimGraph], live: Sequence[int], domain: Domain,
     hosts = host_candidates(task, shape_sets)
     width = None
     if domain.loop_reductions:
-        width = [domain.extents(tuple(ss[domain.ref]))["E"] for ss in shape_sets]
+        width = [domain.extents(domain.shape(ss, g))["E"] for g, ss in zip(pgs, shape_sets,
+                                                                            strict=True)]
     out: dict[int, tuple[str | None, str | None]] = {}
     for n in live:
         op = pg.op(n)
@@ -457,7 +479,7 @@ def _check_loop_reduce(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int
 def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[Shape]
                 ) -> tuple[dict[int, str], set[int]]:
     """The form of every live node in ``domain`` (raises Unsupported when one has none)."""
-    ref_shape = tuple(shapes[domain.ref])
+    ref_shape = domain.shape(shapes, pg)
     ext = domain.extents(ref_shape)
     full, outer, col = ext["full"], ext["outer"], ext["col"]
     kind = domain.kind
@@ -484,6 +506,7 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                               f"is not {_FORM_NAMES[f]} of the {domain.describe(ref_shape)} loop "
                               "(a partial broadcast)")
 
+    alive = set(live)
     for n in live:
         d = pg.g.nodes[n]
         op = d["op"]
@@ -613,7 +636,12 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
             f = "t"
         else:
             (f,) = nonscalar
-        if op in ("cmp", "where") and kind in ("rows", "channels") and f != "t":
+        # a comparison is only ever written as a where() condition, where the emitter lifts
+        # per-row / per-column operands to full tiles; the where() itself must be a tile
+        lifted_cond = op == "cmp" and all(pg.op(u) == "where" and pg.g.nodes[u]["args"][0] == n
+                                          for u in pg.g.successors(n) if u in alive)
+        if op in ("cmp", "where") and kind in ("rows", "channels") and f != "t" and \
+                not lifted_cond:
             raise Unsupported(f"a {'comparison' if op == 'cmp' else 'where()'} over "
                               f"{names.get(f, 'per-column')} values (the DSL compares and "
                               "selects full tiles only)")
@@ -649,7 +677,7 @@ def grid_levels(pg: PrimGraph, live: list[int], forms: dict[int, str]) -> dict[i
 def make_plan(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[Shape],
               out_dtypes: Sequence[torch.dtype]) -> Plan:
     forms, materialize = infer_forms(pg, live, domain, shapes)
-    ref_shape = tuple(shapes[domain.ref])
+    ref_shape = domain.shape(shapes, pg)
     ext = domain.extents(ref_shape)
     if domain.kind == "windows":
         pool = next(n for n in live if pg.op(n) == "pool")
@@ -657,9 +685,6 @@ def make_plan(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[S
     outputs = []
     for i, (v, dt) in enumerate(zip(pg.outputs, out_dtypes, strict=True)):
         f = forms[v.node]
-        if dt not in OUTPUT_DTYPES:
-            raise Unsupported(f"output {i} is {str(dt).replace('torch.', '')}; the graph "
-                              "frontend produces float32/float16/bfloat16 outputs only")
         numel = math.prod(v.shape)
         if f == "t" and numel == ext["full"] and v.real == v.shape:
             pass
@@ -675,8 +700,7 @@ def make_plan(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[S
             raise Unsupported(f"output {i} is {what}, which the {domain.describe(ref_shape)} "
                               "loop cannot store")
         outputs.append((v.node, f, dt))
-    per_row = any(pg.op(n) == "input" and forms[n] == "o" for n in live) and domain.kind == "rows"
-    plan = Plan(pg, domain, forms, outputs, live, materialize, per_row, ref_shape)
+    plan = Plan(pg, domain, forms, outputs, live, materialize, full_shape=ref_shape)
     plan.level = grid_levels(pg, live, forms)
     return plan
 
@@ -684,6 +708,10 @@ def make_plan(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[S
 def analyse(task: Task, pgs: Sequence[PrimGraph], shape_sets: Sequence[Sequence[Shape]],
             out_dtypes: Sequence[torch.dtype]) -> Plan:
     """Pick the loop and the forms, consistently at every traced shape set."""
+    for i, dt in enumerate(out_dtypes):
+        if dt not in OUTPUT_DTYPES:
+            raise Unsupported(f"output {i} is {str(dt).replace('torch.', '')}; the graph "
+                              "frontend produces float32/float16/bfloat16 outputs only")
     check_same_structure(pgs, shape_sets)
     live = live_nodes(pgs[0])
     candidates = domain_candidates(pgs[0], live, task, shape_sets[0])

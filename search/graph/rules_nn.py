@@ -1,0 +1,192 @@
+"""Decomposition rules of neural-network ops: pooling windows and losses.
+
+Pooling is one ``pool`` primitive (a window reduction over the last dims; padding reads as
+the op's identity). A loss is a pointwise term followed by its ``reduction`` (none, mean or
+sum); ``nll_loss`` gathers by class index (``pick``) through the elementwise work before it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .formulas import Arg, Fn, Formula, Rule, X, abs_, arg, exp, log, registrar
+from .prims import BINARY, UNARY, PrimGraph, Value
+from .rules_reduce import mean
+from .trace import Unsupported
+
+RULES: dict[str, Rule] = {}
+rule = registrar(RULES)
+
+
+# ---------------------------------------------------------------- pooling
+def _triple(v: Any, n: int, default: list[int] | None = None) -> list[int]:
+    if v is None or (isinstance(v, (list, tuple)) and len(v) == 0):
+        return list(default) if default is not None else [0] * n
+    if isinstance(v, int):
+        return [v] * n
+    v = [int(x) for x in v]
+    return v * n if len(v) == 1 else v
+
+
+def _pool(g: PrimGraph, a: dict, red: str) -> Value:
+    x = a["self"]
+    k = _triple(a["kernel_size"], 1)
+    n = len(k)
+    s = _triple(a.get("stride"), n, k)
+    p = _triple(a.get("padding"), n)
+    dil = _triple(a.get("dilation"), n, [1] * n)
+    if a.get("ceil_mode"):
+        raise Unsupported("pooling with ceil_mode=True (partial windows at the end) has no "
+                          "DSL form")
+    if any(d != 1 for d in dil):
+        raise Unsupported(f"pooling with dilation {dil} has no DSL form")
+    rank = len(x.shape)
+    out = list(x.shape)
+    for i in range(n):
+        d = rank - n + i
+        out[d] = (x.shape[d] + 2 * p[i] - k[i]) // s[i] + 1
+    keep = [i for i in range(n) if not (k[i] == 1 and s[i] == 1 and p[i] == 0)]
+    if keep and keep != list(range(keep[0], n)):
+        raise Unsupported(f"pooling with kernel {k} pools non-adjacent dims")
+    k, s, p = ([k[i] for i in keep], [s[i] for i in keep], [p[i] for i in keep])
+    if not k:
+        return x
+    if len(set(k)) > 1 or len(set(s)) > 1 or len(set(p)) > 1:
+        raise Unsupported(f"pooling with kernel {k}, stride {s}, padding {p}: the DSL's windows "
+                          "loop takes one kernel, stride and padding for every pooled dim")
+    if p[0] * 2 > k[0]:
+        raise Unsupported(f"pooling with padding {p[0]} > kernel {k[0]} / 2")
+    return g.pool(red, x, k, s, p, tuple(out))
+
+
+@rule("max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
+      "max_pool2d_with_indices", "max_pool3d_with_indices")
+def _max_pool(g: PrimGraph, a: dict) -> list:
+    return [_pool(g, a, "max"), None]
+
+
+@rule("avg_pool1d", "avg_pool2d", "avg_pool3d")
+def _avg_pool(g: PrimGraph, a: dict) -> Value:
+    x = a["self"]
+    out = _pool(g, a, "sum")
+    if out is x:
+        return x
+    k = g.attr(out, "kernel")
+    pad = g.attr(out, "padding")[0]
+    if not a.get("count_include_pad", True) and pad > 0:
+        raise Unsupported("avg pooling with count_include_pad=False and padding > 0 (the divisor "
+                          "changes at the borders) has no DSL form")
+    div = a.get("divisor_override") or math.prod(k)
+    return g.binary("div", out, float(div))
+
+
+# ---------------------------------------------------------------- losses
+def _loss_reduce(g: PrimGraph, v: Value, reduction: Any) -> Value:
+    r = int(reduction if reduction is not None else 1)
+    if r == 0:
+        return v
+    if r == 2:
+        return g.reduce("sum", v, None, False)
+    return mean(g, v, list(range(len(v.shape))), False)
+
+
+def _smooth_l1(g: PrimGraph, d: Value, beta: float) -> Value:
+    if beta == 0:
+        return d
+    quad = g.binary("div", g.binary("mul", g.binary("mul", d, d), 0.5), beta)
+    return g.where(g.cmp("lt", d, beta), quad, g.binary("sub", d, 0.5 * beta), d.dtype)
+
+
+def _huber(g: PrimGraph, d: Value, delta: float) -> Value:
+    quad = g.binary("mul", g.binary("mul", d, d), 0.5)
+    lin = g.binary("mul", g.binary("sub", d, 0.5 * delta), delta)
+    return g.where(g.cmp("lt", d, delta), quad, lin, d.dtype)
+
+
+def _bce(g: PrimGraph, x: Value, t: Value, weight: Value | None) -> Value:
+    lx = g.binary("max", g.unary("log", x), -100.0)
+    l1x = g.binary("max", g.unary("log", g.binary("sub", 1.0, x)), -100.0)
+    v = g.unary("neg", g.binary("add", g.binary("mul", t, lx),
+                                g.binary("mul", g.binary("sub", 1.0, t), l1x)))
+    return v if weight is None else g.binary("mul", v, weight)
+
+
+T = Arg("target")
+
+#: loss ATen op -> its pointwise term (X = ``self``, T = ``target``), before the reduction
+LOSS_TERMS: dict[str, Formula] = {
+    "mse_loss": (X - T) * (X - T),
+    "l1_loss": abs_(X - T),
+    "smooth_l1_loss": Fn(_smooth_l1, abs_(X - T), arg("beta", 1.0)),
+    "huber_loss": Fn(_huber, abs_(X - T), arg("delta", 1.0)),
+    "soft_margin_loss": log(exp(-T * X) + 1.0),
+    "binary_cross_entropy": Fn(_bce, X, T, Arg("weight")),
+}
+
+
+def _loss(term: Formula) -> Rule:
+    return lambda g, a: _loss_reduce(g, term(g, a), a.get("reduction"))
+
+
+RULES.update({name: _loss(term) for name, term in LOSS_TERMS.items()})
+
+
+def pick_through(g: PrimGraph, v: Value, idx: Value) -> Value:
+    """``v[i, idx[i]]`` for a [N, C] value built elementwise from [N, C] task inputs and
+    per-row / scalar operands: the gather is pushed down to the inputs (``pick``)."""
+    if len(v.shape) < 2:
+        if math.prod(v.shape) == 1:
+            return v  # a scalar broadcasts against the picked [N] values as well
+        raise Unsupported("a class-index gather (nll_loss) of a value broadcast from a "
+                          f"{list(v.shape)} vector")
+    n = v.shape[0]
+    if v.real[-1] == 1:  # constant along the class dim: per-row or scalar
+        c = g.const_value(v)
+        if c is not None:
+            return g.const(c, (n,), v.dtype)
+        base = v
+        while g.op(base) == "expand":
+            base = g.value(g.g.nodes[base.node]["args"][0])
+        b = (1,) * (2 - len(base.shape)) + tuple(base.shape)
+        r = g.view(base, [b[0]])
+        return r if b[0] == n else g.expand(r, [n])
+    op = g.op(v)
+    args = [g.value(x) for x in g.g.nodes[v.node]["args"]]
+    if op == "input":
+        if len(v.shape) != 2:
+            raise Unsupported("a class-index gather (nll_loss) from a tensor that is not 2-D")
+        return g.pick(v, idx)
+    if op == "view" and args[0].shape == v.shape:
+        return pick_through(g, args[0], idx)
+    sub = [pick_through(g, x, idx) for x in args]
+    if op in UNARY:
+        return g.unary(op, sub[0])
+    if op == "leaky_relu":
+        return g.leaky_relu(sub[0], g.attr(v, "slope"))
+    if op in BINARY:
+        return g.binary(op, sub[0], sub[1], v.dtype)
+    if op == "cmp":
+        return g.cmp(g.attr(v, "cmp"), sub[0], sub[1])
+    if op == "where":
+        return g.where(sub[0], sub[1], sub[2], v.dtype)
+    if op == "ind":
+        return g.as_float(sub[0], v.dtype)
+    raise Unsupported(f"a class-index gather (nll_loss) through a {op} has no DSL form (the "
+                      "gather reads a task input: pick(x, t, idx))")
+
+
+@rule("nll_loss_forward")
+def _nll_loss(g: PrimGraph, a: dict) -> list:
+    x, target = a["self"], a["target"]
+    if a.get("weight") is not None:
+        raise Unsupported("nll_loss with class weights (the divisor is a weighted count)")
+    if len(x.shape) != 2:
+        raise Unsupported("nll_loss over a tensor that is not [N, C]")
+    if not isinstance(target, Value) or g.op(target) != "index":
+        raise Unsupported("nll_loss whose targets are not an integer task input")
+    picked = g.unary("neg", pick_through(g, x, target))
+    return [_loss_reduce(g, picked, a.get("reduction")), None]
+
+
+__all__ = ["RULES", "pick_through"]

@@ -1,0 +1,245 @@
+"""Decomposition rules of reductions and normalisations.
+
+A reduction keeps its reduced dims as 1 (one ``reduce`` node, shared by ``mean``/``var``); a
+``view`` drops them when ``keepdim`` is False. Normalisations are reductions plus elementwise
+work (softmax: max, exp, sum, divide; layer norm: mean, centred second moment, ``rsqrt``).
+Every rule that reduces ``self`` over its ``dim`` argument is a row of :data:`OVER_DIMS`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from .formulas import Rule, registrar
+from .prims import PrimGraph, Value
+from .rules_math import power
+from .trace import Unsupported
+
+RULES: dict[str, Rule] = {}
+rule = registrar(RULES)
+
+
+def dims_of(x: Value, dims: Any) -> list[int]:
+    """A ``dim`` argument as a list (None or empty: every dim)."""
+    if dims is None:
+        return list(range(len(x.shape)))
+    if isinstance(dims, int):
+        return [dims]
+    return list(dims) or list(range(len(x.shape)))
+
+
+def keep(g: PrimGraph, r: Value, x: Value, dims: list[int], keepdim: bool) -> Value:
+    """A keepdim=True reduction result viewed as keepdim=False when asked."""
+    if keepdim:
+        return r
+    rank = len(x.shape)
+    norm = {d % rank for d in dims} if rank else set()
+    return g.view(r, [s for i, s in enumerate(x.shape) if i not in norm])
+
+
+def mean(g: PrimGraph, x: Value, dims: list[int], keepdim: bool) -> Value:
+    r = g.reduce("sum", x, dims, keepdim)
+    return g.binary("div", r, g.extent(r))
+
+
+def var(g: PrimGraph, x: Value, dims: list[int], correction: float, keepdim: bool
+        ) -> tuple[Value, Value]:
+    """(variance, mean), both keepdim=True."""
+    m = mean(g, x, dims, True)
+    d = g.binary("sub", x, m)
+    ss = g.reduce("sum", g.binary("mul", d, d), dims, True)
+    e = g.extent(ss)
+    denom = e if correction == 0 else g.binary("sub", e, float(correction))
+    return g.binary("div", ss, denom), m
+
+
+def _correction(a: dict) -> float:
+    c = a.get("correction")
+    if c is None:
+        unbiased = a.get("unbiased")
+        return 0.0 if unbiased is False else 1.0
+    return float(c)
+
+
+def vector_norm(g: PrimGraph, x: Value, p: float, dims: list[int], keepdim: bool) -> Value:
+    if p == 2:
+        return g.unary("sqrt", g.reduce("sum", g.binary("mul", x, x), dims, keepdim))
+    ax = g.unary("abs", x)
+    if p == 1:
+        return g.reduce("sum", ax, dims, keepdim)
+    if p == math.inf:
+        return g.reduce("max", ax, dims, keepdim)
+    if p == -math.inf:
+        return g.reduce("min", ax, dims, keepdim)
+    if p > 0:
+        s = g.reduce("sum", power(g, ax, p) if p == int(p) else
+                     g.unary("exp", g.binary("mul", g.unary("log", ax), p)), dims, keepdim)
+        return g.unary("exp", g.binary("div", g.unary("log", s), p))
+    raise Unsupported(f"a vector norm of order {p}")
+
+
+def _logsumexp(g: PrimGraph, x: Value, dims: list[int], keepdim: bool, a: dict) -> Value:
+    m = g.reduce("max", x, dims, True)
+    s = g.reduce("sum", g.unary("exp", g.binary("sub", x, m)), dims, True)
+    return keep(g, g.binary("add", g.unary("log", s), m), x, dims, keepdim)
+
+
+def _moments(root: bool, with_mean: bool) -> Callable[..., Any]:
+    """var / std (``root``), alone or with the mean (``var_mean``, ``std_mean``)."""
+    def body(g: PrimGraph, x: Value, dims: list[int], keepdim: bool, a: dict) -> Any:
+        v, m = var(g, x, dims, _correction(a), True)
+        if root:
+            v = g.unary("sqrt", v)
+        out = keep(g, v, x, dims, keepdim)
+        return [out, keep(g, m, x, dims, keepdim)] if with_mean else out
+    return body
+
+
+def _norm_order(p: Any) -> float:
+    return 2.0 if p is None or isinstance(p, str) else float(p)
+
+
+#: ATen op -> its value from (graph, self, dims, keepdim, all arguments): the rules that
+#: reduce ``self`` over their ``dim`` argument (every dim when absent)
+OVER_DIMS: dict[str, Callable[..., Any]] = {
+    "sum": lambda g, x, dims, k, a: g.reduce("sum", x, dims, k),
+    "amax": lambda g, x, dims, k, a: g.reduce("max", x, dims, k),
+    "amin": lambda g, x, dims, k, a: g.reduce("min", x, dims, k),
+    "prod": lambda g, x, dims, k, a: g.reduce("prod", x, dims, k),
+    "mean": lambda g, x, dims, k, a: mean(g, x, dims, k),
+    "logsumexp": _logsumexp,
+    "var": _moments(False, False),
+    "std": _moments(True, False),
+    "var_mean": _moments(False, True),
+    "std_mean": _moments(True, True),
+    "linalg_vector_norm": lambda g, x, dims, k, a: vector_norm(g, x, float(a.get("ord", 2)), dims, k),
+    "norm": lambda g, x, dims, k, a: vector_norm(g, x, _norm_order(a.get("p")), dims, k),
+}
+
+
+def over_dims(body: Callable[..., Any]) -> Rule:
+    """The rule that applies ``body`` to ``self`` over the call's ``dim`` and ``keepdim``."""
+    def fn(g: PrimGraph, a: dict) -> Any:
+        x = a["self"]
+        return body(g, x, dims_of(x, a.get("dim")), bool(a.get("keepdim", False)), a)
+    return fn
+
+
+RULES.update({name: over_dims(body) for name, body in OVER_DIMS.items()})
+
+
+def _max_min(red: str) -> Rule:
+    """``max``/``min``: elementwise with ``other``, a full reduction, or over ``dim`` (with
+    indices, which have no form)."""
+    def fn(g: PrimGraph, a: dict) -> Any:
+        x = a["self"]
+        if "other" in a and a.get("other") is not None:
+            return g.binary(red, x, a["other"])
+        if "dim" not in a:
+            return g.reduce(red, x, None, False)
+        return [g.reduce(red, x, dims_of(x, a["dim"]), bool(a.get("keepdim", False))), None]
+    return fn
+
+
+RULES["max"] = _max_min("max")
+RULES["min"] = _max_min("min")
+
+
+@rule("_softmax", "softmax", "_safe_softmax")
+def _softmax(g: PrimGraph, a: dict) -> Value:
+    x = a["self"]
+    dims = [a["dim"]]
+    e = g.unary("exp", g.binary("sub", x, g.reduce("max", x, dims, True)))
+    return g.binary("div", e, g.reduce("sum", e, dims, True))
+
+
+@rule("_log_softmax", "log_softmax")
+def _log_softmax(g: PrimGraph, a: dict) -> Value:
+    x = a["self"]
+    dims = [a["dim"]]
+    d = g.binary("sub", x, g.reduce("max", x, dims, True))
+    return g.binary("sub", d, g.unary("log", g.reduce("sum", g.unary("exp", d), dims, True)))
+
+
+# ---------------------------------------------------------------- normalisations
+@rule("native_layer_norm")
+def _native_layer_norm(g: PrimGraph, a: dict) -> list:
+    x = a["input"]
+    k = len(a["normalized_shape"])
+    dims = list(range(len(x.shape) - k, len(x.shape)))
+    v, m = var(g, x, dims, 0.0, True)
+    rstd = g.unary("rsqrt", g.binary("add", v, float(a["eps"])))
+    out = g.binary("mul", g.binary("sub", x, m), rstd)
+    if a.get("weight") is not None:
+        out = g.binary("mul", out, a["weight"])
+    if a.get("bias") is not None:
+        out = g.binary("add", out, a["bias"])
+    return [out, m, rstd]
+
+
+@rule("_fused_rms_norm", "rms_norm")
+def _rms_norm(g: PrimGraph, a: dict) -> Any:
+    x = a["input"]
+    k = len(a["normalized_shape"])
+    dims = list(range(len(x.shape) - k, len(x.shape)))
+    eps = a.get("eps")
+    eps = torch.finfo(x.dtype).eps if eps is None else float(eps)
+    ms = mean(g, g.binary("mul", x, x), dims, True)
+    rstd = g.unary("rsqrt", g.binary("add", ms, eps))
+    out = g.binary("mul", x, rstd)
+    if a.get("weight") is not None:
+        out = g.binary("mul", out, a["weight"])
+    return [out, rstd] if "_fused" in str(a.get("__op__", "")) else out
+
+
+def _channel(g: PrimGraph, w: Value, rank: int) -> Value:
+    """A per-channel [C] vector shaped to broadcast against [N, C, ...]."""
+    return g.view(w, list(w.shape) + [1] * (rank - 2))
+
+
+@rule("native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_functional",
+      "_native_batch_norm_legit_no_training")
+def _batch_norm(g: PrimGraph, a: dict) -> list:
+    x = a["input"]
+    rank = len(x.shape)
+    training = a.get("training", False) if "training" in a else False
+    rm, rv = a.get("running_mean"), a.get("running_var")
+    eps = float(a["eps"])
+    if training or rm is None:
+        dims = [0] + list(range(2, rank))
+        v, m = var(g, x, dims, 0.0, True)
+        invstd = g.unary("rsqrt", g.binary("add", v, eps))
+        stats = [g.view(m, [x.shape[1]]), g.view(invstd, [x.shape[1]])]
+    else:
+        m, invstd = _channel(g, rm, rank), g.unary("rsqrt", g.binary("add", _channel(g, rv, rank),
+                                                                         eps))
+        stats = [None, None]
+    out = g.binary("mul", g.binary("sub", x, m), invstd)
+    if a.get("weight") is not None:
+        out = g.binary("mul", out, _channel(g, a["weight"], rank))
+    if a.get("bias") is not None:
+        out = g.binary("add", out, _channel(g, a["bias"], rank))
+    return [out, *stats]
+
+
+@rule("native_group_norm")
+def _group_norm(g: PrimGraph, a: dict) -> list:
+    x = a["input"]
+    n, groups = int(a["N"]), int(a["group"])
+    xv = g.view(x, [n, groups, math.prod(x.shape) // (n * groups)])
+    v, m = var(g, xv, [2], 0.0, True)
+    rstd = g.unary("rsqrt", g.binary("add", v, float(a["eps"])))
+    out = g.view(g.binary("mul", g.binary("sub", xv, m), rstd), x.shape)
+    rank = len(x.shape)
+    if a.get("weight") is not None:
+        out = g.binary("mul", out, _channel(g, a["weight"], rank))
+    if a.get("bias") is not None:
+        out = g.binary("add", out, _channel(g, a["bias"], rank))
+    return [out, g.view(m, [n, groups]), g.view(rstd, [n, groups])]
+
+
+__all__ = ["OVER_DIMS", "RULES", "dims_of", "keep", "mean", "var", "vector_norm"]

@@ -1,0 +1,149 @@
+"""Decomposition rules of scans, and of the data movement a scan rewrite folds away.
+
+``cumsum``/``cumprod``/``cummax`` are ``scan`` primitives (``cummin`` a negated ``cummax``).
+``flip`` and ``slice`` are data movement, which the DSL does not have: they are kept only as
+markers that a reversed scan (``flip(cumsum(flip(x)))`` = ``sum(x) - cumsum(x) + x``) or an
+exclusive scan (``cat([0, cumsum(x)[:-1]])`` = ``cumsum(x) - x``) folds away.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .formulas import Rule, registrar
+from .prims import PrimGraph, Value
+from .rules_layout import to_dtype
+from .trace import Unsupported
+
+RULES: dict[str, Rule] = {}
+rule = registrar(RULES)
+
+
+def _scan(red: str, cast: bool) -> Rule:
+    """A running ``red`` of ``self`` along ``dim`` (after its ``dtype`` cast, if ``cast``)."""
+    def fn(g: PrimGraph, a: dict) -> Value:
+        x = to_dtype(g, a["self"], a.get("dtype")) if cast else a["self"]
+        return g.scan(red, x, int(a["dim"]))
+    return fn
+
+
+RULES["cumsum"] = _scan("sum", cast=True)
+RULES["cumprod"] = _scan("prod", cast=True)
+RULES["cummax"] = lambda g, a: [_scan("max", cast=False)(g, a), None]  # no index output
+
+
+@rule("cummin")
+def _cummin(g: PrimGraph, a: dict) -> list:
+    x = a["self"]
+    return [g.unary("neg", g.scan("max", g.unary("neg", x), int(a["dim"]))), None]
+
+
+@rule("logcumsumexp")
+def _logcumsumexp(g: PrimGraph, a: dict) -> Value:
+    x = a["self"]
+    dim = int(a["dim"])
+    if len(x.shape) == 0:
+        return x
+    m = g.reduce("max", x, [dim], True)
+    s = g.scan("sum", g.unary("exp", g.binary("sub", x, m)), dim)
+    return g.binary("add", g.unary("log", s), m)
+
+
+def _norm_dims(x: Value, dims: Any) -> tuple[int, ...]:
+    rank = len(x.shape)
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    return tuple(sorted({d % rank for d in dims if x.shape[d % rank] != 1}))
+
+
+@rule("flip")
+def _flip(g: PrimGraph, a: dict) -> Value:
+    """Only a reversed scan, flip(cumsum(flip(x, d), d), d) = sum(x, d) - cumsum(x, d) + x,
+    is supported (and flip(flip(x)) = x); any other flip is data movement."""
+    x = a["self"]
+    dims = _norm_dims(x, a["dims"])
+    if not dims:
+        return x
+    if g.op(x) == "flip" and g.attr(x, "dims") == dims:
+        return g.value(g.g.nodes[x.node]["args"][0])
+    if g.op(x) == "scan" and len(dims) == 1 and g.attr(x, "dim") == dims[0]:
+        inner = g.value(g.g.nodes[x.node]["args"][0])
+        if g.op(inner) == "flip" and g.attr(inner, "dims") == dims:
+            v = g.value(g.g.nodes[inner.node]["args"][0])
+            red = g.attr(x, "red")
+            if red != "sum":
+                raise Unsupported(f"a reversed cum{red} (flip + scan + flip) has no exact "
+                                  "DSL form; only a reversed cumsum is rewritten")
+            total = g.reduce("sum", v, [dims[0]], True)
+            return g.binary("add", g.binary("sub", total, g.scan("sum", v, dims[0])), v)
+    return g.marker("flip", x, x.shape, dims=dims)
+
+
+@rule("slice")
+def _slice(g: PrimGraph, a: dict) -> Value:
+    x = a["self"]
+    rank = len(x.shape)
+    dim = int(a.get("dim", 0)) % rank
+    n = x.shape[dim]
+    start = a.get("start")
+    end = a.get("end")
+    step = int(a.get("step") or 1)
+    start = 0 if start is None else int(start)
+    end = n if end is None else int(end)
+    start = max(0, start + n if start < 0 else start)
+    end = min(n, end + n if end < 0 else end)
+    if start == 0 and end >= n and step == 1:
+        return x
+    size = max(0, (end - start + step - 1) // step)
+    shape = x.shape[:dim] + (size,) + x.shape[dim + 1:]
+    return g.marker("slice", x, shape, dim=dim, start=start, end=end, step=step)
+
+
+@rule("narrow")
+def _narrow(g: PrimGraph, a: dict) -> Value:
+    start, length = int(a["start"]), int(a["length"])
+    return _slice(g, {"self": a["self"], "dim": a["dim"], "start": start,
+                      "end": start + length, "step": 1})
+
+
+def _is_slice(g: PrimGraph, v: Value, dim: int, start: int, end: int) -> Value | None:
+    if g.op(v) != "slice":
+        return None
+    d = g.g.nodes[v.node]
+    if (d["dim"], d["start"], d["end"], d["step"]) != (dim, start, end, 1):
+        return None
+    return g.value(d["args"][0])
+
+
+@rule("cat", "concat", "concatenate")
+def _cat(g: PrimGraph, a: dict) -> Value:
+    """Only an exclusive cumsum, cat([0, cumsum(x, d)[:-1]], d) (or cat([0, cumsum(x[:-1])]))
+    = cumsum(x, d) - x, is supported; any other concatenation is data movement."""
+    parts = [t for t in a["tensors"] if isinstance(t, Value) and math.prod(t.shape) != 0]
+    dim = int(a.get("dim", 0))
+    if len(parts) == 2:
+        zero, rest = parts
+        rank = len(rest.shape)
+        d = dim % rank
+        n = rest.shape[d] + 1
+        if g.const_value(zero) == 0.0 and zero.shape[d] == 1:
+            v = None
+            sliced = _is_slice(g, rest, d, 0, n - 1)  # cumsum(x)[:-1]
+            if sliced is not None and g.op(sliced) == "scan" and g.attr(sliced, "dim") == d:
+                if g.attr(sliced, "red") == "sum":
+                    v = g.value(g.g.nodes[sliced.node]["args"][0])
+            elif g.op(rest) == "scan" and g.attr(rest, "dim") == d and \
+                    g.attr(rest, "red") == "sum":  # cumsum(x[:-1])
+                inner = g.value(g.g.nodes[rest.node]["args"][0])
+                base = None
+                if g.op(inner) == "slice":
+                    src = g.value(g.g.nodes[inner.node]["args"][0])
+                    base = _is_slice(g, inner, d, 0, src.shape[d] - 1)
+                v = base
+            if v is not None and v.shape[d] == n:
+                return g.binary("sub", g.scan("sum", v, d), v)
+    raise Unsupported("a concatenation (other than the exclusive-cumsum form "
+                      "cat([zeros, cumsum(x)[:-1]])) is data movement, which has no DSL form")
+
+
+__all__ = ["RULES"]
