@@ -1,4 +1,4 @@
-"""The ``ascendcraft`` command: ops, check, lower, tune.
+"""The ``ascendcraft`` command: ops, check, lower, tune, campaign.
 
 A thin shell over the application layer (:mod:`ascendcraft.app`): it parses the command
 line into typed configuration, calls a verb, and prints its typed result — the only module
@@ -237,7 +237,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     config = TuneConfig(
         soc=args.soc, budget=args.budget, sampler=args.sampler, seed=args.seed,
         storage=args.storage, study=args.study, resume=args.resume, run_dir=args.run_dir,
-        timeout_per_trial_s=args.timeout_per_trial, executor=ExecutorConfig(workers=args.workers),
+        timeout_per_trial_s=args.timeout_per_trial,
+        executor=ExecutorConfig(workers=args.workers, address=args.ray_address),
     )
     try:
         summary = tune(ref, config, progress=None if args.json else TerminalProgress())
@@ -264,6 +265,38 @@ def cmd_tune(args: argparse.Namespace) -> int:
             print("no correct kernel found")
         print(f"run directory: {summary.run_dir}")
     return 0 if summary.best.correct else 1
+
+
+# ---------------------------------------------------------------- campaign
+def cmd_campaign(args: argparse.Namespace) -> int:
+    import signal
+
+    from .campaign import CampaignConfig, CampaignInterrupted, campaign_ops, run_campaign
+    from .cluster.config import ExecutorConfig
+
+    out = Path(args.out)
+    task_files = tuple(str(p) for p in sorted(Path(args.tasks).glob("*.py"))) if args.tasks else ()
+    if args.tasks and not task_files:
+        from .app.errors import UserError
+
+        raise UserError(f"--tasks {args.tasks}: no task files (*.py) there")
+    config = CampaignConfig(
+        out=out, hours=args.hours, ops=campaign_ops(args.ops.split(",")) if args.ops else (),
+        task_files=task_files, socs=tuple(args.soc or [DEFAULT_SOC]),
+        budget_per_op=args.budget_per_op, storage=args.storage, resume=args.resume,
+        seed=args.seed, timeout_per_trial_s=args.timeout_per_trial,
+        executor=ExecutorConfig(workers=args.workers, address=args.ray_address),
+    )
+    args.run_dir = out
+    try:
+        result = run_campaign(config, say=lambda line: print(line, flush=True))
+    except CampaignInterrupted as stop:
+        print(_one_paragraph(
+            f"ascendcraft campaign: {stop.result.state.stopped}; report so far in "
+            f"{stop.result.report}; continue with --resume --out {out}"), file=sys.stderr)
+        return 128 + int(getattr(signal, stop.signal_name, signal.SIGINT))
+    print(f"report: {result.report}")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -316,9 +349,33 @@ def build_parser() -> argparse.ArgumentParser:
                     help="parallel trials (default: CPU cores)")
     sp.add_argument("--out", default=None, help="run directory (default results/runs/<op>-<time>)")
     sp.add_argument("--timeout-per-trial", type=_positive_seconds, default=120.0,
-                    help="seconds (> 0) before a trial is stopped")
+                    help="CPU seconds (> 0) a trial may use before it is stopped (and run once more)")
+    sp.add_argument("--ray-address", default=None,
+                    help="join this Ray cluster (default: $RAY_ADDRESS; neither: local)")
     sp.add_argument("--json", action="store_true")
     sp.set_defaults(fn=cmd_tune)
+
+    sp = sub.add_parser("campaign", help="tune many ops under one time budget; a morning report")
+    g = sp.add_mutually_exclusive_group()
+    g.add_argument("--ops", help="comma-separated op names, or all")
+    g.add_argument("--tasks", help="a directory of task files (*.py)")
+    sp.add_argument("--hours", type=_positive_seconds, required=True,
+                    help="the time budget in hours (> 0), shared by every op")
+    sp.add_argument("--budget-per-op", type=_int_at_least(1), default=100,
+                    help="the most trials one op gets (default 100)")
+    sp.add_argument("--soc", action="append", default=None,
+                    help=f"SoC model; repeat for several (default {DEFAULT_SOC})")
+    sp.add_argument("--out", default="results/campaign", help="campaign directory")
+    sp.add_argument("--resume", action="store_true", help="continue the campaign in --out")
+    sp.add_argument("--storage", help="SQLAlchemy URL for every op's study, e.g. PostgreSQL")
+    sp.add_argument("--workers", type=_int_at_least(1), default=None,
+                    help="trials in flight (default: CPU cores, or the cluster's)")
+    sp.add_argument("--ray-address", default=None,
+                    help="join this Ray cluster (default: $RAY_ADDRESS; neither: local)")
+    sp.add_argument("--seed", type=_int_at_least(0, 2**32 - 1), default=0)
+    sp.add_argument("--timeout-per-trial", type=_positive_seconds, default=120.0,
+                    help="CPU seconds (> 0) a trial may use before it is stopped")
+    sp.set_defaults(fn=cmd_campaign)
     return p
 
 
@@ -331,13 +388,16 @@ def _validate(args: argparse.Namespace) -> None:
         from .app.task import known_socs
 
         known = known_socs()
-        if soc not in known:
-            raise UserError(f"unknown SoC {soc!r}; known SoCs: {', '.join(known)}")
+        for one in soc if isinstance(soc, list) else [soc]:
+            if one not in known:
+                raise UserError(f"unknown SoC {one!r}; known SoCs: {', '.join(known)}")
     for flag in ("out", "storage", "study", "dsl", "task", "op"):
         if getattr(args, flag, None) == "":
             raise UserError(f"--{flag} is empty")
     if getattr(args, "resume", False) and not args.out:
         raise UserError("--resume needs --out: the run directory of the run to continue")
+    if args.cmd == "campaign" and not args.resume and not (args.ops or args.tasks):
+        raise UserError("campaign needs --ops LIST|all or --tasks DIR (or --resume)")
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:

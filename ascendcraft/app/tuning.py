@@ -92,6 +92,8 @@ class Summary:
     partial: str | None
     run_dir: Path
     text: str = field(default="", repr=False)  # the summary table (summary.txt)
+    exhausted: bool = False  # every point of every candidate's space was tried
+    time_limited: bool = False  # it stopped starting trials at its time limit
 
     def to_dict(self) -> dict[str, Any]:
         key = time_key(self.timing or "")
@@ -108,6 +110,8 @@ class Summary:
             "defaults": {name: {"params": d.params, "status": d.status, key: d.time_us}
                          for name, d in self.defaults.items()},
             "partial": self.partial,
+            "exhausted": self.exhausted,
+            "time_limited": self.time_limited,
             "run_dir": str(self.run_dir),
         }
 
@@ -192,4 +196,5 @@ def summarise(task: Task, result: SearchResult, run_dir: Path, candidates: list)
         op=task.name, trials=result.evaluated, failed=dict(result.failed),
         infeasible=result.infeasible, best=best, timing=timing, defaults=defaults,
         partial=result.partial, run_dir=run_dir, text=report.summary_text(result, candidates),
+        exhausted=result.exhausted, time_limited=result.time_limited,
     )
