@@ -1,4 +1,4 @@
-"""The ``ascendcraft`` command: ops, check, lower, tune, campaign.
+"""The ``ascendcraft`` command: ops, check, lower, tune, campaign, bench.
 
 A thin shell over the application layer (:mod:`ascendcraft.app`): it parses the command
 line into typed configuration, calls a verb, and prints its typed result — the only module
@@ -299,6 +299,41 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- bench
+def cmd_bench(args: argparse.Namespace) -> int:
+    import shlex
+    import signal
+
+    from .bench import BenchConfig, BenchInterrupted, regenerate, run_bench
+    from .bench.suite import categories_arg
+    from .cluster.config import ExecutorConfig
+
+    if args.report:
+        path = regenerate(Path(args.report), Path(args.out) if args.out else None)
+        print(f"report: {path}")
+        return 0
+    out = Path(args.out or "results/runs/bench")
+    args.run_dir = out
+    config = BenchConfig(
+        out=out, suite=args.suite, categories=categories_arg(args.categories),
+        budget=args.budget, soc=args.soc, proposer=args.proposer, resume=args.resume,
+        seed=args.seed, timeout_per_trial_s=args.timeout_per_trial,
+        executor=ExecutorConfig(workers=args.workers, address=args.ray_address),
+        command=shlex.join(["ascendcraft", *args.argv]))
+    try:
+        result = run_bench(config, say=lambda line: print(line, flush=True))
+    except BenchInterrupted as stop:
+        print(_one_paragraph(
+            f"ascendcraft bench: {stop.result.state.stopped}; report so far in "
+            f"{stop.result.report}; continue with the same command and --resume"), file=sys.stderr)
+        return 128 + int(getattr(signal, stop.signal_name, signal.SIGINT))
+    if args.json:
+        print((result.report.parent / "bench.json").read_text())
+    else:
+        print(f"report: {result.report}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .search.samplers import SAMPLERS
 
@@ -376,6 +411,31 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--timeout-per-trial", type=_positive_seconds, default=120.0,
                     help="CPU seconds (> 0) a trial may use before it is stopped")
     sp.set_defaults(fn=cmd_campaign)
+
+    sp = sub.add_parser("bench", help="tune every task of a suite with one trial budget; "
+                        "BENCHMARK.md, bench.json and plots")
+    sp.add_argument("--suite", default="builtin",
+                    help="builtin (the registry) or a folder of task files (*.py)")
+    sp.add_argument("--categories", help="comma-separated categories to run (default: all)")
+    sp.add_argument("--budget", type=_int_at_least(1), default=20,
+                    help="evaluated trials per task (default 20)")
+    sp.add_argument("--soc", default=DEFAULT_SOC, help=f"SoC model (default {DEFAULT_SOC})")
+    sp.add_argument("--workers", type=_int_at_least(1), default=None,
+                    help="trials in flight (default: CPU cores, or the cluster's)")
+    sp.add_argument("--proposer", default="builtin", help="proposer (default builtin)")
+    sp.add_argument("--out", default=None,
+                    help="bench directory (default results/runs/bench); with --report, "
+                         "where to write the report")
+    sp.add_argument("--resume", action="store_true", help="continue the bench in --out")
+    sp.add_argument("--report", metavar="BENCH_DIR", default=None,
+                    help="only rewrite the report of the bench in BENCH_DIR (no tuning)")
+    sp.add_argument("--ray-address", default=None,
+                    help="join this Ray cluster (default: $RAY_ADDRESS; neither: local)")
+    sp.add_argument("--seed", type=_int_at_least(0, 2**32 - 1), default=0)
+    sp.add_argument("--timeout-per-trial", type=_positive_seconds, default=120.0,
+                    help="CPU seconds (> 0) a trial may use before it is stopped")
+    sp.add_argument("--json", action="store_true", help="print bench.json when done")
+    sp.set_defaults(fn=cmd_bench)
     return p
 
 
@@ -394,7 +454,7 @@ def _validate(args: argparse.Namespace) -> None:
     for flag in ("out", "storage", "study", "dsl", "task", "op"):
         if getattr(args, flag, None) == "":
             raise UserError(f"--{flag} is empty")
-    if getattr(args, "resume", False) and not args.out:
+    if getattr(args, "resume", False) and not args.out and args.cmd != "bench":
         raise UserError("--resume needs --out: the run directory of the run to continue")
     if args.cmd == "campaign" and not args.resume and not (args.ops or args.tasks):
         raise UserError("campaign needs --ops LIST|all or --tasks DIR (or --resume)")

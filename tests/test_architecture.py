@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("evaluate", ("ascendcraft.evaluate", "ascendcraft.evaluate_cube")),
     ("search", ("ascendcraft.search",)),
     ("cluster", ("ascendcraft.cluster",)),
-    ("app", ("ascendcraft.app", "ascendcraft.campaign")),
+    ("app", ("ascendcraft.app", "ascendcraft.campaign", "ascendcraft.bench")),
     ("cli", ("ascendcraft.cli", "ascendcraft.__main__")),
 )
 

@@ -14,6 +14,7 @@ is raised; ``--resume`` continues where it stopped.
 
 from __future__ import annotations
 
+import math
 import re
 import signal
 import threading
@@ -54,6 +55,10 @@ class CampaignConfig:
     sampler: str = "tpe"
     timeout_per_trial_s: float = 120.0
     executor: ExecutorConfig = field(default_factory=ExecutorConfig)
+    fixed_budget: bool = False
+    """Every unit gets its whole ``budget_per_op`` in one run without a time limit, in order
+    (``hours`` is not used): a benchmark, whose results must not depend on the machine's
+    speed that night."""
 
 
 @dataclass
@@ -197,7 +202,8 @@ class _Campaign:
         u.state, u.round, u.budget = "running", round_no, grant.budget
         self.save()
         self.say(f"[{self.st.used_s / 60:5.1f} min] round {round_no}: {u.key} — up to "
-                 f"{grant.budget} trials, {grant.seconds:.0f} s")
+                 f"{grant.budget} trials, "
+                 + (f"{grant.seconds:.0f} s" if math.isfinite(grant.seconds) else "no time limit"))
         ref = TaskRef(op=u.op, task_file=u.task_file)
         t0 = time.monotonic()
         try:
@@ -206,7 +212,8 @@ class _Campaign:
                              seed=self.config.seed, storage=self.config.storage, study=study,
                              resume=resume, run_dir=run_dir,
                              timeout_per_trial_s=self.config.timeout_per_trial_s,
-                             time_limit_s=grant.seconds, plots=False, revalidate_top=1)
+                             time_limit_s=grant.seconds if math.isfinite(grant.seconds) else None,
+                             plots=False, revalidate_top=1)
             summary = tune(ref, cfg, executor=self.ex.lend())
         except TuneInterrupted as stop:
             self._finish(u, time.monotonic() - t0, stop.summary.to_dict(), run_dir,
@@ -243,6 +250,12 @@ class _Campaign:
     # ---- the night -----------------------------------------------------------------------
     def run(self) -> None:
         units = list(self.st.units.values())
+        if self.config.fixed_budget:  # a bench: each unit its whole budget, no clock
+            for u in units:
+                if u.state in ("pending", "running"):
+                    self.run_unit(u, plan.Grant(self.st.budget_per_op, math.inf), 1)
+            self.st.finished = True
+            return
         def first_due(v: UnitState) -> bool:  # not had round 1, or stopped in it
             return v.state != "failed" and (v.round == 0 or (v.round == 1 and v.state == "running"))
 
@@ -268,11 +281,13 @@ class _Campaign:
 
 
 def run_campaign(config: CampaignConfig, *, executor: Executor | None = None,
-                 say: Callable[[str], None] = lambda line: None) -> CampaignResult:
-    """Run (or, with ``config.resume``, continue) a campaign and write its report. ``say``
+                 say: Callable[[str], None] = lambda line: None,
+                 report: Callable[[Path, CampaignState], Path] = write_report) -> CampaignResult:
+    """Run (or, with ``config.resume``, continue) a campaign and write its report (``report``:
+    the morning report by default; a bench writes its own from the same record). ``say``
     gets one line per unit started and finished. A signal raises
     :class:`CampaignInterrupted` once the record and a partial report are written."""
-    if not (config.hours > 0):
+    if not config.fixed_budget and not (config.hours > 0):
         raise UserError(f"--hours must be > 0, got {config.hours}")
     config.out.mkdir(parents=True, exist_ok=True)
     st = _opened(config)
@@ -294,7 +309,7 @@ def run_campaign(config: CampaignConfig, *, executor: Executor | None = None,
             shared.close()
         finally:
             record.save(config.out, st)
-    result = CampaignResult(config.out, write_report(config.out, st), st)
+    result = CampaignResult(config.out, report(config.out, st), st)
     if st.stopped:
         raise CampaignInterrupted(c.signals.name or "SIGINT", result)
     return result

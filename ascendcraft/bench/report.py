@@ -1,0 +1,161 @@
+"""The bench report: ``BENCHMARK.md`` (tables), ``bench.json`` (the same figures as data)
+and PNG plots in ``plots/``, written from a bench directory's record (:mod:`.results`).
+
+Every time is what the backend reported, labelled with its kind and, when modeled, the
+version of the performance model that produced it (recorded when the bench started).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..campaign.state import CampaignState
+from ..version import MODEL_VERSION, package_version
+from .metrics import FAST_P, GroupMetrics, TaskResult, budget_curve, by_category
+from .plots import write_plots
+from .results import read_results
+from .suite import Entry
+
+REPORT = "BENCHMARK.md"
+DATA = "bench.json"
+
+
+def timing_label(results: Sequence[TaskResult], model_version: str) -> str:
+    """What the times are: ``modeled, model 2.0`` (or ``measured``), from the results."""
+    kinds = sorted({r.timing for r in results if r.timing}) or ["modeled"]
+    return "/".join(f"{k}, model {model_version}" if k == "modeled" else k for k in kinds)
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.0f}%"
+
+
+def _num(x: float | None, spec: str = ".2f", suffix: str = "") -> str:
+    return "—" if x is None else f"{x:{spec}}{suffix}"
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def below_eager_reason(r: TaskResult) -> str:
+    """Why a correct task is slower than eager, from its own figures: how close the kernel
+    and the eager baseline are to the roofline, and what bounds the kernel."""
+    assert r.speedup is not None and r.roofline_frac is not None
+    eager_share = r.roofline_frac / r.speedup
+    bound = f"{r.bound}-bound" if r.bound else "bound unknown"
+    if eager_share >= 0.5:
+        return (f"the eager baseline already runs at {_pct(eager_share)} of roofline, the "
+                f"kernel at {_pct(r.roofline_frac)} ({bound}): little room to beat it")
+    return (f"the kernel reaches only {_pct(r.roofline_frac)} of roofline ({bound}) against "
+            f"eager's {_pct(eager_share)}: no candidate or tiling in {r.trials} trials "
+            f"found a faster schedule")
+
+
+def _group_table(groups: Sequence[GroupMetrics]) -> list[str]:
+    head = ("| category | tasks | compiled | correct | "
+            + " | ".join(f"fast_{p:g}" for p in FAST_P)
+            + " | geomean speedup | median roofline share |")
+    lines = [head, "|---|" + "---:|" * (3 + len(FAST_P) + 2)]
+    for g in groups:
+        name = "**all**" if g.group == "all" else g.group
+        lines.append(f"| {name} | {g.tasks} | {_pct(g.compile_rate)} | {_pct(g.correct_rate)} | "
+                     + " | ".join(_pct(g.fast[p]) for p in FAST_P)
+                     + f" | {_num(g.geomean_speedup, '.2f', '×')} | {_pct(g.median_roofline)} |")
+    return lines
+
+
+def _task_table(results: Sequence[TaskResult], label: str) -> list[str]:
+    lines = [f"| task | category | compiled | correct | best µs ({label}) | eager µs ({label}) "
+             f"| speedup | roofline share | bound | best parameters | trials | wall s |",
+             "|---|---|:-:|:-:|---:|---:|---:|---:|---|---|---:|---:|"]
+    for r in results:
+        params = ", ".join(f"{k}={v}" for k, v in (r.params or {}).items())
+        best = f"{r.candidate}: {params}" if r.candidate and params else (r.candidate or "—")
+        lines.append(
+            f"| {r.name} | {r.category} | {'yes' if r.compiled else 'no'} | "
+            f"{'yes' if r.correct else 'no'} | {_num(r.best_us, '.1f')} | {_num(r.eager_us, '.1f')} "
+            f"| {_num(r.speedup, '.2f', '×')} | {_pct(r.roofline_frac)} | {r.bound or '—'} | "
+            f"{_cell(best)} | {r.trials} | {r.wall_s:.0f} |")
+    return lines
+
+
+def _status(st: CampaignState) -> str:
+    if st.finished and not st.stopped:
+        return "complete"
+    return f"not finished ({st.stopped or 'killed'}); continue it with --resume"
+
+
+def write_bench_report(out: Path, meta: dict[str, Any], entries: Sequence[Entry],
+                       st: CampaignState, dest: Path | None = None) -> Path:
+    """Write BENCHMARK.md, bench.json and the plots of the bench in ``out`` (into ``dest``
+    if given); returns the path of BENCHMARK.md."""
+    dest = dest or out
+    dest.mkdir(parents=True, exist_ok=True)
+    soc = str(meta.get("soc"))
+    _, results = read_results(out, entries, soc)
+    model = str(meta.get("model_version") or MODEL_VERSION)
+    label = timing_label(results, model)
+    groups = by_category(results)
+    budget = int(meta.get("budget") or 0)
+    figures = write_plots(dest / "plots", results, budget, label)
+    overall = groups[-1]
+    slow = [r for r in results if r.speedup is not None and r.speedup <= 1.0]
+    failed = [r for r in results if not r.correct]
+    lines = [
+        f"# Benchmark: {meta.get('suite')} suite on {soc}", "",
+        f"- command: `{meta.get('command') or 'ascendcraft bench'}`",
+        f"- ascendcraft {meta.get('ascendcraft')}; times are {label} — never measured "
+        f"without an NPU" if "measured" not in label else f"- times are {label}",
+        f"- status: {_status(st)}; {len(st.starts)} start(s); wall time {st.used_s / 60:.1f} min "
+        f"over all starts",
+        f"- {len(results)} tasks; budget {budget} evaluated trials per task; proposer "
+        f"{meta.get('proposer')}" + (f"; categories {', '.join(meta['categories'])}"
+                                     if meta.get("categories") else ""),
+        f"- overall: compiled {_pct(overall.compile_rate)}, correct {_pct(overall.correct_rate)}, "
+        f"fast_1.0 {_pct(overall.fast[1.0])}, geometric-mean speedup "
+        f"{_num(overall.geomean_speedup, '.2f', '×')}",
+    ]
+    if model != MODEL_VERSION:
+        lines.append(f"- note: this report was regenerated with performance model "
+                     f"{MODEL_VERSION}; its times were modeled by model {model}")
+    lines += [
+        "", "fast_p: the share of all tasks that are correct and more than p × as fast as "
+        "PyTorch eager (both times from the same backend); speedup and roofline share over "
+        "the correct tasks. A winner is re-validated on fresh inputs before it counts.", "",
+        "## Per category", "", *_group_table(groups), "",
+        "## Tasks at or below 1.0× eager", "",
+    ]
+    lines += ([f"- **{r.name}** ({r.category}) {r.speedup:.2f}×: {below_eager_reason(r)}"
+               for r in slow if r.roofline_frac is not None] or ["None."])
+    lines += ["", "## Not compiled or not correct", ""]
+    lines += ([f"- **{r.name}** ({r.category}; {'compiled' if r.compiled else 'not compiled'}, "
+               f"{r.state}): {_cell(r.why)[:600]}" for r in failed] or ["None."])
+    lines += ["", "## Per task", "", *_task_table(results, label), "",
+              "## Plots", "", *[f"![{title}](plots/{name})" for name, title in figures], ""]
+    path = dest / REPORT
+    _atomic(path, "\n".join(lines))
+    data = {
+        "suite": meta.get("suite"), "soc": soc, "command": meta.get("command"),
+        "ascendcraft": meta.get("ascendcraft"), "report_ascendcraft": package_version(),
+        "model_version": model, "timing": label, "budget": budget,
+        "proposer": meta.get("proposer"), "categories": meta.get("categories") or [],
+        "status": _status(st), "finished": bool(st.finished and not st.stopped),
+        "wall_s": st.used_s, "starts": len(st.starts),
+        "groups": [g.to_dict() for g in groups],
+        "tasks": [r.to_dict() for r in results],
+        "budget_curve": budget_curve(results, budget),
+        "plots": [name for name, _ in figures],
+    }
+    _atomic(dest / DATA, json.dumps(data, indent=1, default=str))
+    return path
+
+
+def _atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text if text.endswith("\n") else text + "\n")
+    os.replace(tmp, path)
