@@ -305,7 +305,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     import signal
 
     from .bench import BenchConfig, BenchInterrupted, regenerate, run_bench
-    from .bench.suite import categories_arg
+    from .bench.suite import categories_arg, names_arg
     from .cluster.config import ExecutorConfig
 
     if args.report:
@@ -316,12 +316,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     args.run_dir = out
     config = BenchConfig(
         out=out, suite=args.suite, categories=categories_arg(args.categories),
-        budget=args.budget, soc=args.soc, proposer=args.proposer, resume=args.resume,
+        only=names_arg(args.only), budget=args.budget, soc=args.soc, proposer=args.proposer, resume=args.resume,
         seed=args.seed, timeout_per_trial_s=args.timeout_per_trial,
         executor=ExecutorConfig(workers=args.workers, address=args.ray_address),
         command=shlex.join(["ascendcraft", *args.argv]))
     try:
-        result = run_bench(config, say=lambda line: print(line, flush=True))
+        progress = sys.stderr if args.json else sys.stdout  # --json: stdout is the data
+        result = run_bench(config, say=lambda line: print(line, file=progress, flush=True))
     except BenchInterrupted as stop:
         print(_one_paragraph(
             f"ascendcraft bench: {stop.result.state.stopped}; report so far in "
@@ -417,6 +418,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--suite", default="builtin",
                     help="builtin (the registry) or a folder of task files (*.py)")
     sp.add_argument("--categories", help="comma-separated categories to run (default: all)")
+    sp.add_argument("--only", help="comma-separated task names of the suite to run (default: all)")
     sp.add_argument("--budget", type=_int_at_least(1), default=20,
                     help="evaluated trials per task (default 20)")
     sp.add_argument("--soc", default=DEFAULT_SOC, help=f"SoC model (default {DEFAULT_SOC})")

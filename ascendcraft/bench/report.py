@@ -18,7 +18,7 @@ from ..version import MODEL_VERSION, package_version
 from .metrics import FAST_P, GroupMetrics, TaskResult, budget_curve, by_category
 from .plots import write_plots
 from .results import read_results
-from .suite import Entry
+from .suite import Entry, public
 
 REPORT = "BENCHMARK.md"
 DATA = "bench.json"
@@ -38,8 +38,8 @@ def _num(x: float | None, spec: str = ".2f", suffix: str = "") -> str:
     return "—" if x is None else f"{x:{spec}}{suffix}"
 
 
-def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+def _cell(text: str, roots: Sequence[Path] = ()) -> str:
+    return public(" ".join(str(text).split()), *roots).replace("|", "\\|")
 
 
 def below_eager_reason(r: TaskResult) -> str:
@@ -96,6 +96,8 @@ def write_bench_report(out: Path, meta: dict[str, Any], entries: Sequence[Entry]
     if given); returns the path of BENCHMARK.md."""
     dest = dest or out
     dest.mkdir(parents=True, exist_ok=True)
+    suite_dir = Path(str(meta.get("suite")))
+    roots = [out] + ([suite_dir] if suite_dir.is_dir() else [])
     soc = str(meta.get("soc"))
     _, results = read_results(out, entries, soc)
     model = str(meta.get("model_version") or MODEL_VERSION)
@@ -108,14 +110,16 @@ def write_bench_report(out: Path, meta: dict[str, Any], entries: Sequence[Entry]
     failed = [r for r in results if not r.correct]
     lines = [
         f"# Benchmark: {meta.get('suite')} suite on {soc}", "",
-        f"- command: `{meta.get('command') or 'ascendcraft bench'}`",
+        f"- command: `{meta.get('command') or 'ascendcraft bench'}`"
+        + "".join(f"; resumed with `{c}`" for c in meta.get("resumed_with", [])),
         f"- ascendcraft {meta.get('ascendcraft')}; times are {label} — never measured "
         f"without an NPU" if "measured" not in label else f"- times are {label}",
         f"- status: {_status(st)}; {len(st.starts)} start(s); wall time {st.used_s / 60:.1f} min "
         f"over all starts",
         f"- {len(results)} tasks; budget {budget} evaluated trials per task; proposer "
         f"{meta.get('proposer')}" + (f"; categories {', '.join(meta['categories'])}"
-                                     if meta.get("categories") else ""),
+                                     if meta.get("categories") else "")
+        + (f"; only {', '.join(meta['only'])}" if meta.get("only") else ""),
         f"- overall: compiled {_pct(overall.compile_rate)}, correct {_pct(overall.correct_rate)}, "
         f"fast_1.0 {_pct(overall.fast[1.0])}, geometric-mean speedup "
         f"{_num(overall.geomean_speedup, '.2f', '×')}",
@@ -134,20 +138,21 @@ def write_bench_report(out: Path, meta: dict[str, Any], entries: Sequence[Entry]
                for r in slow if r.roofline_frac is not None] or ["None."])
     lines += ["", "## Not compiled or not correct", ""]
     lines += ([f"- **{r.name}** ({r.category}; {'compiled' if r.compiled else 'not compiled'}, "
-               f"{r.state}): {_cell(r.why)[:600]}" for r in failed] or ["None."])
+               f"{r.state}): {_cell(r.why, roots)[:600]}" for r in failed] or ["None."])
     lines += ["", "## Per task", "", *_task_table(results, label), "",
               "## Plots", "", *[f"![{title}](plots/{name})" for name, title in figures], ""]
     path = dest / REPORT
     _atomic(path, "\n".join(lines))
     data = {
         "suite": meta.get("suite"), "soc": soc, "command": meta.get("command"),
+        "resumed_with": meta.get("resumed_with", []),
         "ascendcraft": meta.get("ascendcraft"), "report_ascendcraft": package_version(),
         "model_version": model, "timing": label, "budget": budget,
         "proposer": meta.get("proposer"), "categories": meta.get("categories") or [],
         "status": _status(st), "finished": bool(st.finished and not st.stopped),
         "wall_s": st.used_s, "starts": len(st.starts),
         "groups": [g.to_dict() for g in groups],
-        "tasks": [r.to_dict() for r in results],
+        "tasks": [{**r.to_dict(), "why": public(r.why, *roots)} for r in results],
         "budget_curve": budget_curve(results, budget),
         "plots": [name for name, _ in figures],
     }

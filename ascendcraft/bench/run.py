@@ -34,6 +34,7 @@ class BenchConfig:
     out: Path
     suite: str = "builtin"
     categories: tuple[str, ...] = ()
+    only: tuple[str, ...] = ()
     budget: int = 20
     soc: str = "Ascend910B2"
     proposer: str = "builtin"
@@ -69,18 +70,22 @@ def _suite(config: BenchConfig) -> tuple[dict, list[suite_mod.Entry]]:
     if config.resume:
         meta, entries = suite_mod.load(config.out)
         asked = {"suite": config.suite, "categories": list(config.categories),
-                 "budget": config.budget, "soc": config.soc, "proposer": config.proposer}
-        differ = [k for k, v in asked.items() if meta.get(k) != v]
+                 "only": list(config.only), "budget": config.budget, "soc": config.soc,
+                 "proposer": config.proposer}
+        differ = [k for k, v in asked.items() if (meta.get(k) or None) != (v or None)]
         if differ:
             raise UserError(f"--resume with other {', '.join(differ)} than the bench in "
                             f"{config.out}; give the same options to continue it")
+        if config.command:
+            meta["resumed_with"] = [*meta.get("resumed_with", []), config.command]
+            suite_mod.save(config.out, meta, entries)
         return meta, entries
     if path.exists():
         raise UserError(f"{config.out} already holds a bench; continue it with --resume, or "
                         f"give another --out")
-    entries = suite_mod.resolve(config.suite, config.categories)
+    entries = suite_mod.resolve(config.suite, config.categories, config.only)
     meta = {"suite": config.suite, "categories": list(config.categories),
-            "budget": config.budget, "soc": config.soc, "proposer": config.proposer,
+            "only": list(config.only), "budget": config.budget, "soc": config.soc, "proposer": config.proposer,
             "command": config.command, "ascendcraft": package_version(),
             "model_version": MODEL_VERSION}
     config.out.mkdir(parents=True, exist_ok=True)

@@ -84,7 +84,7 @@ def folder_suite(folder: Path, categories: tuple[str, ...] = ()) -> list[Entry]:
             task = load_task_file(f)
             entry = Entry(f.stem, task.category, task_file=str(f.resolve()))
         except Exception as e:  # noqa: BLE001 - a broken task file is a refused entry
-            reason = " ".join(str(e).split())[:1000] or type(e).__name__
+            reason = public(" ".join(str(e).split())[:1000] or type(e).__name__, folder)
             entry = Entry(f.stem, _refused_category(f), task_file=str(f.resolve()),
                           refused=reason)
         if not categories or entry.category in categories:
@@ -92,12 +92,33 @@ def folder_suite(folder: Path, categories: tuple[str, ...] = ()) -> list[Entry]:
     return out
 
 
-def resolve(suite: str, categories: tuple[str, ...] = ()) -> list[Entry]:
-    """``--suite builtin|DIR`` as entries; an empty selection is refused."""
+def names_arg(text: str | None) -> tuple[str, ...]:
+    """``--only a,b``: task names, in the order given."""
+    return tuple(dict.fromkeys(n.strip() for n in (text or "").split(",") if n.strip()))
+
+
+def resolve(suite: str, categories: tuple[str, ...] = (), only: tuple[str, ...] = ()
+            ) -> list[Entry]:
+    """``--suite builtin|DIR`` as entries (of ``categories`` and named in ``only``, when
+    given); a name ``only`` gives that the suite lacks, or an empty selection, is refused."""
     entries = builtin_suite(categories) if suite == "builtin" else folder_suite(Path(suite), categories)
+    if only:
+        missing = [n for n in only if n not in {e.name for e in entries}]
+        if missing:
+            raise UserError(f"--only: {', '.join(missing)} not in suite {suite}"
+                            + (f" (categories {', '.join(categories)})" if categories else ""))
+        entries = [e for e in entries if e.name in only]
     if not entries:
         raise UserError(f"--suite {suite}: no task in categories {', '.join(categories)}")
     return entries
+
+
+def public(text: str, *roots: Path) -> str:
+    """``text`` without this machine's absolute paths: each of ``roots`` (resolved) becomes
+    its last part, the home directory ``~``."""
+    for root in roots:
+        text = text.replace(str(root.resolve()), root.resolve().name)
+    return text.replace(str(Path.home()), "~")
 
 
 def save(out: Path, meta: dict, entries: list[Entry]) -> None:
