@@ -39,8 +39,8 @@ def _evaluated_keys(db: Path) -> list[tuple[str, tuple]]:
 
 def test_bench_killed_mid_run_regenerated_and_resumed(tmp_path):
     out = tmp_path / "bench"
-    ops = ["relu", "add", "sum_dim"]
-    cmd = _bench("--suite", "builtin", "--only", ",".join(ops), "--budget", "3",
+    ops = ["relu", "add"]
+    cmd = _bench("--suite", "builtin", "--only", ",".join(ops), "--budget", "2",
                  "--workers", "1", "--out", str(out))
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, cwd=tmp_path)
@@ -50,7 +50,7 @@ def test_bench_killed_mid_run_regenerated_and_resumed(tmp_path):
     for line in proc.stdout:  # kill it, trials and all, once the second op has started
         seen.append(line)
         if "round 1: add@" in line or time.monotonic() > deadline:
-            time.sleep(2.0)
+            time.sleep(0.5)  # its record says it is running: the kill is mid-unit
             os.killpg(proc.pid, signal.SIGKILL)
             break
     proc.communicate(timeout=60)
@@ -66,32 +66,32 @@ def test_bench_killed_mid_run_regenerated_and_resumed(tmp_path):
     by_name = {t["name"]: t for t in data["tasks"]}
     assert set(by_name) == set(ops)
     assert by_name["relu"]["state"] == "done" and by_name["relu"]["correct"]
-    assert by_name["sum_dim"]["state"] == "not run" and not by_name["sum_dim"]["compiled"]
+    assert by_name["add"]["state"] == "stopped mid-run" and not by_name["add"]["correct"]
 
     done = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=600,
                           cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     data = json.loads((out / "bench.json").read_text())
-    assert data["finished"] and data["starts"] == 2 and data["budget"] == 3
+    assert data["finished"] and data["starts"] == 2 and data["budget"] == 2
     assert data["timing"].startswith("modeled, model ")
     overall = data["groups"][-1]
-    assert overall["group"] == "all" and overall["tasks"] == 3
+    assert overall["group"] == "all" and overall["tasks"] == 2
     assert overall["compile_rate"] == 1.0 and overall["correct_rate"] == 1.0
     for t in data["tasks"]:
-        assert t["state"] == "done" and t["trials"] == 3, t
+        assert t["state"] == "done" and t["trials"] == 2, t
         assert t["best_us"] > 0 and t["eager_us"] > 0 and 0 < t["roofline_frac"] <= 1
         assert t["speedup"] == t["eager_us"] / t["best_us"] and t["bound"]
         assert t["params"] and t["wall_s"] > 0
         # nothing lost or run twice by the kill: exactly the budget, each point once
         keys = _evaluated_keys(out / "runs" / f"{t['name']}@Ascend910B2" / "study.db")
-        assert len(keys) == len(set(keys)) == 3
+        assert len(keys) == len(set(keys)) == 2
     md = (out / "BENCHMARK.md").read_text()
     assert "status: complete; 2 start(s)" in md and "resumed with" in md
-    assert "best µs (modeled, model " in md and "| **all** | 3 | 100% | 100% |" in md
+    assert "best µs (modeled, model " in md and "| **all** | 2 | 100% | 100% |" in md
     for plot in ("speedup_by_task.png", "roofline_share.png", "fast_p.png", "budget_quality.png"):
         assert (out / "plots" / plot).stat().st_size > 1000
         assert f"(plots/{plot})" in md
-    assert len(data["budget_curve"]) == 3
+    assert len(data["budget_curve"]) == 2
 
     # the report can be written elsewhere without touching the run
     again = subprocess.run(_bench("--report", str(out), "--out", str(tmp_path / "copy")),

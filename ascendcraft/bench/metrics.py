@@ -56,6 +56,16 @@ class TaskResult:
         return d
 
 
+UNFINISHED = ("not run", "stopped mid-run")
+"""States of a task a stopped bench has not finished: left out of the metrics (and
+listed as such), so a partial report scores only what ran to its budget."""
+
+
+def finished(results: Iterable[TaskResult]) -> list[TaskResult]:
+    """The results a report scores: every task but the unfinished ones."""
+    return [r for r in results if r.state not in UNFINISHED]
+
+
 def rate(flags: Iterable[bool]) -> float | None:
     """The share of true flags; None for no flags."""
     xs = list(flags)

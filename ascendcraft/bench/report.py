@@ -15,7 +15,7 @@ from typing import Any
 
 from ..campaign.state import CampaignState
 from ..version import MODEL_VERSION, package_version
-from .metrics import FAST_P, GroupMetrics, TaskResult, budget_curve, by_category
+from .metrics import FAST_P, GroupMetrics, TaskResult, budget_curve, by_category, finished
 from .plots import write_plots
 from .results import read_results
 from .suite import Entry, public
@@ -43,17 +43,17 @@ def _cell(text: str, roots: Sequence[Path] = ()) -> str:
 
 
 def below_eager_reason(r: TaskResult) -> str:
-    """Why a correct task is slower than eager, from its own figures: how close the kernel
-    and the eager baseline are to the roofline, and what bounds the kernel."""
+    """Why a correct task is not faster than eager, from its own figures: how close the
+    kernel and the eager baseline come to the roofline, and what bounds the kernel."""
     assert r.speedup is not None and r.roofline_frac is not None
     eager_share = r.roofline_frac / r.speedup
     bound = f"{r.bound}-bound" if r.bound else "bound unknown"
-    if eager_share >= 0.5:
-        return (f"the eager baseline already runs at {_pct(eager_share)} of roofline, the "
-                f"kernel at {_pct(r.roofline_frac)} ({bound}): little room to beat it")
-    return (f"the kernel reaches only {_pct(r.roofline_frac)} of roofline ({bound}) against "
+    if eager_share >= 0.7 and r.roofline_frac >= 0.8 * eager_share:
+        return (f"both are near the roofline (kernel {_pct(r.roofline_frac)}, eager "
+                f"{_pct(eager_share)}; {bound}): little room to beat eager")
+    return (f"the kernel reaches {_pct(r.roofline_frac)} of roofline ({bound}) against "
             f"eager's {_pct(eager_share)}: no candidate or tiling in {r.trials} trials "
-            f"found a faster schedule")
+            f"came as close to the limit")
 
 
 def _group_table(groups: Sequence[GroupMetrics]) -> list[str]:
@@ -87,7 +87,7 @@ def _task_table(results: Sequence[TaskResult], label: str) -> list[str]:
 def _status(st: CampaignState) -> str:
     if st.finished and not st.stopped:
         return "complete"
-    return f"not finished ({st.stopped or 'killed'}); continue it with --resume"
+    return f"not finished ({st.stopped or 'killed, or still running'}); continue it with --resume"
 
 
 def write_bench_report(out: Path, meta: dict[str, Any], entries: Sequence[Entry],
@@ -102,12 +102,14 @@ def write_bench_report(out: Path, meta: dict[str, Any], entries: Sequence[Entry]
     _, results = read_results(out, entries, soc)
     model = str(meta.get("model_version") or MODEL_VERSION)
     label = timing_label(results, model)
-    groups = by_category(results)
+    scored = finished(results)
+    waiting = [r for r in results if r not in scored]
+    groups = by_category(scored)
     budget = int(meta.get("budget") or 0)
-    figures = write_plots(dest / "plots", results, budget, label)
+    figures = write_plots(dest / "plots", scored, budget, label)
     overall = groups[-1]
-    slow = [r for r in results if r.speedup is not None and r.speedup <= 1.0]
-    failed = [r for r in results if not r.correct]
+    slow = [r for r in scored if r.speedup is not None and r.speedup <= 1.0]
+    failed = [r for r in scored if not r.correct]
     lines = [
         f"# Benchmark: {meta.get('suite')} suite on {soc}", "",
         f"- command: `{meta.get('command') or 'ascendcraft bench'}`"
@@ -120,6 +122,9 @@ def write_bench_report(out: Path, meta: dict[str, Any], entries: Sequence[Entry]
         f"{meta.get('proposer')}" + (f"; categories {', '.join(meta['categories'])}"
                                      if meta.get("categories") else "")
         + (f"; only {', '.join(meta['only'])}" if meta.get("only") else ""),
+        (f"- **partial**: the figures cover the {len(scored)} of {len(results)} tasks that ran "
+         f"to their budget; {len(waiting)} not finished yet (listed below)" if waiting else
+         "- every task ran to its budget"),
         f"- overall: compiled {_pct(overall.compile_rate)}, correct {_pct(overall.correct_rate)}, "
         f"fast_1.0 {_pct(overall.fast[1.0])}, geometric-mean speedup "
         f"{_num(overall.geomean_speedup, '.2f', '×')}",
@@ -139,6 +144,10 @@ def write_bench_report(out: Path, meta: dict[str, Any], entries: Sequence[Entry]
     lines += ["", "## Not compiled or not correct", ""]
     lines += ([f"- **{r.name}** ({r.category}; {'compiled' if r.compiled else 'not compiled'}, "
                f"{r.state}): {_cell(r.why, roots)[:600]}" for r in failed] or ["None."])
+    if waiting:
+        lines += ["", "## Not finished yet", "",
+                  f"{len(waiting)} task(s), continue with `--resume`: "
+                  + ", ".join(f"{r.name} ({r.state})" for r in waiting)]
     lines += ["", "## Per task", "", *_task_table(results, label), "",
               "## Plots", "", *[f"![{title}](plots/{name})" for name, title in figures], ""]
     path = dest / REPORT
@@ -153,7 +162,8 @@ def write_bench_report(out: Path, meta: dict[str, Any], entries: Sequence[Entry]
         "wall_s": st.used_s, "starts": len(st.starts),
         "groups": [g.to_dict() for g in groups],
         "tasks": [{**r.to_dict(), "why": public(r.why, *roots)} for r in results],
-        "budget_curve": budget_curve(results, budget),
+        "budget_curve": budget_curve(scored, budget),
+        "scored": len(scored), "not_finished": [r.name for r in waiting],
         "plots": [name for name, _ in figures],
     }
     _atomic(dest / DATA, json.dumps(data, indent=1, default=str))
