@@ -304,8 +304,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     import shlex
     import signal
 
-    from .bench import BenchConfig, BenchInterrupted, regenerate, run_bench
+    from .bench import BenchConfig, regenerate, run_bench
     from .bench.suite import categories_arg, names_arg
+    from .campaign import CampaignInterrupted
     from .cluster.config import ExecutorConfig
 
     if args.report:
@@ -323,7 +324,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     try:
         progress = sys.stderr if args.json else sys.stdout  # --json: stdout is the data
         result = run_bench(config, say=lambda line: print(line, file=progress, flush=True))
-    except BenchInterrupted as stop:
+    except CampaignInterrupted as stop:
         print(_one_paragraph(
             f"ascendcraft bench: {stop.result.state.stopped}; report so far in "
             f"{stop.result.report}; continue with the same command and --resume"), file=sys.stderr)
@@ -341,6 +342,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="ascendcraft", description="Write and tune AscendC kernels for Ascend NPUs. "
                 "Timing without an NPU is modeled (emulator trace + SoC model), never measured.")
     sub = p.add_subparsers(dest="cmd", required=True)
+
+    def many_runs_args(sp):  # campaign and bench: one executor for many tune runs
+        sp.add_argument("--workers", type=_int_at_least(1), default=None,
+                        help="trials in flight (default: CPU cores, or the cluster's)")
+        sp.add_argument("--ray-address", default=None,
+                        help="join this Ray cluster (default: $RAY_ADDRESS; neither: local)")
+        sp.add_argument("--seed", type=_int_at_least(0, 2**32 - 1), default=0)
+        sp.add_argument("--timeout-per-trial", type=_positive_seconds, default=120.0,
+                        help="CPU seconds (> 0) a trial may use before it is stopped")
 
     def task_args(sp):
         g = sp.add_mutually_exclusive_group()
@@ -404,13 +414,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", default="results/campaign", help="campaign directory")
     sp.add_argument("--resume", action="store_true", help="continue the campaign in --out")
     sp.add_argument("--storage", help="SQLAlchemy URL for every op's study, e.g. PostgreSQL")
-    sp.add_argument("--workers", type=_int_at_least(1), default=None,
-                    help="trials in flight (default: CPU cores, or the cluster's)")
-    sp.add_argument("--ray-address", default=None,
-                    help="join this Ray cluster (default: $RAY_ADDRESS; neither: local)")
-    sp.add_argument("--seed", type=_int_at_least(0, 2**32 - 1), default=0)
-    sp.add_argument("--timeout-per-trial", type=_positive_seconds, default=120.0,
-                    help="CPU seconds (> 0) a trial may use before it is stopped")
+    many_runs_args(sp)
     sp.set_defaults(fn=cmd_campaign)
 
     sp = sub.add_parser("bench", help="tune every task of a suite with one trial budget; "
@@ -422,8 +426,6 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--budget", type=_int_at_least(1), default=20,
                     help="evaluated trials per task (default 20)")
     sp.add_argument("--soc", default=DEFAULT_SOC, help=f"SoC model (default {DEFAULT_SOC})")
-    sp.add_argument("--workers", type=_int_at_least(1), default=None,
-                    help="trials in flight (default: CPU cores, or the cluster's)")
     sp.add_argument("--proposer", default="builtin", help="proposer (default builtin)")
     sp.add_argument("--out", default=None,
                     help="bench directory (default results/runs/bench); with --report, "
@@ -431,11 +433,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--resume", action="store_true", help="continue the bench in --out")
     sp.add_argument("--report", metavar="BENCH_DIR", default=None,
                     help="only rewrite the report of the bench in BENCH_DIR (no tuning)")
-    sp.add_argument("--ray-address", default=None,
-                    help="join this Ray cluster (default: $RAY_ADDRESS; neither: local)")
-    sp.add_argument("--seed", type=_int_at_least(0, 2**32 - 1), default=0)
-    sp.add_argument("--timeout-per-trial", type=_positive_seconds, default=120.0,
-                    help="CPU seconds (> 0) a trial may use before it is stopped")
+    many_runs_args(sp)
     sp.add_argument("--json", action="store_true", help="print bench.json when done")
     sp.set_defaults(fn=cmd_bench)
     return p

@@ -5,6 +5,6 @@ its scheduling, stop/resume and record); this package adds the suite (:mod:`.sui
 metrics (:mod:`.metrics`), the results read back from a run directory (:mod:`.results`)
 and the report (:mod:`.report`, :mod:`.plots`)."""
 
-from .run import BenchConfig, BenchInterrupted, BenchResult, regenerate, run_bench
+from .run import BenchConfig, regenerate, run_bench
 
-__all__ = ["BenchConfig", "BenchInterrupted", "BenchResult", "regenerate", "run_bench"]
+__all__ = ["BenchConfig", "regenerate", "run_bench"]

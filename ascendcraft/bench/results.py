@@ -86,15 +86,22 @@ def task_result(entry: Entry, unit: record.UnitState | None, rows: Sequence[dict
         why=why, curve=tuple(best_curve(rows)))
 
 
-def read_results(out: Path, entries: Sequence[Entry], soc: str
-                 ) -> tuple[record.CampaignState, list[TaskResult]]:
-    """The campaign record of bench directory ``out`` and one result per suite entry."""
+def load_record(out: Path) -> record.CampaignState:
+    """The campaign record of bench directory ``out``; a missing or damaged one is a
+    :class:`UserError`."""
     try:
         st = record.load(out)
     except ValueError as e:
         raise UserError(str(e)) from None
     if st is None:
         raise UserError(f"{out} holds no bench run ({record.FILE} is missing)")
+    return st
+
+
+def read_results(out: Path, entries: Sequence[Entry], soc: str
+                 ) -> tuple[record.CampaignState, list[TaskResult]]:
+    """The campaign record of bench directory ``out`` and one result per suite entry."""
+    st = load_record(out)
     results = []
     for e in entries:
         key = e.key(soc)

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..app.errors import UserError
-from ..campaign import CampaignConfig, CampaignInterrupted, run_campaign
+from ..campaign import CampaignConfig, CampaignResult, run_campaign
 from ..campaign.state import CampaignState
 from ..cluster import ExecutorConfig
 from ..search.protocols import Executor
 from ..version import MODEL_VERSION, package_version
 from . import suite as suite_mod
 from .report import write_bench_report
+from .results import load_record
 
 PROPOSERS = ("builtin",)
 """Proposers a bench can be run with (the builtin chain; others join as they land)."""
@@ -43,22 +44,6 @@ class BenchConfig:
     timeout_per_trial_s: float = 120.0
     executor: ExecutorConfig = field(default_factory=ExecutorConfig)
     command: str = ""
-
-
-@dataclass
-class BenchResult:
-    out: Path
-    report: Path
-    state: CampaignState
-
-
-class BenchInterrupted(KeyboardInterrupt):
-    """A signal stopped the bench; its record and a partial report are written."""
-
-    def __init__(self, signal_name: str, result: BenchResult) -> None:
-        super().__init__(signal_name)
-        self.signal_name = signal_name
-        self.result = result
 
 
 def _suite(config: BenchConfig) -> tuple[dict, list[suite_mod.Entry]]:
@@ -94,9 +79,11 @@ def _suite(config: BenchConfig) -> tuple[dict, list[suite_mod.Entry]]:
 
 
 def run_bench(config: BenchConfig, *, executor: Executor | None = None,
-              say: Callable[[str], None] = lambda line: None) -> BenchResult:
-    """Run (or, with ``config.resume``, continue) a bench and write its report. A signal
-    raises :class:`BenchInterrupted` once the record and a partial report are written."""
+              say: Callable[[str], None] = lambda line: None) -> CampaignResult:
+    """Run (or, with ``config.resume``, continue) a bench and write its report (the result
+    names ``BENCHMARK.md``). A signal raises the campaign's
+    :class:`~ascendcraft.campaign.CampaignInterrupted` once the record and a partial report
+    are written."""
     meta, entries = _suite(config)
     runnable = [e for e in entries if not e.refused]
     for e in entries:
@@ -114,25 +101,12 @@ def run_bench(config: BenchConfig, *, executor: Executor | None = None,
         fixed_budget=True)
     if not runnable:
         raise UserError(f"--suite {config.suite}: the frontend refused every task file")
-    try:
-        done = run_campaign(campaign, executor=executor, say=say, report=report)
-    except CampaignInterrupted as stop:
-        r = stop.result
-        raise BenchInterrupted(stop.signal_name, BenchResult(r.out, r.report, r.state)) from None
-    return BenchResult(done.out, done.report, done.state)
+    return run_campaign(campaign, executor=executor, say=say, report=report)
 
 
 def regenerate(out: Path, copy_to: Path | None = None) -> Path:
     """Rewrite the report of the bench in ``out`` from its record (no tuning); with
     ``copy_to``, write the report (BENCHMARK.md, bench.json, plots) there instead."""
-    from ..campaign import state as record
-
     meta, entries = suite_mod.load(out)
-    try:
-        st = record.load(out)
-    except ValueError as e:
-        raise UserError(str(e)) from None
-    if st is None:
-        raise UserError(f"{out} holds no bench run ({record.FILE} is missing)")
-    return write_bench_report(out, meta, entries, st, dest=copy_to)
+    return write_bench_report(out, meta, entries, load_record(out), dest=copy_to)
 
