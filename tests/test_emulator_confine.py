@@ -20,8 +20,9 @@ import numpy as np
 import pytest
 
 from ascendcraft.emulator import BuildError, build_kernel, run_kernel, rundir
-from ascendcraft.emulator._server import AS_MARGIN
+from ascendcraft.emulator._server import AS_MARGIN, SUMMARY_AS_FACTOR
 from ascendcraft.emulator.build import COMPILER_AS_BYTES, entry_glue
+from ascendcraft.emulator.runner import DEFAULT_MAX_SUMMARY_RECORDS
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is needed to build emulator kernels"),
@@ -168,6 +169,19 @@ def _wait_until(cond, timeout_s: float, what: str) -> None:
         time.sleep(0.05)
 
 
+def _long_running_child(caller: int, age_s: float) -> bool:
+    """Has the caller's fork server had one emulator child (grandchild of the caller) for
+    at least ``age_s`` seconds?"""
+    tick = os.sysconf("SC_CLK_TCK")
+    with open("/proc/uptime") as fh:
+        now = float(fh.read().split()[0])
+    tree = _descendants(caller)
+    servers = {p for p in tree if (st := _stat(p)) is not None and st[1] == caller
+               and "_server.py" in _cmdline(p)}
+    return any(st[1] in servers and now - st[4] / tick >= age_s
+               for p in tree if (st := _stat(p)) is not None)
+
+
 def _survivors(caller: int, tree: dict[int, tuple[int, int]]) -> list[str]:
     """Processes of a dead caller that are still alive: its recorded tree, anything in its
     session or in the process groups of the tree, anything started for it (``--parent <pid>``)."""
@@ -216,7 +230,8 @@ def test_endless_kernel_is_killed_at_its_limits_and_nothing_survives(confine_so)
     fsize = int(rows["Max file size"][0])
     assert fsize == int(rows["Max file size"][1]) and fsize < 8 << 30  # trace cap + 1 MiB
     as_bytes = int(rows["Max address space"][0])
-    assert AS_MARGIN < as_bytes < AS_MARGIN + (256 << 20)  # margin + what one core needs
+    summary = SUMMARY_AS_FACTOR * 64 * DEFAULT_MAX_SUMMARY_RECORDS  # the trace summary at its cap
+    assert AS_MARGIN + summary < as_bytes < AS_MARGIN + summary + (256 << 20)  # + what one core needs
     assert rows["Max core file size"][0] == "0"
     _wait_until(lambda: not _living(pid), 2, "the killed child to disappear")
     assert not _server_children()
@@ -233,9 +248,11 @@ def test_processes_a_kernel_starts_are_killed_with_its_group(confine_so):
 def test_file_size_limit_applies_to_the_child(confine_so, tmp_path):
     target = tmp_path / "big.bin"
     r = _run(confine_so, 4, str(target), trace=False)  # no trace: the child may write 1 MiB
+    assert r.status == "error" and "File too large" in r.message
+    r = _run(confine_so, 4, str(target))  # the default trace lives in memory: 1 MiB too
     assert r.status == "error" and "fwrite failed after" in r.message and "File too large" in r.message
     assert target.stat().st_size <= 1 << 20
-    r = _run(confine_so, 4, str(target), max_trace_records=2 << 20)  # 128 MiB of trace allowed
+    r = _run(confine_so, 4, str(target), max_trace_records=2 << 20, trace="records")  # 128 MiB of trace allowed
     assert r.ok, r.message
     assert target.stat().st_size == 64 << 20
 
@@ -270,12 +287,19 @@ def test_kernel_output_reaches_stderr_and_is_capped(confine_so):
 def test_runaway_trace_is_stopped_by_the_cap(confine_so):
     dirs = rundir.run_dirs()
     t0 = time.perf_counter()
-    r = _run(confine_so, 2, trace_only=True, max_trace_records=100_000, timeout_s=30)
+    r = _run(confine_so, 2, trace_only=True, max_trace_records=100_000, timeout_s=30, trace="records")
     assert r.status == "trace_limit" and not r.ok and r.trace is None
     assert "trace limit: the trace exceeded 100000 records (6400000 B)" in r.message
     assert "ASCENDCRAFT_MAX_TRACE_RECORDS" in r.message
     assert time.perf_counter() - t0 < 10  # stopped at the cap, not at the time limit
     assert r.stats["records_written"] == 100_000
+    assert list(dirs.tmp.iterdir()) == [] and list(dirs.shm.iterdir()) == []
+    # the in-memory summary (the default trace) is capped the same way: what it holds
+    # (1/16 record per repeated call) reaches the cap after 16x the calls
+    r = _run(confine_so, 2, trace_only=True, max_trace_records=100_000, timeout_s=30)
+    assert r.status == "trace_limit" and r.trace is None
+    assert "trace limit: the trace exceeded 100000 records (6400000 B)" in r.message
+    assert 1_500_000 < r.stats["records_written"] < 1_700_000
     assert list(dirs.tmp.iterdir()) == [] and list(dirs.shm.iterdir()) == []
 
 
@@ -455,12 +479,14 @@ CHECK = "import sys; from ascendcraft.cli import main; sys.exit(main())"
 
 
 def test_check_killed_mid_timing_leaves_no_process_and_no_file(tmp_path):
-    """SIGKILL `ascendcraft check` while its trace-only timing run writes the trace.
+    """SIGKILL `ascendcraft check` while its trace-only timing run traces.
 
     Guarantee: within a few seconds of the caller's death its fork server (which notices
     through the parent-death signal, stdin EOF and a parent poll) has killed the emulator
-    child and removed the caller's run directories; nothing of it is left.
-    avg_pool3d at its default full shape writes a 2.1 GB trace (33 M records) over ~3 s;
+    child and removed the caller's run directories; nothing of it is left. The trace
+    never touches $TMPDIR (it is summarised in the child's memory).
+    avg_pool3d at its default full shape traces 33 M records over a few seconds (an emulator
+    child alive for over a second is that run: the correctness runs take milliseconds);
     ``--shape`` is not used because the CLI then also checks correctness at that shape."""
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -475,10 +501,10 @@ def test_check_killed_mid_timing_leaves_no_process_and_no_file(tmp_path):
     try:
         def tracing() -> bool:
             assert cli.poll() is None, f"check ended before timing: {cli.stderr.read().decode()[-2000:]}"
-            traces = [t for d in _scratch_of(cli.pid, [tmp]) for t in d.glob("trace-*")]
-            return any(t.stat().st_size > 32 << 20 for t in traces if t.exists())
+            assert not [t for d in _scratch_of(cli.pid, [tmp]) for t in d.iterdir()], "a file in $TMPDIR"
+            return _long_running_child(cli.pid, 1.0)
 
-        _wait_until(tracing, 240, "the timing run's trace to grow past 32 MiB")
+        _wait_until(tracing, 240, "the timing run's emulator child to run for a second")
         tree = _descendants(cli.pid)
         assert len(tree) >= 2, f"expected the fork server and the emulator child: {tree}"
         assert _scratch_of(cli.pid, roots)  # its run directories exist now
@@ -492,7 +518,7 @@ def test_check_killed_mid_timing_leaves_no_process_and_no_file(tmp_path):
         for pid, (start, _) in tree.items():
             if _living(pid, start):
                 os.kill(pid, signal.SIGKILL)
-    assert list(tmp.iterdir()) == []
+    assert not [p for p in tmp.iterdir() if p.name.startswith("acx-")]  # (torch may leave its own)
 
 
 def test_sweep_removes_what_a_fully_killed_run_left(tmp_path, confine_so):
@@ -514,7 +540,7 @@ def test_sweep_removes_what_a_fully_killed_run_left(tmp_path, confine_so):
     try:
         def tracing() -> bool:
             assert caller.poll() is None
-            return any(d.glob("trace-*") for d in _scratch_of(caller.pid, [tmp]))
+            return _long_running_child(caller.pid, 0.3)
 
         _wait_until(tracing, 60, "the runaway trace to start")
         tree = _descendants(caller.pid)

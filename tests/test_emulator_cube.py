@@ -132,7 +132,8 @@ def test_vector_additions_numerics(vec_so):
         (8, np.float32),
     ]
     r = run_kernel(
-        vec_so, [src, offs, tgt], outputs=outs, tiling=TilingRequest(shapes=[(n,)], tunables=[0])
+        vec_so, [src, offs, tgt], outputs=outs, tiling=TilingRequest(shapes=[(n,)], tunables=[0]),
+        trace="records",
     )
     assert r.ok, r.message
     assert r.workspace_bytes == 64
@@ -450,7 +451,8 @@ def test_matmul_trace_pipes_and_queue_events(mm_so):
     a = np.ones((M, K), np.float16)
     b = np.ones((K, N), np.float16)
     t = mm_tiling(M, N, K, mB=64, nB=64, kB=64, kL0=32)
-    r = run_kernel(mm_so, [a, b], outputs=[(M * N, np.float32)], tiling=t, block_dim=1)
+    r = run_kernel(mm_so, [a, b], outputs=[(M * N, np.float32)], tiling=t, block_dim=1,
+                   trace="records")
     assert r.ok, r.message
     assert (r.outputs[0] == K).all()
     tr = r.trace
@@ -495,6 +497,7 @@ def test_matmul_trace_pipes_and_queue_events(mm_so):
         tiling=t,
         block_dim=1,
         trace_only=True,
+        trace="records",
     )
     assert r2.ok and np.array_equal(r2.trace, tr)
 
@@ -586,7 +589,8 @@ def test_load_data_with_transpose_fp32_matmul(M, N, K):
     n1 = (N + 15) // 16
     for per_square in (0, 1):
         t = struct.pack("<4I", M, N, K, per_square)
-        r = run_kernel(so, [a, b], outputs=[(M * N, np.float32)], tiling=t, block_dim=1)
+        r = run_kernel(so, [a, b], outputs=[(M * N, np.float32)], tiling=t, block_dim=1,
+                       trace="records")
         assert r.ok, r.message
         np.testing.assert_allclose(r.outputs[0].reshape(M, N), want, rtol=1e-5, atol=1e-5)
         tr = r.trace

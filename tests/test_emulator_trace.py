@@ -69,6 +69,7 @@ def add_so():
 
 
 def _add(so, n, tile, block_dim, **kw):
+    kw.setdefault("trace", "records")  # every record (the default trace is a summary)
     x = np.ones(n, np.float32)
     return run_kernel(so, [x, x], outputs=[(n, np.float32)], tiling=add_tiling(n, tile), block_dim=block_dim, **kw)
 
@@ -121,7 +122,8 @@ def test_explicit_flags_and_barriers():
 
     so = build_kernel({"softmax.cpp": SOFTMAX_SRC}, "softmax.cpp")
     x = np.zeros((2, 64), np.float32)
-    r = run_kernel(so, [x], outputs=[((2, 64), np.float32)], tiling=struct.pack("<2I", 2, 64), block_dim=1)
+    r = run_kernel(so, [x], outputs=[((2, 64), np.float32)], tiling=struct.pack("<2I", 2, 64), block_dim=1,
+                   trace="records")
     assert r.ok, r.message
     t = r.trace
     vs = t[(t["kind"] == RecordKind.SET_FLAG) & (t["pipe"] == Pipe.V) & (t["pipe2"] == Pipe.S)]

@@ -115,6 +115,7 @@ def _trace_mm(so, M, N, K, cores, **tiles):
         block_dim=cores,
         trace_only=True,
         timeout_s=300,
+        trace="records",
     )
     assert r.ok, r.message
     return r.trace
@@ -211,6 +212,7 @@ def test_cube_then_vector_epilogue(mm_so):
         outputs=[(M * N, np.float32)],
         tiling=mm_tiling(M, N, K, mB=32, nB=48, kB=48, kL0=32),
         block_dim=4,
+        trace="records",
     )
     assert c.ok, c.message
     relu_so = build_kernel({"relu.cpp": RELU_SRC}, "relu.cpp")
@@ -220,6 +222,7 @@ def test_cube_then_vector_epilogue(mm_so):
         outputs=[(M * N, np.float32)],
         tiling=struct.pack("<I", M * N),
         block_dim=8,
+        trace="records",
     )
     assert v.ok, v.message
     want = np.maximum(a.astype(np.float64) @ b.astype(np.float64), 0)

@@ -144,3 +144,30 @@ def test_waves_beyond_physical_cores():
 def test_small_kernel_is_latency_bound():
     r = simulate(elementwise_trace(1024, 1024, 2, 1))
     assert r.bound == "latency" and r.label == "modeled"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_l2_reuse_distance_equals_lru_replay(seed, monkeypatch):
+    """The reuse-distance computation of L2 residency gives exactly the LRU replay's hits."""
+    import dataclasses
+
+    from ascendcraft.emulator.trace_format import RECORD_DTYPE, RecordKind
+    from ascendcraft.model import timeline
+
+    rng = np.random.default_rng(seed)
+    cores, per = int(rng.integers(1, 30)), int(rng.integers(20, 300))
+    rec = np.zeros(cores * per, RECORD_DTYPE)
+    rec["core"] = np.repeat(np.arange(cores), per)
+    rec["seq"] = np.tile(np.arange(per), cores)
+    rec["kind"] = int(RecordKind.INSTR)
+    rec["op"] = np.where(rng.random(len(rec)) < 0.8, int(Op.DATA_COPY_GM2UB), int(Op.DATA_COPY_UB2GM))
+    rec["pipe2"] = rng.integers(1, 3, len(rec))
+    rec["addr"] = rng.integers(0, int(rng.integers(5, 400)), len(rec)) * 4096
+    rec["bytes"] = rng.choice([1024, 4096, 65536], len(rec))
+    soc = dataclasses.replace(load_soc("Ascend910B2"), l2_mib=float(rng.choice([0.01, 0.1, 1.0, 4.0])))
+    ncores = int(rng.integers(1, 48))
+    fast = timeline.l2_reuse(rec, soc, ncores)
+    monkeypatch.setattr(timeline, "_hits_by_reuse_distance", lambda *a, **k: None)
+    replay = timeline.l2_reuse(rec, soc, ncores)
+    assert np.array_equal(fast, replay)
+    assert (replay > 0).any()

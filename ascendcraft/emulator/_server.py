@@ -12,8 +12,10 @@ Confinement (nothing outlives the caller, nothing runs unbounded):
   directories (``--dirs``) and exits;
 * each child leads its own process group (killed whole after every run, so nothing the
   kernel forked survives), dies with the server (``PR_SET_PDEATHSIG`` = SIGKILL) and runs
-  under RLIMIT_CPU (the run's timeout + 1 s), RLIMIT_FSIZE (the trace cap + 1 MiB) and
-  RLIMIT_AS (see :func:`_address_space_limit`), core dumps off;
+  under RLIMIT_CPU (the run's timeout + 1 s), RLIMIT_FSIZE (1 MiB, + the trace cap for a
+  ``trace="records"`` file) and RLIMIT_AS (see :func:`_address_space_limit`), core dumps off;
+* a trace summary (the default trace) is built in the child's memory and returned with the
+  result (:func:`_summary`): no trace file;
 * the child's stdout/stderr (kernel ``printf``) come back through a pipe and are passed on
   to the server's stderr up to ``OUTPUT_CAP`` bytes per run.
 """
@@ -47,6 +49,11 @@ AS_MARGIN = 512 << 20
 AS_CORES_CAP = 4096
 """Cores counted in the address-space budget (block_dim beyond it gets no more memory)."""
 TRACE_BUFFER_BYTES = 2 << 20  # the C++ trace writer's buffer (32768 records)
+SUMMARY_AS_FACTOR = 4
+"""A trace summary of at most the cap (in 64 B records) may take this many times the cap's
+bytes in the child: its vectors grow by doubling, then it is copied once and pickled."""
+SUMMARY_PARTS = ("symbols", "footprints", "tokens", "programs")
+SUMMARY_ITEM_BYTES = (64, 64, 4, 32)  # TraceRecord, TraceRecord, token, acx::CoreProgram
 OUTPUT_CAP = 64 << 10
 """Bytes of kernel stdout/stderr passed on per run; the rest is dropped with a note."""
 RC_TRACE_LIMIT = 3  # acx_run: the trace reached max_trace_records (acx_runtime.h)
@@ -80,6 +87,7 @@ class AcxRunOptions(ctypes.Structure):
         ("stack_kib", ctypes.c_uint32),
         ("stats", ctypes.POINTER(AcxRunStats)),
         ("core_type", ctypes.c_int32),
+        ("trace_summary", ctypes.c_int32),
     ]
 
 
@@ -127,6 +135,21 @@ def _tiling(lib: ctypes.CDLL, req: dict) -> tuple[bytes, int, int]:
     return out.raw[:n], int(bd.value), int(ws.value)
 
 
+def _summary(lib: ctypes.CDLL) -> dict[str, bytes]:
+    """The in-memory trace summary of the run that just ended (``acx_summary``), as bytes."""
+    fn = lib.acx_summary
+    fn.restype = ctypes.c_int
+    ptrs = [ctypes.c_void_p() for _ in range(4)]
+    counts = [ctypes.c_uint64() for _ in range(4)]
+    args = [a for pc in zip(ptrs, counts, strict=True) for a in map(ctypes.byref, pc)]
+    if fn(*args) != 0:
+        raise RuntimeError("the kernel library returned no trace summary")
+    out = {}
+    for name, size, p, n in zip(SUMMARY_PARTS, SUMMARY_ITEM_BYTES, ptrs, counts, strict=True):
+        out[name] = ctypes.string_at(p.value, n.value * size) if n.value else b""
+    return out
+
+
 def _mapped_bytes() -> int:
     """Address space this process has mapped now (VmSize); 1 GiB where /proc cannot tell."""
     try:
@@ -139,7 +162,8 @@ def _mapped_bytes() -> int:
 def _address_space_limit(req: dict, block_dim: int, ws_bytes: int, mapped_bytes: int) -> int:
     """RLIMIT_AS of a child: what it has mapped now (Python, the kernel library) + the GM
     file + the workspace + per core (fiber stack, guard page and, unless trace-only, the
-    UB/L1/L0 arenas) + the trace buffer + ``AS_MARGIN``. Never unbounded."""
+    UB/L1/L0 arenas) + the trace buffer (or the summary at its cap) + ``AS_MARGIN``. Never
+    unbounded."""
     now = _mapped_bytes()
     trace_only = bool(req.get("trace_only"))
     ids = req.get("block_ids") or []
@@ -147,7 +171,8 @@ def _address_space_limit(req: dict, block_dim: int, ws_bytes: int, mapped_bytes:
     stack = int(req.get("stack_kib") or 1024) * 1024 + 4096
     arenas = 0 if trace_only else sum(int(v) for v in (req.get("soc") or {}).values())
     ws = 0 if trace_only else ws_bytes
-    return now + mapped_bytes + ws + cores * (stack + arenas) + TRACE_BUFFER_BYTES + AS_MARGIN
+    summary = SUMMARY_AS_FACTOR * 64 * int(req.get("max_trace_records") or 0) if req.get("trace_summary") else 0
+    return now + mapped_bytes + ws + cores * (stack + arenas) + TRACE_BUFFER_BYTES + summary + AS_MARGIN
 
 
 def _memory_hint(message: str, as_bytes: int) -> str:
@@ -217,7 +242,7 @@ def _child(req: dict, wfd: int) -> None:
             l0b_bytes=int(req["soc"]["l0b"]), l0c_bytes=int(req["soc"]["l0c"]),
             block_ids=(ctypes.c_uint32 * max(1, len(ids)))(*ids), n_block_ids=len(ids),
             stack_kib=int(req.get("stack_kib") or 0), stats=ctypes.pointer(stats),
-            core_type=int(req.get("core_type") or 0),
+            core_type=int(req.get("core_type") or 0), trace_summary=int(bool(req.get("trace_summary"))),
         )
         rc = lib.acx_run(
             (ctypes.c_void_p * n)(*ptrs), (ctypes.c_uint64 * n)(*sizes), n, ctypes.byref(opt),
@@ -226,6 +251,8 @@ def _child(req: dict, wfd: int) -> None:
         res["rc"] = int(rc)
         res["message"] = _memory_hint(ctypes.string_at(base).decode(errors="replace"), as_bytes) if rc else ""
         res["stats"] = {k: int(getattr(stats, k)) for k, _ in AcxRunStats._fields_}
+        if rc == 0 and req.get("trace_summary"):
+            res["summary"] = _summary(lib)
     except BaseException as e:  # noqa: BLE001 - everything becomes a reported error
         res["rc"] = -1
         res["message"] = _memory_hint(f"{type(e).__name__}: {e}", as_bytes)

@@ -10,6 +10,11 @@ Nothing outlives the caller and nothing grows without bound: the server and its 
 confined (``_server.py``), a trace is capped in records and bytes (``DEFAULT_MAX_TRACE_*``,
 a run that reaches the cap stops with status ``trace_limit``), and every scratch file lives
 in this process's run directories (``rundir.py``).
+
+The trace of a timing run never touches the disk: by default the child builds a
+:class:`~ascendcraft.emulator.trace_summary.TraceSummary` in memory (distinct records once,
+GM moves whole, each distinct core program as loops) and sends it back with the result;
+``trace="records"`` asks for every record (written to a shared-memory file of the run).
 """
 
 from __future__ import annotations
@@ -33,13 +38,20 @@ import numpy as np
 
 from ascendcraft.emulator import _confine, _server, rundir
 from ascendcraft.emulator.trace_format import RECORD_DTYPE
+from ascendcraft.emulator.trace_summary import FULL_TRACE_ENV, TraceSummary
 from ascendcraft.soc import DEFAULT_SOC, Soc, load_soc
 
 DEFAULT_MAX_TRACE_RECORDS = 48 << 20
-"""Trace cap in records (48 Mi = 3 GiB of trace) unless ``max_trace_records`` or
-``$ASCENDCRAFT_MAX_TRACE_RECORDS`` says otherwise. The largest default-shape registry trace
-(avg_pool3d, 33 M records, 2.0 GiB) fits with 1.5x to spare; the model holds a whole trace
-in memory (about 2.2x its bytes at peak), so the cap also bounds the caller's memory."""
+"""Cap of a ``trace="records"`` trace in records (48 Mi = 3 GiB) unless ``max_trace_records``
+or ``$ASCENDCRAFT_MAX_TRACE_RECORDS`` says otherwise. The largest default-shape registry
+trace (avg_pool3d, 33 M records, 2.0 GiB) fits with 1.5x to spare; the model holds a whole
+trace in memory (about 2.2x its bytes at peak), so the cap also bounds the caller's memory."""
+DEFAULT_MAX_SUMMARY_RECORDS = 8 << 20
+"""Cap of a trace summary (the default trace) in 64-byte record equivalents of what it holds
+(distinct records, GM moves, and the cores' symbol ids and loop tokens at 4 B each): 512 MiB.
+The largest default-shape registry op holds about 0.4 M (avg_pool3d: 0.3 M GM moves)."""
+TRACE_MODES = ("summary", "records")
+
 DEFAULT_MAX_TRACE_BYTES = 3 << 30
 """Trace cap in bytes (``max_trace_bytes`` / ``$ASCENDCRAFT_MAX_TRACE_BYTES``). The cap used
 is also at most half the free space of the trace directory's file system."""
@@ -92,6 +104,8 @@ class RunResult:
     wall_s: float = 0.0
     workspace_bytes: int = 0
     stats: dict[str, int] = field(default_factory=dict)
+    """``trace`` is a :class:`TraceSummary` (the default), every record as a ``RECORD_DTYPE``
+    array (``trace="records"``), or None; ``len(trace)`` is the record count either way."""
 
 
 ArraySpec = Any  # np.ndarray | (shape, dtype) | int (bytes; trace-only)
@@ -209,15 +223,16 @@ def _env_int(name: str, default: int) -> int:
 
 
 def trace_cap(max_trace_records: int | None = None, max_trace_bytes: int | None = None,
-              trace_dir: str | os.PathLike | None = None) -> int:
+              trace_dir: str | os.PathLike | None = None, *, summary: bool = False) -> int:
     """Records a trace may hold: the smallest of the record cap, the byte cap and half the
     free space where the trace is written (arguments first, then the environment, then
-    ``DEFAULT_MAX_TRACE_*``)."""
+    ``DEFAULT_MAX_TRACE_*``; ``DEFAULT_MAX_SUMMARY_RECORDS`` for a summary, which is held in
+    memory, not written)."""
     for name, v in (("max_trace_records", max_trace_records), ("max_trace_bytes", max_trace_bytes)):
         if v is not None and int(v) < 1:
             raise ValueError(f"{name} must be >= 1 (it caps the trace), not {v}")
     records = int(max_trace_records) if max_trace_records is not None else _env_int(
-        "ASCENDCRAFT_MAX_TRACE_RECORDS", DEFAULT_MAX_TRACE_RECORDS)
+        "ASCENDCRAFT_MAX_TRACE_RECORDS", DEFAULT_MAX_SUMMARY_RECORDS if summary else DEFAULT_MAX_TRACE_RECORDS)
     nbytes = int(max_trace_bytes) if max_trace_bytes is not None else _env_int(
         "ASCENDCRAFT_MAX_TRACE_BYTES", DEFAULT_MAX_TRACE_BYTES)
     cap = min(records, nbytes // RECORD_DTYPE.itemsize)
@@ -255,7 +270,7 @@ def run_kernel(
     block_dim: int | None = None,
     workspace_bytes: int = 0,
     trace_only: bool = False,
-    trace: bool = True,
+    trace: bool | str = True,
     max_trace_records: int | None = None,
     max_trace_bytes: int | None = None,
     timeout_s: float = 60,
@@ -272,8 +287,10 @@ def run_kernel(
     ``tiling`` is raw tiling bytes or a TilingRequest evaluated in the child by ``acx_tiling``
     (its block dim and workspace size are used unless ``block_dim`` is given).
     In ``trace_only`` mode no GM memory is allocated: arithmetic and data movement are skipped.
-    The trace is capped (:func:`trace_cap`); a run that reaches the cap stops with status
-    ``trace_limit`` and a message naming the cap, and returns no trace.
+    ``trace``: True or ``"summary"`` (a :class:`TraceSummary` built in memory by the child;
+    True means ``"records"`` when ``$ASCENDCRAFT_FULL_SIM=1``), ``"records"`` (every record),
+    False (none). The trace is capped (:func:`trace_cap`); a run that reaches the cap stops
+    with status ``trace_limit`` and a message naming the cap, and returns no trace.
     ``soc_buffers``: the buffer capacities to enforce, those of a :class:`Soc` or the default
     SoC's overridden by a mapping (:func:`buffer_capacities`).
     ``core_type`` is one of :data:`CORE_TYPES` (cube kernels: ``"aic"`` or a declaration).
@@ -283,6 +300,7 @@ def run_kernel(
     t_start = time.perf_counter()
     if core_type not in CORE_TYPES:
         raise ValueError(f"core_type must be one of {sorted(CORE_TYPES)}, not {core_type!r}")
+    mode = _trace_mode(trace)
     soc = buffer_capacities(soc_buffers)
     specs = [_spec_nbytes(s) for s in (*gm_arrays, *outputs)]
     n_in = len(gm_arrays)
@@ -297,8 +315,9 @@ def run_kernel(
     dirs = rundir.run_dirs()
     n_run = next(_counter)
     shm_path = str(dirs.shm / f"gm-{n_run}")
-    trace_path = str(dirs.tmp / f"trace-{n_run}.bin") if trace else None
-    cap = trace_cap(max_trace_records, max_trace_bytes, dirs.tmp) if trace else 0
+    trace_path = str(dirs.shm / f"trace-{n_run}.bin") if mode == "records" else None
+    cap = (trace_cap(max_trace_records, max_trace_bytes, dirs.shm if trace_path else None,
+                     summary=mode == "summary") if mode else 0)
     mm = None
     try:
         with open(shm_path, "w+b") as f:
@@ -315,6 +334,7 @@ def run_kernel(
             "layout": layout,
             "trace_only": bool(trace_only),
             "trace_path": trace_path,
+            "trace_summary": mode == "summary",
             "max_trace_records": cap,
             "soc": soc,
             "block_dim": int(block_dim) if block_dim else None,
@@ -351,9 +371,11 @@ def run_kernel(
                 _, shape, dt = specs[i]
                 arr = np.array(mm[o : o + nb]).view(dt if dt is not None else np.uint8)
                 outs.append(arr.reshape(shape) if shape is not None else arr)
-        tr = None
+        tr: TraceSummary | np.ndarray | None = None
         if trace_path and status in ("ok", "error") and os.path.exists(trace_path):
             tr = np.fromfile(trace_path, dtype=RECORD_DTYPE)
+        elif status == "ok" and res.get("summary") is not None:
+            tr = TraceSummary.from_buffers(int(res.get("block_dim") or 0), **res["summary"])
         return RunResult(
             ok=status == "ok",
             status=status,
@@ -374,6 +396,17 @@ def run_kernel(
                     os.unlink(p)
                 except FileNotFoundError:
                     pass
+
+
+def _trace_mode(trace: bool | str) -> str | None:
+    """``run_kernel(trace=...)`` -> "summary", "records" or None."""
+    if trace is True:
+        return "records" if os.environ.get(FULL_TRACE_ENV, "") not in ("", "0") else "summary"
+    if trace is False or trace is None:
+        return None
+    if trace not in TRACE_MODES:
+        raise ValueError(f"trace must be True, False or one of {TRACE_MODES}, not {trace!r}")
+    return str(trace)
 
 
 def compute_tiling(so_path: str | os.PathLike, request: TilingRequest, *, timeout_s: float = 30) -> RunResult:

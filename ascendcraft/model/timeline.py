@@ -25,25 +25,31 @@ Per core, records are processed in program order:
 
 Cores with identical programs (records equal ignoring seq/core/addr) are simulated once.
 Blocks beyond the physical core count run in waves. Launch overhead is added once.
+
+The emulator's :class:`~ascendcraft.emulator.trace_summary.TraceSummary` (the default trace)
+is simulated by :mod:`.periodic`: the same event loop, over each distinct program's loops,
+extrapolating a loop once its timeline is proven periodic.
 """
 
 from __future__ import annotations
 
 import hashlib
-from bisect import bisect_right
-from collections import OrderedDict, deque
+import os
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ascendcraft.emulator.trace_format import RECORD_DTYPE, DType, Op, Pipe, RecordKind
+from ascendcraft.emulator.trace_format import RECORD_DTYPE, Op, Pipe, RecordKind
+from ascendcraft.emulator.trace_summary import FULL_TRACE_ENV, TraceSummary
 from ascendcraft.soc import Soc as SocSpec
 from ascendcraft.soc import load_soc
 
-from .op_costs import DTYPE_BYTES, GM_PATH, LOCAL_PATH, OP_CLASS, dtype_row
+from . import periodic
+from .op_costs import GM_PATH
+from .record_costs import _luts, _ProgramRun
 
 PIPE_NAMES = ["S", "V", "MTE1", "MTE2", "MTE3", "M", "FIX"]
-_ALL = int(Pipe.ALL)
 _INF = float("inf")
 # byte columns of a record that do not change a core's cost: seq, core, padding, addr
 _MASK = np.r_[0:6, 14:16, 56:64]
@@ -73,6 +79,8 @@ class ModelResult:
     warnings: list[str] = field(default_factory=list)
     l2_hit_bytes: int = 0
     l2_read_bytes: int = 0
+    extrapolated: int = 0
+    """Loop iterations the timeline extrapolated instead of simulating (summary traces)."""
 
     @property
     def l2_hit_frac(self) -> float:
@@ -80,259 +88,10 @@ class ModelResult:
         return self.l2_hit_bytes / self.l2_read_bytes if self.l2_read_bytes else 0.0
 
 
-@dataclass
-class _ProgramRun:
-    segments_ns: list[float]
-    busy_ns: list[float]
-    hbm_busy_ns: float
-    overhead_ns: list[float]
-    unmatched_waits: int
-
-
-# --------------------------------------------------------------------------------------
-# per-record costs (vectorised)
-# --------------------------------------------------------------------------------------
-
-
-def _luts(soc: SocSpec) -> dict[str, np.ndarray]:
-    """Lookup tables indexed by op / dtype so that record costs are computed with numpy."""
-    cpr = np.zeros((65536, 2))  # cycles per repeat, [op, row f16=0 / f32=1]
-    is_vec = np.zeros(65536, bool)
-    for op, cls in OP_CLASS.items():
-        cpr[int(op), 0] = soc.vector_cycles_per_repeat[cls]["f16"]
-        cpr[int(op), 1] = soc.vector_cycles_per_repeat[cls]["f32"]
-        is_vec[int(op)] = True
-    path_idx = np.full(65536, -1, np.int64)
-    names = sorted(soc.paths)
-    for op, pname in GM_PATH.items():
-        path_idx[int(op)] = names.index(pname)
-    lat = np.array([soc.paths[n].latency_ns for n in names] + [0.0])
-    peak = np.array([soc.paths[n].peak_bytes_per_ns for n in names] + [1.0])
-    local_bpc = np.zeros(65536)
-    for op, pname in LOCAL_PATH.items():
-        local_bpc[int(op)] = soc.local_bytes_per_cycle[pname]
-    dsize = np.ones(256)
-    row = np.zeros(256, np.int64)
-    for dt, nb in DTYPE_BYTES.items():
-        dsize[int(dt)] = nb
-        row[int(dt)] = 1 if dtype_row(dt) == "f32" else 0
-    macs = np.full(256, soc.macs_per_cycle("f16"))
-    for dt in (DType.F16, DType.BF16, DType.F32, DType.I8, DType.U8):
-        macs[int(dt)] = soc.macs_per_cycle(dt.name)
-    k0 = np.maximum(1.0, 32.0 / dsize)  # fractal K0: 16 fp16/bf16, 8 fp32, 32 int8
-    return dict(cpr=cpr, is_vec=is_vec, path_idx=path_idx, lat=lat, peak=peak,
-                local_bpc=local_bpc, dsize=dsize, row=row, macs=macs, k0=k0)
-
-
-def record_costs(rec: np.ndarray, soc: SocSpec, active: int, luts: dict | None = None,
-                 l2_hit: np.ndarray | None = None):
-    """Cost of each record on its pipe (ns), its HBM-channel occupancy (ns) and the fixed
-    (latency / per-call) part of the pipe cost (ns), for ``active`` concurrently running cores.
-    ``l2_hit`` marks GM reads served by L2 (see :func:`l2_reuse`): they occupy the core's
-    channel at its share of the L2 bandwidth instead of the HBM share."""
-    lu = luts or _luts(soc)
-    kind = rec["kind"]
-    op = rec["op"].astype(np.int64)
-    dt = rec["dtype"].astype(np.int64)
-    instr = kind == int(RecordKind.INSTR)
-    n = len(rec)
-    dur = np.zeros(n)
-    hbm = np.zeros(n)
-    ovh = np.zeros(n)
-    vcyc, cyc = soc.vector_cycle_ns, soc.cycle_ns
-
-    # vector ops: repeats x cycles-per-repeat + per-call overhead
-    vec = instr & lu["is_vec"][op]
-    if vec.any():
-        reps = rec["repeats"][vec].astype(np.float64)
-        by_elems = np.ceil(rec["elems"][vec] * lu["dsize"][dt[vec]] / 256.0)
-        reps = np.where(reps > 0, reps, by_elems)
-        c = lu["cpr"][op[vec], lu["row"][dt[vec]]]
-        dur[vec] = (reps * c + soc.vector_call_overhead_cycles) * vcyc
-        ovh[vec] = soc.vector_call_overhead_cycles * vcyc
-
-    # GM <-> on-chip moves: latency + bytes / (peak x alignment), and the HBM share
-    pi = lu["path_idx"][op]
-    gm = instr & (pi >= 0)
-    if gm.any():
-        blocks = np.maximum(rec["blocks"][gm].astype(np.float64), 1.0)
-        nbytes = rec["bytes"][gm].astype(np.float64)
-        burst = np.ceil(nbytes / blocks / 32.0) * 32.0  # whole 32 B blocks per burst
-        beff = np.where(nbytes > 0, burst * blocks, 0.0)
-        fl = rec["flags"][gm]
-        fac = np.where(fl & 1, 1.0, np.where(fl & 2, soc.aligned32_factor, soc.unaligned_factor))
-        p = pi[gm]
-        dur[gm] = lu["lat"][p] + beff / (lu["peak"][p] * fac)
-        ovh[gm] = lu["lat"][p]
-        share = soc.hbm_bytes_per_ns * soc.hbm_sustained_frac / max(1, active)
-        h = beff / (share * fac)
-        if l2_hit is not None and soc.l2_gbps:
-            f = l2_hit[gm].astype(np.float64) / 255.0
-            h = (1.0 - f) * h + f * beff / (float(soc.l2_gbps) / max(1, active))
-        hbm[gm] = h
-
-    # on-chip L1 -> L0 moves
-    loc = instr & (lu["local_bpc"][op] > 0)
-    if loc.any():
-        dur[loc] = rec["bytes"][loc] / lu["local_bpc"][op[loc]] * cyc
-
-    # Mmad: fixed + m*k*n / MACs-per-cycle, with m, n padded to 16 and k to the fractal K0
-    mm = instr & (op == int(Op.MMAD))
-    if mm.any():
-        k0 = lu["k0"][dt[mm]]
-        mkn = (np.ceil(rec["m"][mm] / 16.0) * 16.0) * (np.ceil(rec["k"][mm] / k0) * k0) \
-            * (np.ceil(rec["n"][mm] / 16.0) * 16.0)
-        dur[mm] = (soc.mmad_fixed_cycles + mkn / lu["macs"][dt[mm]]) * cyc
-        ovh[mm] = soc.mmad_fixed_cycles * cyc
-
-    # scalar UB access
-    sc = instr & ((op == int(Op.GET_VALUE)) | (op == int(Op.SET_VALUE)))
-    dur[sc] = soc.scalar_access_cycles * cyc
-
-    # anything else on a pipe: at least the per-call overhead
-    other = instr & ~(vec | gm | loc | mm | sc)
-    dur[other] = soc.vector_call_overhead_cycles * cyc
-    ovh[other] = dur[other]
-    return dur, hbm, ovh
-
-
-# --------------------------------------------------------------------------------------
-# the event loop (one core program)
-# --------------------------------------------------------------------------------------
-
-
-def _book(hs: list[float], he: list[float], lo: int, t: float, need: float) -> float:
-    """Occupy ``need`` ns of a core's HBM channel at or after ``t``, filling idle gaps
-    (bandwidth is shared, not first-come-first-served); return when the last byte is served."""
-    i = bisect_right(he, t, lo)
-    n = len(hs)
-    while True:
-        while i < n and hs[i] <= t:
-            if he[i] > t:
-                t = he[i]
-            i += 1
-        gap = (hs[i] if i < n else _INF) - t
-        use = need if need < gap else gap
-        new_end = t + use
-        if i > lo and he[i - 1] >= t:
-            he[i - 1] = new_end
-        else:
-            hs.insert(i, t)
-            he.insert(i, new_end)
-            i += 1
-            n += 1
-        if i < n and hs[i] <= new_end:
-            he[i - 1] = he[i]
-            del hs[i], he[i]
-            n -= 1
-        need -= use
-        if need <= 1e-9:
-            return new_end
-        t = he[i - 1]
-
-
 def _run_program(rec: np.ndarray, soc: SocSpec, active: int, luts: dict,
                  l2_hit: np.ndarray | None = None) -> _ProgramRun:
-    dur_a, hbm_a, ovh_a = record_costs(rec, soc, active, luts, l2_hit)
-    kind = rec["kind"].tolist()
-    pipe = rec["pipe"].tolist()
-    pipe2 = rec["pipe2"].tolist()
-    ev = rec["event"].tolist()
-    is_get = (rec["op"] == int(Op.GET_VALUE)).tolist()
-    dur = dur_a.tolist()
-    hbm = hbm_a.tolist()
-    issue = soc.issue_cycles * soc.cycle_ns
-
-    free = [0.0] * 8
-    busy = [0.0] * 8
-    s = 0.0
-    hs: list[float] = []  # HBM-channel busy intervals (sorted, merged): starts
-    he: list[float] = []  # ... and ends
-    lo = 0  # intervals before lo end before any future GM transfer can start
-    gm_pipes = sorted(set(rec["pipe"][hbm_a > 0].tolist()))
-    prune = bool(gm_pipes)
-    hbusy = 0.0
-    seg_start = 0.0
-    segments: list[float] = []
-    pending: dict[tuple[int, int, int], deque] = {}
-    unmatched = 0
-    for i in range(len(kind)):
-        k = kind[i]
-        s += issue
-        if k == 0:  # INSTR
-            p = pipe[i]
-            d = dur[i]
-            if p == 0:
-                if is_get[i] and free[1] > s:
-                    s = free[1]
-                s += d
-                busy[0] += d
-                continue
-            st = free[p]
-            if s > st:
-                st = s
-            h = hbm[i]
-            end = st + d
-            if h > 0.0:
-                if prune:
-                    lo_t = min([free[g] for g in gm_pipes])
-                    while lo < len(he) and he[lo] <= lo_t:
-                        lo += 1
-                    if lo > 4096:
-                        del hs[:lo], he[:lo]
-                        lo = 0
-                hend = _book(hs, he, lo, st, h)
-                hbusy += h
-                if hend > end:
-                    end = hend
-            free[p] = end
-            busy[p] += end - st
-        elif k == 1:  # SET_FLAG: completion time of everything earlier on the source pipe
-            p = pipe[i]
-            t = s if p == 0 or free[p] < s else free[p]
-            if p == _ALL:
-                t = max(max(free), s)
-            key = (p, pipe2[i], ev[i])
-            q = pending.get(key)
-            if q is None:
-                q = pending[key] = deque()
-            q.append(t)
-        elif k == 2:  # WAIT_FLAG on pipe[i], source pipe2[i]
-            q = pending.get((pipe2[i], pipe[i], ev[i]))
-            if not q:
-                unmatched += 1
-                continue
-            t = q.popleft()
-            p = pipe[i]
-            if p == 0:
-                if t > s:
-                    s = t
-            elif p == _ALL:
-                for j in range(8):
-                    if free[j] < t:
-                        free[j] = t
-            elif free[p] < t:
-                free[p] = t
-        elif k == 3:  # BARRIER
-            if pipe[i] == _ALL:
-                t = max(max(free), s)
-                free = [t] * 8
-                s = t
-        elif k == 4:  # SYNC_ALL: segment boundary, all pipes drained
-            t = max(max(free), s)
-            segments.append(t - seg_start)
-            free = [t] * 8
-            s = t
-            seg_start = t
-    t = max(max(free), s)
-    segments.append(t - seg_start)
-
-    pipes = rec["pipe"].astype(np.int64)
-    instr = rec["kind"] == int(RecordKind.INSTR)
-    ovh = np.bincount(pipes[instr], weights=ovh_a[instr], minlength=8)
-    ovh[0] += issue * len(kind)
-    busy[0] += issue * len(kind)
-    return _ProgramRun(segments, busy, hbusy, ovh.tolist(), unmatched)
+    """The event loop over one core's records (the loop itself: :class:`.periodic._Core`)."""
+    return periodic.run_records(rec, soc, active, luts, l2_hit)
 
 
 # --------------------------------------------------------------------------------------
@@ -427,54 +186,159 @@ def l2_reuse(trace: np.ndarray, soc: SocSpec, ncores: int) -> np.ndarray:
     step = (core // max(1, ncores)) * (int(j.max()) + 1) + j
     order = np.lexsort((core, step))
     st = step[order]
-    bounds = np.flatnonzero(np.diff(st)) + 1
-    keys = list(zip(t["pipe2"].tolist(), t["addr"].tolist(), t["bytes"].tolist(),
-                    t["blocks"].tolist(), t["k"].tolist(), strict=True))
-    size = t["bytes"].tolist()
-    rl = r.tolist()
+    # footprint keys as small ints (one per distinct (argument, offset, bytes, bursts, stride)):
+    # by the 64-bit hash, confirmed field by field (a collision takes the slow exact way)
+    cols = np.stack([t["pipe2"].astype(np.uint64), t["addr"], t["bytes"],
+                     t["blocks"].astype(np.uint64), t["k"].astype(np.uint64)], axis=1)
+    uniq, key = np.unique(h, return_inverse=True)
+    key = key.ravel()
+    rep = np.zeros(len(uniq), np.int64)
+    rep[key] = np.arange(len(key))
+    if not np.array_equal(cols[rep[key]], cols):
+        uniq, key = np.unique(np.ascontiguousarray(cols).view(np.dtype((np.void, 40))).ravel(),
+                              return_inverse=True)
+        key = key.ravel()
+    size = np.zeros(len(uniq), np.int64)
+    size[key] = t["bytes"].astype(np.int64)
     cap = soc.l2_mib * float(1 << 20)
-    lru: OrderedDict[tuple, int] = OrderedDict()
+    if size.sum() <= cap:  # nothing is ever evicted: residency is "accessed in an earlier step"
+        hits[idx] = _hits_without_eviction(key[order], st, r[order], len(uniq))[np.argsort(order)]
+        return hits
+    got = _hits_by_reuse_distance(key[order], st, r[order], size, cap)
+    if got is not None:
+        hits[idx] = got[np.argsort(order)]
+        return hits
+    out = [0] * len(idx)
+    keys = key.tolist()
+    sizes = size.tolist()
+    rl = r.tolist()
+    bounds = [0, *(np.flatnonzero(np.diff(st)) + 1).tolist(), len(order)]
+    order_l = order.tolist()
+    lru: OrderedDict[int, int] = OrderedDict()
     used = 0
-    out = hits
-    for seg in np.split(order, bounds):
-        seg = seg.tolist()
-        absent: dict[tuple, int] = {}
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        seg = order_l[a:b]
+        absent: dict[int, int] = {}
         for p in seg:
             if rl[p] and keys[p] not in lru:
                 absent[keys[p]] = absent.get(keys[p], 0) + 1
         for p in seg:
-            key = keys[p]
+            kp = keys[p]
             if rl[p]:
-                g = absent.get(key)
-                out[idx[p]] = 255 if g is None else int(round(255 * (1 - 1 / g)))
-            if key in lru:
-                lru.move_to_end(key)
+                g = absent.get(kp)
+                out[p] = 255 if g is None else int(round(255 * (1 - 1 / g)))
+            if kp in lru:
+                lru.move_to_end(kp)
             else:
-                lru[key] = size[p]
-                used += size[p]
+                lru[kp] = sizes[kp]
+                used += sizes[kp]
         while used > cap and lru:
             used -= lru.popitem(last=False)[1]
+    hits[idx] = out
     return hits
 
 
+def _hits_by_reuse_distance(key: np.ndarray, step: np.ndarray, read: np.ndarray, size: np.ndarray,
+                            cap: float, work: int = 64) -> np.ndarray | None:
+    """:func:`l2_reuse`'s LRU without replaying it (accesses in replay order).
+
+    With eviction to fit at each step's end, a footprint K last accessed at position a is
+    still resident when step t starts iff size(K) + B <= cap, B = bytes of the distinct
+    footprints accessed after a up to the end of step t - 1 (those are all more recent than K,
+    so none is evicted before it). B lies between the bytes first seen in that range and all
+    bytes accessed in it (prefix sums); where those bounds do not decide, B is counted
+    exactly. None if that would take more than ``work`` x the accesses (replay instead)."""
+    n = len(key)
+    pos = np.arange(n)
+    srt = np.lexsort((pos, key))
+    same = key[srt][1:] == key[srt][:-1]
+    prev = np.full(n, -1)
+    prev[srt[1:][same]] = srt[:-1][same]
+    # groups: the accesses of one footprint in one step (they see the same residency)
+    grp = np.lexsort((pos, step, key))
+    head = np.ones(n, bool)
+    head[1:] = (key[grp][1:] != key[grp][:-1]) | (step[grp][1:] != step[grp][:-1])
+    gid = np.empty(n, np.int64)
+    gid[grp] = np.cumsum(head) - 1
+    first = grp[head]  # per group: its first access
+    ga = prev[first]  # the footprint's last access before the step (-1: none)
+    ge = np.searchsorted(step, step[first], side="left")  # end (exclusive) of the earlier steps
+    gsz = size[key[first]].astype(np.float64)
+    sz = size[key].astype(np.float64)
+    cum = np.concatenate([[0.0], np.cumsum(sz)])
+    new_bytes = np.concatenate([[0.0], np.cumsum(np.where(prev < 0, sz, 0.0))])
+    ok = ga >= 0
+    lo = np.where(ok, ga + 1, 0)
+    resident = ok & (gsz + cum[ge] - cum[lo] <= cap)
+    reads = np.bincount(gid[read], minlength=len(first))
+    unsure = np.flatnonzero(ok & ~resident & (gsz + new_bytes[ge] - new_bytes[lo] <= cap) & (reads > 0))
+    if int(np.sum(ge[unsure] - lo[unsure])) > work * n + (1 << 20):
+        return None
+    for g in unsure.tolist():  # the bounds do not decide: count the distinct bytes exactly
+        resident[g] = gsz[g] + float(size[np.unique(key[lo[g]:ge[g]])].sum()) <= cap
+    out = np.zeros(n, np.uint8)
+    hit = read & resident[gid]
+    out[hit] = 255
+    cold = read & ~resident[gid]
+    if cold.any():
+        shared = reads[gid[cold]].astype(np.float64)  # g reads of an absent footprint share a fetch
+        out[cold] = np.round(255 * (1 - 1 / shared)).astype(np.uint8)
+    return out
+
+
+def _hits_without_eviction(key: np.ndarray, step: np.ndarray, read: np.ndarray, n_keys: int) -> np.ndarray:
+    """:func:`l2_reuse` when L2 holds every footprint (accesses in replay order): a read hits
+    fully if its footprint was accessed in an earlier step; g reads of a footprint in the step
+    of its first access share one fetch (1 - 1/g each)."""
+    first = np.full(n_keys, np.iinfo(np.int64).max)
+    np.minimum.at(first, key, step)
+    out = np.zeros(len(key), np.uint8)
+    later = read & (step > first[key])
+    out[later] = 255
+    cold = read & (step == first[key])
+    if cold.any():
+        pair = key[cold] * (int(step.max()) + 1) + step[cold]
+        _, inv, g = np.unique(pair, return_inverse=True, return_counts=True)
+        out[cold] = np.round(255 * (1 - 1 / g[inv.ravel()].astype(np.float64))).astype(np.uint8)
+    return out
+
+
 def physical_cores(trace: np.ndarray, soc: SocSpec) -> int:
-    """Cores one wave can use: cube cores if the kernel uses the cube side, else vector cores."""
+    """Cores one wave can use: cube cores if the kernel uses the cube side, else vector cores.
+    (``trace`` may be every record or a summary's distinct records.)"""
     if len(trace) and np.isin(trace["pipe"], _CUBE_PIPES).any():
         return soc.cube_cores
     return soc.vector_cores
 
 
-def simulate(trace: np.ndarray, soc: SocSpec | str | None = None,
-             block_dim: int | None = None) -> ModelResult:
+def full_simulation_forced() -> bool:
+    """``$ASCENDCRAFT_FULL_SIM=1``: a summary is expanded and simulated record by record."""
+    return os.environ.get(FULL_TRACE_ENV, "") not in ("", "0")
+
+
+def simulate(trace: np.ndarray | TraceSummary, soc: SocSpec | str | None = None,
+             block_dim: int | None = None, *, full: bool | None = None) -> ModelResult:
     """Modeled time of one launch of the kernel that produced ``trace`` on ``soc``.
 
+    ``trace`` is every record (a ``RECORD_DTYPE`` array) or the emulator's
+    :class:`TraceSummary`. A summary is simulated once per distinct core program, and the
+    iterations of its loops only until the timeline proves them periodic (see
+    :mod:`ascendcraft.model.periodic`); ``full=True`` (or ``$ASCENDCRAFT_FULL_SIM=1``)
+    expands it and simulates every record instead - the reference the fast path agrees with.
     ``block_dim`` defaults to the number of cores present in the trace; every block index
     0..block_dim-1 must appear (the emulator runs all of them)."""
     soc = load_soc(soc)
+    if isinstance(trace, TraceSummary):
+        if full if full is not None else full_simulation_forced():
+            return _simulate_records(trace.records(), soc, block_dim or trace.block_dim)
+        return _simulate_summary(trace, soc, block_dim)
+    return _simulate_records(trace, soc, block_dim)
+
+
+def _simulate_records(trace: np.ndarray, soc: SocSpec, block_dim: int | None) -> ModelResult:
     trace = np.asarray(trace)
     if trace.dtype != RECORD_DTYPE:
         trace = trace.astype(RECORD_DTYPE)
-    warnings: list[str] = []
     trace = _by_core(trace)
     cores_present = np.unique(trace["core"]) if len(trace) else np.zeros(0, np.int64)
     bd = int(block_dim) if block_dim is not None else max(1, len(cores_present))
@@ -490,13 +354,71 @@ def simulate(trace: np.ndarray, soc: SocSpec | str | None = None,
     hit_any = bool(hits.any())
     prog_ids = _program_ids(trace, starts, ends, hits if hit_any else None)
     luts = _luts(soc)
+    first = {}
+    for c, pid in enumerate(prog_ids):
+        first.setdefault(pid, c)
 
+    def run(pid: int, active: int) -> _ProgramRun:
+        c = first[pid]
+        return _run_program(trace[starts[c]:ends[c]], soc, active, luts,
+                            hits[starts[c]:ends[c]] if hit_any else None)
+
+    has_sync = bool(np.any(trace["kind"] == int(RecordKind.SYNC_ALL))) if len(trace) else False
+    gm_mask = (trace["kind"] == int(RecordKind.INSTR)) & np.isin(trace["op"], [int(o) for o in GM_PATH])
+    return _chip(soc, bd, ncores, prog_ids, run, has_sync, _gm_stats(trace, hits, gm_mask), len(trace))
+
+
+def _simulate_summary(sm: TraceSummary, soc: SocSpec, block_dim: int | None) -> ModelResult:
+    bd = int(block_dim) if block_dim is not None else sm.block_dim
+    if bd != sm.block_dim or bd <= 0 or np.any(sm.core_program[:bd] < 0):
+        raise ValueError(f"the trace summary covers blocks of block_dim {sm.block_dim}, not all of {bd}")
+    fp = sm.footprints
+    ncores = physical_cores(sm.symbols, soc)
+    hits = l2_reuse(fp, soc, ncores)
+    hit_any = bool(hits.any())
+    core_ids = fp["core"].astype(np.int64)
+    starts = np.searchsorted(core_ids, np.arange(bd), side="left")
+    ends = np.searchsorted(core_ids, np.arange(bd), side="right")
+    keys: dict[tuple[int, bytes], int] = {}
+    prog_ids: list[int] = []
+    first: dict[int, int] = {}
+    for c in range(bd):  # a program: its records and (where L2 serves reads) its hits
+        key = (int(sm.core_program[c]), hits[starts[c]:ends[c]].tobytes() if hit_any else b"")
+        pid = keys.setdefault(key, len(keys))
+        first.setdefault(pid, c)
+        prog_ids.append(pid)
+    costs: dict = {}
+
+    def run(pid: int, active: int) -> _ProgramRun:
+        c = first[pid]
+        if active not in costs:
+            costs[active] = periodic.symbol_costs(sm.symbols, sm.is_gm, soc, active)
+        return periodic.run_summary_program(sm.parsed(int(sm.core_program[c])), costs[active], soc,
+                                   hits[starts[c]:ends[c]] if hit_any else None)
+
+    has_sync = bool(np.any(sm.symbols["kind"] == int(RecordKind.SYNC_ALL)))
+    gm_mask = (fp["kind"] == int(RecordKind.INSTR)) & np.isin(fp["op"], [int(o) for o in GM_PATH])
+    return _chip(soc, bd, ncores, prog_ids, run, has_sync, _gm_stats(fp, hits, gm_mask), sm.n_records)
+
+
+def _gm_stats(rec: np.ndarray, hits: np.ndarray, gm_mask: np.ndarray) -> tuple[int, int, int]:
+    """(GM bytes moved, GM bytes read that L2 served, GM bytes read) of GM-tagged moves."""
+    reads = (rec["kind"] == int(RecordKind.INSTR)) & (rec["pipe2"] > 0) & np.isin(rec["op"], _GM_READS)
+    return (int(rec["bytes"][gm_mask].sum()), int((rec["bytes"][reads] * (hits[reads] / 255.0)).sum()),
+            int(rec["bytes"][reads].sum()))
+
+
+def _chip(soc: SocSpec, bd: int, ncores: int, prog_ids: list[int], run, has_sync: bool,
+          gm: tuple[int, int, int], n_records: int) -> ModelResult:
+    """Chip-wide combination of the core programs: waves of ``ncores`` blocks, each wave's
+    cores sharing HBM (``run(program, active cores)``), SYNC_ALL segments aligned across the
+    cores of a wave, launch overhead once; the critical core's pipes describe the kernel."""
+    warnings: list[str] = []
     runs: dict[tuple[int, int], _ProgramRun] = {}
     core_ns = np.zeros(bd)
     kernel_ns = 0.0
     crit: _ProgramRun | None = None
     crit_t = -1.0
-    has_sync = bool(np.any(trace["kind"] == int(RecordKind.SYNC_ALL))) if len(trace) else False
     if has_sync and bd > ncores:
         warnings.append(f"SYNC_ALL with block_dim {bd} > {ncores} physical cores deadlocks on hardware")
     for w0 in range(0, bd, ncores):
@@ -506,8 +428,7 @@ def simulate(trace: np.ndarray, soc: SocSpec | str | None = None,
         for c in wave:
             key = (prog_ids[c], active)
             if key not in runs:
-                runs[key] = _run_program(trace[starts[c]:ends[c]], soc, active, luts,
-                                         hits[starts[c]:ends[c]] if hit_any else None)
+                runs[key] = run(prog_ids[c], active)
             wave_runs.append(runs[key])
         nseg = max(len(r.segments_ns) for r in wave_runs)
         if any(len(r.segments_ns) != nseg for r in wave_runs):
@@ -540,14 +461,11 @@ def simulate(trace: np.ndarray, soc: SocSpec | str | None = None,
         "latency": launch + (max(ovh) + soc.sync_all_us * 1e3 * (len(crit.segments_ns) - 1)) / 1e3,
     }
     bound = max(res, key=lambda k: res[k])
-    gm_mask = (trace["kind"] == int(RecordKind.INSTR)) & np.isin(trace["op"], [int(o) for o in GM_PATH])
-    reads = ((trace["kind"] == int(RecordKind.INSTR)) & (trace["pipe2"] > 0)
-             & np.isin(trace["op"], _GM_READS))
+    gm_bytes, l2_hit, l2_read = gm
     return ModelResult(
         soc=soc.name, time_us=total, kernel_us=kernel_us, launch_us=launch, block_dim=bd,
         pipe_busy_us=busy, pipe_util=util, hbm_busy_us=crit.hbm_busy_ns / 1e3, bound=bound,
-        resources_us=res, core_us=core_ns / 1e3, gm_bytes=int(trace["bytes"][gm_mask].sum()),
-        n_records=len(trace), n_programs=len({h for h in prog_ids}), warnings=warnings,
-        l2_hit_bytes=int((trace["bytes"][reads] * (hits[reads] / 255.0)).sum()),
-        l2_read_bytes=int(trace["bytes"][reads].sum()),
+        resources_us=res, core_us=core_ns / 1e3, gm_bytes=gm_bytes, n_records=n_records,
+        n_programs=len(set(prog_ids)), warnings=warnings, l2_hit_bytes=l2_hit, l2_read_bytes=l2_read,
+        extrapolated=sum(r.extrapolated for r in runs.values()),
     )

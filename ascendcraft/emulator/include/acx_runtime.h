@@ -18,12 +18,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "acx_summary.h"
 #include "acx_trace.h"
 
 extern "C" {
 // Per-run options (C layout; mirrored with ctypes in ascendcraft/emulator/runner.py).
 struct AcxRunStats {
-    uint64_t records_written;  // trace records written to trace_path
+    uint64_t records_written;  // trace records written to trace_path (summary: records traced)
     uint64_t records_dropped;  // always 0: a run whose trace reaches max_trace_records stops
     uint64_t api_calls;        // records produced (written or not) over all cores
     uint64_t ub_bytes_used;    // max UB bytes allocated by InitBuffer over all cores
@@ -39,6 +40,7 @@ struct AcxRunOptions {
     uint32_t stack_kib;          // fiber stack per core (0: 1024 KiB)
     AcxRunStats* stats;          // optional, filled on return
     int32_t core_type;           // 0 auto (vector unless the kernel declares AIC), 1 AIV, 2 AIC
+    int32_t trace_summary;       // 1: build the trace summary in memory (acx_summary.h), no file
 };
 }
 
@@ -96,6 +98,7 @@ struct CoreState {
     TPipeBase* pipe = nullptr;
     uint64_t mem_used[MEM_N] = {};
     uint8_t kind = 0;  // CoreKind: 0 unknown (coupled, vector semantics), 1 AIV, 2 AIC
+    std::vector<uint32_t> symbols;  // trace summary: this core's symbol ids so far
 };
 
 enum CoreKind : uint8_t { CORE_UNKNOWN = 0, CORE_AIV = 1, CORE_AIC = 2 };
@@ -111,6 +114,8 @@ struct Runtime {
     size_t tfill = 0;
     uint64_t written = 0, dropped = 0, cap = 0;
     bool tracing = false;
+    Summary* summary = nullptr;  // trace summary mode (no file)
+    uint64_t buffered = 0;       // symbol ids held in the cores' sequences
     bool trace_full = false;  // the cap was reached: the run stops, acx_run returns 3
     int trace_errno = 0;      // a failed trace write (e.g. EFBIG at RLIMIT_FSIZE, ENOSPC)
     // cores
@@ -152,20 +157,40 @@ inline std::string TraceWriteError() {
            std::strerror(g_rt->trace_errno);
 }
 
+// Records held by the trace: written and buffered ones, or what the summary keeps.
+inline uint64_t TraceHeld(const Runtime& rt) {
+    if (!rt.summary) return rt.written + rt.tfill;
+    const Summary& s = *rt.summary;  // in 64 B record equivalents (ids and tokens are 4 B)
+    return s.footprints.size() + s.symbols.records.size() + (rt.buffered + s.tokens.size()) / 16;
+}
+
 // Append one record (seq/core are filled here). Cheap when tracing is off. Reaching the
 // cap stops the run: a partial trace must not be modeled as if it were the whole kernel.
-inline void Emit(TraceRecord& r) {
+// In summary mode the record becomes a symbol id of the core's sequence (and, for a GM
+// move, a footprint kept whole).
+inline void Emit(TraceRecord& r, bool gm_move = false) {
     CoreState& c = *g_cur;
     r.seq = c.seq++;
     Runtime& rt = *g_rt;
     if (!rt.tracing) return;
-    if (rt.cap && rt.written + rt.tfill >= rt.cap) {
+    if (rt.cap && TraceHeld(rt) >= rt.cap) {
         rt.trace_full = true;
         Fail("trace limit: the trace exceeded %llu records (%llu B); the run was stopped. Raise "
              "max_trace_records (ASCENDCRAFT_MAX_TRACE_RECORDS / _BYTES) or time a smaller shape",
              (unsigned long long)rt.cap, (unsigned long long)(rt.cap * sizeof(TraceRecord)));
     }
     r.core = (uint16_t)c.block_idx;
+    if (rt.summary) {
+        if (gm_move) rt.summary->footprints.push_back(r);
+        TraceRecord m = r;
+        m.seq = 0;
+        m.core = 0;
+        m.addr = 0;
+        m._pad = gm_move ? 1 : 0;  // marks a GM move (its footprint is kept)
+        c.symbols.push_back(rt.summary->symbols.Id(m));
+        rt.buffered++;
+        return;
+    }
     rt.tbuf[rt.tfill++] = r;
     if (rt.tfill == rt.tbuf.size()) {
         FlushTrace();
@@ -213,7 +238,7 @@ inline void EmitGmMove(uint8_t pipe, uint16_t op, uint8_t dtype, uint64_t blocks
     r.k = blocks > 1 ? (uint32_t)(stride > 0xffffffffull ? 0xffffffffull : stride) : 0;
     int arg = (g_rt && gi >= 0 && gi < (int)g_rt->gm.size()) ? g_rt->gm[gi].index : -1;
     r.pipe2 = (arg >= 0 && arg < 255) ? (uint8_t)(arg + 1) : 0;
-    Emit(r);
+    Emit(r, true);
 }
 
 inline void EmitSync(uint8_t kind, uint8_t pipe, uint8_t pipe2, uint32_t event) {
@@ -344,6 +369,10 @@ inline void FiberEntry() {
     try {
         rt.kernel();
         EndOfKernelChecks(c);
+        if (rt.summary) {
+            rt.buffered -= c.symbols.size();
+            rt.summary->EndCore(c.block_idx, c.symbols);
+        }
     } catch (const Error& e) {
         if (rt.error.empty()) rt.error = e.msg + " [block " + std::to_string(c.block_idx) + "]";
     } catch (const std::exception& e) {
@@ -388,7 +417,13 @@ int Run(void** gm, const uint64_t* gm_bytes, int n_gm, const AcxRunOptions* opt,
         if (opt->block_dim == 0) Fail("acx_run: block_dim is 0");
         for (int i = 0; i < n_gm; i++)
             if (gm[i]) rt.gm.push_back(GmBuffer{(uint64_t)gm[i], gm_bytes[i], i});
-        if (opt->trace_path && opt->trace_path[0]) {
+        delete g_summary;
+        g_summary = nullptr;
+        if (opt->trace_summary) {
+            g_summary = rt.summary = new Summary();
+            rt.tracing = true;
+            rt.cap = opt->max_trace_records;
+        } else if (opt->trace_path && opt->trace_path[0]) {
             rt.trace = fopen(opt->trace_path, "wb");
             if (!rt.trace) Fail("acx_run: cannot open trace file %s", opt->trace_path);
             rt.tracing = true;
@@ -483,7 +518,7 @@ int Run(void** gm, const uint64_t* gm_bytes, int n_gm, const AcxRunOptions* opt,
     if (opt && opt->stats) {
         uint64_t calls = 0, ub = 0;
         for (auto& c : rt.cores) { calls += c.seq; if (c.mem_used[MEM_UB] > ub) ub = c.mem_used[MEM_UB]; }
-        opt->stats->records_written = rt.written;
+        opt->stats->records_written = rt.summary ? calls : rt.written;  // summary: records traced
         opt->stats->records_dropped = rt.dropped;
         opt->stats->api_calls = calls;
         opt->stats->ub_bytes_used = ub;
