@@ -274,6 +274,7 @@ class RayExecutor:
             if ready:  # collect everything else that is already done too
                 ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
         except Exception as exc:  # noqa: BLE001 - the cluster itself is gone
+            _reraise_interrupt(exc)
             msg = f"lost the Ray cluster while the trial ran: {type(exc).__name__}: {_first_line(exc)}"
             jobs, self._jobs = list(self._jobs.values()), {}
             return [Finished(j.token, crash_outcome(msg), time.monotonic() - j.submitted)
@@ -331,6 +332,17 @@ class RayExecutor:
         if self._started_ray and ray.is_initialized():
             ray.shutdown()
         self._started_ray = False
+
+
+def _reraise_interrupt(exc: BaseException) -> None:
+    """A signal's exception (the driver's stop, KeyboardInterrupt) raised while Ray's C++
+    core waited comes back wrapped in a ``SystemError``; raise the signal's exception, so
+    that an interrupted wait is an interruption and not a lost cluster."""
+    seen = exc.__cause__ or exc.__context__
+    while seen is not None:
+        if not isinstance(seen, Exception):
+            raise seen
+        seen = seen.__cause__ or seen.__context__
 
 
 def _first_line(exc: BaseException) -> str:

@@ -259,8 +259,10 @@ class _Search:
     def evaluated(self) -> int:
         return sum(len(c.done) for c in self.cands)
 
-    def _out_of_time(self) -> bool:
-        if self.deadline is None or time.perf_counter() < self.deadline:
+    def _out_of_time(self, started: int, first_batch: int) -> bool:
+        """Past the time limit; never before the first batch (the defaults first) has been
+        started, so that every run has a result however short its limit."""
+        if self.deadline is None or time.perf_counter() < self.deadline or started < first_batch:
             return False
         self.time_limited = True
         return True
@@ -312,7 +314,7 @@ class _Search:
         while True:
             self.stop.check()
             while self.evaluated() + ex.in_flight() < self.budget and ex.in_flight() < ex.capacity \
-                    and not self._out_of_time():
+                    and not self._out_of_time(self.evaluated() + ex.in_flight(), ex.capacity):
                 self.stop.check()
                 c = pick(self.cands, self.n_init, self.exploration)
                 if c is None:
@@ -430,7 +432,8 @@ def run_search(
     (benchmarks comparing samplers).  ``identity`` describes what the trials measure (task,
     shapes, dtype, SoC, versions); it and the candidates' source hashes are recorded, and a
     resume with any difference is refused (:mod:`.identity`).  ``time_limit_s``: no trial
-    is started once this many seconds have passed since the call (those in flight finish,
+    is started once this many seconds have passed since the call, except the first batch of
+    a run (as many trials as the executor runs at once; those in flight finish,
     re-validation and the reports follow; ``SearchResult.time_limited`` says so).
 
     Setup problems (run directory, storage, resume) raise :class:`~.errors.SearchSetupError`.

@@ -20,10 +20,10 @@ from ascendcraft.campaign import CampaignConfig, plan, run_campaign, state
 from ascendcraft.campaign.run import plan_units
 from ascendcraft.campaign.state import CampaignState
 
-try:
-    from pg_server import PgServer, find_pg_bin
+try:  # the module-scoped fixture that starts a real PostgreSQL server
+    from test_search_postgres import pg_url  # noqa: F401
 except ImportError:  # tests/ imported as a package
-    from tests.pg_server import PgServer, find_pg_bin
+    from tests.test_search_postgres import pg_url  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,20 +84,6 @@ def test_resume_refuses_what_it_cannot_continue(tmp_path):
 
 
 # ---- a campaign on PostgreSQL --------------------------------------------------------------
-@pytest.fixture(scope="module")
-def pg_url():
-    pytest.importorskip("psycopg2", reason="psycopg2 (extra 'postgres') is not installed")
-    bin_dir = find_pg_bin()
-    if bin_dir is None:
-        pytest.skip("PostgreSQL is not installed (no initdb/pg_ctl on PATH or in /usr/lib/postgresql)")
-    server = PgServer(bin_dir)
-    try:
-        server.start()
-        yield server.url
-    finally:
-        server.stop()
-
-
 def test_campaign_on_postgres_and_its_resume(pg_url, tmp_path):
     from ascendcraft.search.storage import sqlalchemy_url
 

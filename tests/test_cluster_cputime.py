@@ -83,10 +83,10 @@ def test_tree_clock_counts_the_cpu_of_children():
 
 def test_busy_neighbours_do_not_make_a_timeout(hogs):
     t0 = time.monotonic()
-    out = run_job(ChildWork(cpu_s=0.8), CAND, {}, 1.2)
+    out = run_job(ChildWork(cpu_s=0.5), CAND, {}, 1.2)  # + the child's start-up
     wall = time.monotonic() - t0
     assert out.status is Status.OK, out.message
-    assert 0.7 <= out.metrics["cpu_s"] < 1.2 and "retried" not in out.metrics
+    assert 0.45 <= out.metrics["cpu_s"] < 1.2 and "retried" not in out.metrics
     # the point: with the neighbours the wall clock usually passes the limit (not asserted:
     # it depends on the machine), the CPU time never does
     print(f"wall {wall:.2f} s for {out.metrics['cpu_s']:.2f} s of CPU; limit 1.2 s of CPU")

@@ -148,3 +148,22 @@ def test_a_worker_node_killed_mid_run_loses_and_duplicates_nothing(cluster, tmp_
     assert rerun, (on_victim, finished_on)
     # nothing ended as a crash: the node's loss was absorbed by the retry
     assert all(status in ("ok", "build_error", "wrong") for _, status, _ in evaluated)
+
+
+def test_tune_joins_the_cluster_named_by_ray_address(cluster, tmp_path):
+    """``ascendcraft tune --ray-address`` from another process: a real op's trials run on
+    the cluster's worker nodes (the head offers no CPU), built into those nodes' cache."""
+    import json
+    import subprocess
+
+    c, nodes = cluster
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "ascendcraft.cli", "tune", "--op", "relu", "--budget", "2",
+           "--ray-address", c.address, "--out", str(out), "--json"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=500)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1])["trials"] == 2
+    rows = [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
+    alive = {n.node_id for n in nodes.values() if n.any_processes_alive()}
+    ran_on = {r["worker"].rsplit(" ", 1)[-1] for r in rows if r["evaluated"]}
+    assert ran_on and ran_on <= alive, (ran_on, alive)

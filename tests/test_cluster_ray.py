@@ -105,3 +105,29 @@ def test_every_status_and_its_message_survive_the_ray_executor(ray_local):
     ex.close()
     assert [(done[i].outcome.status, done[i].outcome.message) for i in range(len(EVALUATED))] == \
         [(s, _message(s)) for s in EVALUATED]
+
+
+def test_a_signal_during_the_wait_is_an_interruption_not_a_lost_cluster(ray_local):
+    """The driver's stop raised by a signal while Ray waits reaches the driver (which
+    records the trials in flight as interrupted); it is not a crash of those trials."""
+    import signal
+
+    class Stop(BaseException):
+        pass
+
+    def _stop(signum, frame):
+        raise Stop()
+
+    ex = RayExecutor(2)
+    ex.start()
+    ex.submit(0, ToyObjective(delay_s=20), FAST, FAST.default_params(), 60)
+    previous = signal.signal(signal.SIGALRM, _stop)
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    try:
+        with pytest.raises(Stop):
+            ex.poll(10)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert ex.in_flight() == 1  # still known, for the driver to record as interrupted
+    ex.close()

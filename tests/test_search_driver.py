@@ -225,3 +225,19 @@ def test_importance_plot_with_too_few_trials(tmp_path):
                    executor=LocalExecutor())
     assert r.evaluated == 2
     assert (tmp_path / "importance.png").exists() and (tmp_path / "convergence.png").exists()
+
+
+def test_a_time_limit_stops_starting_trials_after_the_first_batch(tmp_path):
+    """``time_limit_s``: past it no trial is started, but a run always starts its first
+    batch (the defaults first), so even a zero limit has a result; the rest stays for a
+    resume with more time."""
+    obj = ToyObjective()
+    r = run_search(obj, toy_candidates(), budget=20, run_dir=tmp_path, study_name="t",
+                   executor=LocalExecutor(), timeout_per_trial_s=5, plots=False,
+                   time_limit_s=0)
+    assert r.evaluated == 1 and r.time_limited and not r.exhausted
+    assert r.best is not None  # the default of the first candidate
+    r = run_search(obj, toy_candidates(), budget=20, run_dir=tmp_path, study_name="t",
+                   executor=LocalExecutor(), timeout_per_trial_s=5, plots=False, resume=True,
+                   time_limit_s=60)
+    assert r.evaluated == 20 and not r.time_limited

@@ -20,8 +20,9 @@ FIRST_ROUND = 0.6
 LATE = 1 / 3
 """An improvement in this last part of a unit's trials means it is still improving."""
 MIN_SHARE_S = 1.0
-"""The least time a unit is given in round 1: enough to start its first batch (its
-defaults), so every op of the campaign is covered however short the night."""
+"""The least time a unit is given in round 1. Whatever its share, a run starts its first
+batch of trials (the defaults first: the driver's time limit never stops it), so every op
+of the campaign is covered however short the night."""
 
 
 @dataclass(frozen=True)

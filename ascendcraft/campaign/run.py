@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import math
 import re
-import signal
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +27,7 @@ from ..app.task import TaskRef
 from ..app.tuning import TuneConfig, TuneInterrupted, tune
 from ..cluster import ExecutorConfig, SharedExecutor, make_executor
 from ..search.protocols import Executor
+from ..search.stop import Stop, StopSignals
 from ..search.storage import open_storage
 from . import plan
 from . import state as record
@@ -77,10 +76,6 @@ class CampaignInterrupted(KeyboardInterrupt):
         super().__init__(signal_name)
         self.signal_name = signal_name
         self.result = result
-
-
-class _Stop(BaseException):
-    """Raised by the campaign's signal handler between units."""
 
 
 def unit_key(name: str, soc: str) -> str:
@@ -136,43 +131,13 @@ def _has_trials(storage: str | None, run_dir: Path, study: str) -> bool:
                for s in st.get_all_studies())
 
 
-class _Signals:
-    """SIGINT/SIGTERM between units raise :class:`_Stop` (never while the record is being
-    written); during a unit the search driver's own handlers take over."""
-
-    def __init__(self) -> None:
-        self.name = ""
-        self.saving = False
-        self._previous: dict[int, Any] = {}
-
-    def install(self) -> None:
-        if threading.current_thread() is not threading.main_thread():
-            return
-        for s in (signal.SIGINT, signal.SIGTERM):
-            self._previous[s] = signal.getsignal(s)
-            signal.signal(s, self._handle)
-
-    def restore(self) -> None:
-        for s, old in self._previous.items():
-            signal.signal(s, old if old is not None else signal.SIG_DFL)
-        self._previous.clear()
-
-    def _handle(self, signum: int, frame: Any) -> None:
-        self.name = signal.Signals(signum).name
-        if not self.saving:
-            raise _Stop()
-
-    def check(self) -> None:
-        if self.name:
-            raise _Stop()
-
-
 class _Campaign:
     def __init__(self, config: CampaignConfig, st: CampaignState, executor: SharedExecutor,
                  say: Callable[[str], None]) -> None:
         self.config, self.st, self.ex, self.say = config, st, executor, say
         self.night_s = config.hours * 3600.0
-        self.signals = _Signals()
+        self.signals = StopSignals()  # noted between units, acted on at the next
+        self.stopped_by = ""
         self.t_mark = time.monotonic()
 
     # ---- time and the record -------------------------------------------------------------
@@ -187,12 +152,7 @@ class _Campaign:
 
     def save(self) -> None:
         self._tick()
-        self.signals.saving = True
-        try:
-            record.save(self.config.out, self.st)
-        finally:
-            self.signals.saving = False
-        self.signals.check()
+        record.save(self.config.out, self.st)
 
     # ---- one unit ------------------------------------------------------------------------
     def run_unit(self, u: UnitState, grant: plan.Grant, round_no: int) -> None:
@@ -214,14 +174,15 @@ class _Campaign:
                              timeout_per_trial_s=self.config.timeout_per_trial_s,
                              time_limit_s=grant.seconds if math.isfinite(grant.seconds) else None,
                              plots=False, revalidate_top=1)
-            summary = tune(ref, cfg, executor=self.ex.lend())
+            with self.signals.interruptible():  # nothing of the campaign's is half-written
+                summary = tune(ref, cfg, executor=self.ex.lend())
         except TuneInterrupted as stop:
             self._finish(u, time.monotonic() - t0, stop.summary.to_dict(), run_dir,
                          exhausted=False)
             u.state = "running"  # its trials in flight were re-queued: a resume goes on
-            self.signals.name = stop.signal_name
-            raise _Stop() from None
-        except _Stop:
+            self.stopped_by = stop.signal_name
+            raise Stop() from None
+        except Stop:
             u.time_s += time.monotonic() - t0
             raise
         except Exception as e:  # noqa: BLE001 - one op's failure never ends the campaign
@@ -300,8 +261,9 @@ def run_campaign(config: CampaignConfig, *, executor: Executor | None = None,
         record.save(config.out, st)
         shared.start()
         c.run()
-    except _Stop:
-        st.stopped = f"interrupted by {c.signals.name or 'a signal'}"
+    except Stop:
+        c.stopped_by = c.stopped_by or c.signals.name or "SIGINT"
+        st.stopped = f"interrupted by {c.stopped_by}"
     finally:
         c.signals.restore()
         c._tick()
@@ -311,7 +273,7 @@ def run_campaign(config: CampaignConfig, *, executor: Executor | None = None,
             record.save(config.out, st)
     result = CampaignResult(config.out, report(config.out, st), st)
     if st.stopped:
-        raise CampaignInterrupted(c.signals.name or "SIGINT", result)
+        raise CampaignInterrupted(c.stopped_by, result)
     return result
 
 
