@@ -217,6 +217,7 @@ class _Campaign:
                     self.run_unit(u, plan.Grant(self.st.budget_per_op, math.inf), 1)
             self.st.finished = True
             return
+
         def first_due(v: UnitState) -> bool:  # not had round 1, or stopped in it
             return v.state != "failed" and (v.round == 0 or (v.round == 1 and v.state == "running"))
 
