@@ -1,4 +1,5 @@
-"""The ``ascendcraft`` command: ops, check, lower, tune, prompt, export, library, doctor.
+"""The ``ascendcraft`` command: ops, check, lower, tune, campaign, bench, prompt, export, library,
+doctor.
 
 A thin shell over the application layer (:mod:`ascendcraft.app`): it parses the command
 line into typed configuration, calls a verb, and prints its typed result — the only module
@@ -254,7 +255,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     config = TuneConfig(
         soc=args.soc, backend=args.backend, budget=args.budget, sampler=args.sampler, seed=args.seed,
         storage=args.storage, study=args.study, resume=args.resume, run_dir=args.run_dir,
-        timeout_per_trial_s=args.timeout_per_trial, executor=ExecutorConfig(workers=args.workers),
+        timeout_per_trial_s=args.timeout_per_trial,
+        executor=ExecutorConfig(workers=args.workers, address=args.ray_address),
         proposer=_proposer_config(args), cache=not args.no_cache,
     )
     # a terminal: the line redrawn on stderr; otherwise plain lines on stdout, before the
@@ -429,6 +431,72 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     for f in findings:
         print(f.line())
     print(backend_in_use(findings))
+# ---------------------------------------------------------------- campaign
+def cmd_campaign(args: argparse.Namespace) -> int:
+    import signal
+
+    from .campaign import CampaignConfig, CampaignInterrupted, campaign_ops, run_campaign
+    from .cluster.config import ExecutorConfig
+
+    out = Path(args.out)
+    task_files = tuple(str(p) for p in sorted(Path(args.tasks).glob("*.py"))) if args.tasks else ()
+    if args.tasks and not task_files:
+        from .app.errors import UserError
+
+        raise UserError(f"--tasks {args.tasks}: no task files (*.py) there")
+    config = CampaignConfig(
+        out=out, hours=args.hours, ops=campaign_ops(args.ops.split(",")) if args.ops else (),
+        task_files=task_files, socs=tuple(args.soc or [DEFAULT_SOC]),
+        budget_per_op=args.budget_per_op, storage=args.storage, resume=args.resume,
+        seed=args.seed, timeout_per_trial_s=args.timeout_per_trial,
+        executor=ExecutorConfig(workers=args.workers, address=args.ray_address),
+    )
+    args.run_dir = out
+    try:
+        result = run_campaign(config, say=lambda line: print(line, flush=True))
+    except CampaignInterrupted as stop:
+        print(_one_paragraph(
+            f"ascendcraft campaign: {stop.result.state.stopped}; report so far in "
+            f"{stop.result.report}; continue with --resume --out {out}"), file=sys.stderr)
+        return 128 + int(getattr(signal, stop.signal_name, signal.SIGINT))
+    print(f"report: {result.report}")
+    return 0
+
+
+# ---------------------------------------------------------------- bench
+def cmd_bench(args: argparse.Namespace) -> int:
+    import shlex
+    import signal
+
+    from .bench import BenchConfig, regenerate, run_bench
+    from .bench.suite import categories_arg, names_arg
+    from .campaign import CampaignInterrupted
+    from .cluster.config import ExecutorConfig
+
+    if args.report:
+        path = regenerate(Path(args.report), Path(args.out) if args.out else None)
+        print(f"report: {path}")
+        return 0
+    out = Path(args.out or "results/runs/bench")
+    args.run_dir = out
+    config = BenchConfig(
+        out=out, suite=args.suite, categories=categories_arg(args.categories),
+        only=names_arg(args.only), budget=args.budget, soc=args.soc, proposer=args.proposer, resume=args.resume,
+        seed=args.seed, timeout_per_trial_s=args.timeout_per_trial,
+        executor=ExecutorConfig(workers=args.workers, address=args.ray_address),
+        command=shlex.join(["ascendcraft", *args.argv]))
+    try:
+        progress = sys.stderr if args.json else sys.stdout  # --json: stdout is the data
+        result = run_bench(config, say=lambda line: print(line, file=progress, flush=True))
+    except CampaignInterrupted as stop:
+        print(_one_paragraph(
+            f"ascendcraft bench: {stop.result.state.stopped}; report so far in "
+            f"{stop.result.report}; continue with the same command and --resume"), file=sys.stderr)
+        return 128 + int(getattr(signal, stop.signal_name, signal.SIGINT))
+    if args.json:
+        print((result.report.parent / "bench.json").read_text())
+    else:
+        print(f"report: {result.report}")
     return 0
 
 
@@ -439,6 +507,14 @@ def build_parser() -> argparse.ArgumentParser:
                 "Timing without an NPU is modeled (emulator trace + SoC model), never measured.")
     sub = p.add_subparsers(dest="cmd", required=True)
 
+    def many_runs_args(sp):  # campaign and bench: one executor for many tune runs
+        sp.add_argument("--workers", type=_int_at_least(1), default=None,
+                        help="trials in flight (default: CPU cores, or the cluster's)")
+        sp.add_argument("--ray-address", default=None,
+                        help="join this Ray cluster (default: $RAY_ADDRESS; neither: local)")
+        sp.add_argument("--seed", type=_int_at_least(0, 2**32 - 1), default=0)
+        sp.add_argument("--timeout-per-trial", type=_positive_seconds, default=120.0,
+                        help="CPU seconds (> 0) a trial may use before it is stopped")
     def llm_args(sp):
         g = sp.add_argument_group("proposer", "who writes the candidates; an LLM is reached "
                                   "through any OpenAI-compatible chat-completions endpoint")
@@ -513,7 +589,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="parallel trials (default: CPU cores)")
     sp.add_argument("--out", default=None, help="run directory (default results/runs/<op>-<time>)")
     sp.add_argument("--timeout-per-trial", type=_positive_seconds, default=120.0,
-                    help="seconds (> 0) before a trial is stopped")
+                    help="CPU seconds (> 0) a trial may use before it is stopped (and run once more)")
+    sp.add_argument("--ray-address", default=None,
+                    help="join this Ray cluster (default: $RAY_ADDRESS; neither: local)")
     sp.add_argument("--no-cache", action="store_true",
                     help="evaluate every trial again instead of reusing outcomes of earlier runs "
                     "(also: ASCENDCRAFT_OUTCOME_CACHE=off)")
@@ -560,6 +638,41 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true")
     sp.set_defaults(fn=cmd_doctor)
 
+    sp = sub.add_parser("campaign", help="tune many ops under one time budget; a morning report")
+    g = sp.add_mutually_exclusive_group()
+    g.add_argument("--ops", help="comma-separated op names, or all")
+    g.add_argument("--tasks", help="a directory of task files (*.py)")
+    sp.add_argument("--hours", type=_positive_seconds, required=True,
+                    help="the time budget in hours (> 0), shared by every op")
+    sp.add_argument("--budget-per-op", type=_int_at_least(1), default=100,
+                    help="the most trials one op gets (default 100)")
+    sp.add_argument("--soc", action="append", default=None,
+                    help=f"SoC model; repeat for several (default {DEFAULT_SOC})")
+    sp.add_argument("--out", default="results/campaign", help="campaign directory")
+    sp.add_argument("--resume", action="store_true", help="continue the campaign in --out")
+    sp.add_argument("--storage", help="SQLAlchemy URL for every op's study, e.g. PostgreSQL")
+    many_runs_args(sp)
+    sp.set_defaults(fn=cmd_campaign)
+
+    sp = sub.add_parser("bench", help="tune every task of a suite with one trial budget; "
+                        "BENCHMARK.md, bench.json and plots")
+    sp.add_argument("--suite", default="builtin",
+                    help="builtin (the registry) or a folder of task files (*.py)")
+    sp.add_argument("--categories", help="comma-separated categories to run (default: all)")
+    sp.add_argument("--only", help="comma-separated task names of the suite to run (default: all)")
+    sp.add_argument("--budget", type=_int_at_least(1), default=20,
+                    help="evaluated trials per task (default 20)")
+    sp.add_argument("--soc", default=DEFAULT_SOC, help=f"SoC model (default {DEFAULT_SOC})")
+    sp.add_argument("--proposer", default="builtin", help="proposer (default builtin)")
+    sp.add_argument("--out", default=None,
+                    help="bench directory (default results/runs/bench); with --report, "
+                         "where to write the report")
+    sp.add_argument("--resume", action="store_true", help="continue the bench in --out")
+    sp.add_argument("--report", metavar="BENCH_DIR", default=None,
+                    help="only rewrite the report of the bench in BENCH_DIR (no tuning)")
+    many_runs_args(sp)
+    sp.add_argument("--json", action="store_true", help="print bench.json when done")
+    sp.set_defaults(fn=cmd_bench)
     sp = sub.add_parser("prompt", help="print the LLM proposer's first prompt for a task")
     task_args(sp)
     sp.add_argument("--candidates", type=_int_at_least(1, 8), default=3,
@@ -585,13 +698,16 @@ def _validate(args: argparse.Namespace) -> None:
         from .app.task import known_socs
 
         known = known_socs()
-        if soc not in known:
-            raise UserError(f"unknown SoC {soc!r}; known SoCs: {', '.join(known)}")
+        for one in soc if isinstance(soc, list) else [soc]:
+            if one not in known:
+                raise UserError(f"unknown SoC {one!r}; known SoCs: {', '.join(known)}")
     for flag in ("out", "storage", "study", "dsl", "task", "op"):
         if getattr(args, flag, None) == "":
             raise UserError(f"--{flag} is empty")
-    if getattr(args, "resume", False) and not args.out:
+    if getattr(args, "resume", False) and not args.out and args.cmd != "bench":
         raise UserError("--resume needs --out: the run directory of the run to continue")
+    if args.cmd == "campaign" and not args.resume and not (args.ops or args.tasks):
+        raise UserError("campaign needs --ops LIST|all or --tasks DIR (or --resume)")
     proposer = getattr(args, "proposer", "builtin")
     if getattr(args, "resume", False) and proposer != "builtin":
         raise UserError(f"--resume with --proposer {proposer} is not supported: the LLM's "

@@ -84,6 +84,7 @@ class Evaluator:
         self.shape_sets = [[tuple(s) for s in ss] for ss in shape_sets]
         self._eager: dict[str, Any] | None = None
         self._outputs: dict[tuple, list] = {}  # input shapes -> reference output (shape, dtype)
+        self.phase = ""  # what evaluate() is doing now: build, check run, timing run
 
     # ------------------------------------------------------------ static
     def _io(self, prep: Prepared) -> None:
@@ -141,7 +142,10 @@ class Evaluator:
                  seeds: tuple[int, ...] | None = None) -> Outcome:
         """Check correctness on every shape set and seed, then (if asked) time the kernel."""
         t0 = time.perf_counter()
-        out = self._evaluate(prep, params, timing, seeds or self.seeds)
+        try:
+            out = self._evaluate(prep, params, timing, seeds or self.seeds)
+        finally:
+            self.phase = ""
         out.params = dict(params)
         out.wall_s = time.perf_counter() - t0
         return out
@@ -150,21 +154,24 @@ class Evaluator:
         reason = self.feasible(prep, params)
         if reason is not None:
             return Outcome(Status.INFEASIBLE, reason)
+        self.phase = "build"
         try:
             art = self.build(prep, params)
         except BackendError as e:
-            return Outcome(e.status, str(e))
+            return Outcome(e.status, _in_phase(e.status, "build", str(e)))
         except DslError as e:
             return Outcome(Status.DSL_ERROR, str(e))
         except Exception as e:  # noqa: BLE001 - one failed trial, never a dead run
             return Outcome(Status.CRASH, f"build: {type(e).__name__}: {e}")
         out = self._check(art, prep.values(params), seeds)
         if out.status is Status.OK and timing:
+            self.phase = "timing run"
             try:
                 t, out.timing = self._time(art)
                 out.time_us, out.timing_kind = t.us, t.kind
             except BackendError as e:
-                out.timing, out.timing_status = {"error": str(e)}, e.status
+                out.timing = {"error": _in_phase(e.status, self.phase, str(e))}
+                out.timing_status = e.status
             except Exception as e:  # noqa: BLE001 - a timing failure is reported, not raised
                 out.timing, out.timing_status = {"error": f"{type(e).__name__}: {e}"}, Status.CRASH
         return out
@@ -176,6 +183,7 @@ class Evaluator:
             for seed in seeds:
                 for signed in (False, True):
                     where = f"shapes {shapes}, seed {seed}"
+                    self.phase = f"check run ({where})"
                     inputs = self.task.make_inputs(shapes, seed=seed, signed=signed)
                     expected = self.task.run_reference(inputs)
                     tensors = [i for i in inputs if isinstance(i, torch.Tensor)]
@@ -185,7 +193,8 @@ class Evaluator:
                     for attempt in range(2):  # twice: the result must be deterministic
                         res = self._run(art, tensors, specs, tiling)
                         if not res.ok:
-                            return Outcome(res.status, f"{res.message} ({where})", shapes=self.shape_sets)
+                            msg = _in_phase(res.status, "check run", f"{res.message} ({where})")
+                            return Outcome(res.status, msg, shapes=self.shape_sets)
                         if attempt == 0:
                             got = res.outputs
                         elif not all(_same(a, b) for a, b in zip(got, res.outputs, strict=True)):
@@ -261,6 +270,11 @@ class Evaluator:
             fields["cube_peak_frac"] = rate / self.soc.cube_peak_flops(_dtype_name(self.task.dtype))
             fields["tflops"] = rate / 1e12
         return t, fields
+
+
+def _in_phase(status: Status, phase: str, message: str) -> str:
+    """A timeout's message names the phase it stopped (other failures say what they are)."""
+    return f"{phase}: {message}" if status is Status.TIMEOUT else message
 
 
 def _dtype_name(dtype: torch.dtype) -> str:

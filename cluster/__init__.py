@@ -3,5 +3,6 @@
 from .config import ExecutorConfig
 from .factory import make_executor
 from .local import LocalExecutor
+from .shared import SharedExecutor
 
-__all__ = ["ExecutorConfig", "LocalExecutor", "make_executor"]
+__all__ = ["ExecutorConfig", "LocalExecutor", "SharedExecutor", "make_executor"]

@@ -21,5 +21,5 @@ def make_executor(config: ExecutorConfig | None = None) -> Executor:
         return LocalExecutor()
     from .ray_executor import RayExecutor
 
-    return RayExecutor(config.worker_count(), config.address, resources=dict(config.resources),
+    return RayExecutor(config.workers, config.cluster_address(), resources=dict(config.resources),
                        max_retries=config.max_retries)

@@ -3,48 +3,17 @@
 from __future__ import annotations
 
 import os
-import signal
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
 
 from ..search.protocols import Finished, Objective
 from ..search.space import Candidate
-from .job import JobTimeout, safe_evaluate, timeout_outcome
-
-
-@contextmanager
-def _alarm(timeout_s: float) -> Iterator[bool]:
-    """Interrupt the main thread after ``timeout_s`` (Unix, main thread only)."""
-    usable = (
-        hasattr(signal, "setitimer")
-        and threading.current_thread() is threading.main_thread()
-        and timeout_s > 0
-    )
-    if not usable:
-        yield False
-        return
-
-    def _raise(signum: int, frame: Any) -> None:
-        raise JobTimeout()
-
-    previous = signal.signal(signal.SIGALRM, _raise)
-    signal.setitimer(signal.ITIMER_REAL, timeout_s)
-    try:
-        yield True
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+from .job import run_job
 
 
 class LocalExecutor:
-    """Runs jobs one at a time in this process, when polled.
-
-    A timeout interrupts the evaluation with SIGALRM when running on the main thread; off the
-    main thread the job runs to completion and is marked ``timeout`` if it overran.
-    """
+    """Runs jobs one at a time in this process, when polled, each under its CPU budget
+    (:func:`~.job.run_job`: on the main thread a job past its budget is interrupted; off
+    it the job runs to completion and is judged afterwards)."""
 
     def __init__(self) -> None:
         self._queue: list[tuple[int, Objective, Candidate, dict[str, int], float]] = []
@@ -68,16 +37,12 @@ class LocalExecutor:
             return []
         token, objective, candidate, params, limit = self._queue.pop(0)
         t0 = time.perf_counter()
-        try:
-            with _alarm(limit) as armed:
-                outcome = safe_evaluate(objective, candidate, params, limit)
-            elapsed = time.perf_counter() - t0
-            if not armed and limit > 0 and elapsed > limit:
-                outcome = timeout_outcome(limit, "ran to completion, result discarded")
-        except JobTimeout:
-            elapsed = time.perf_counter() - t0
-            outcome = timeout_outcome(limit, "interrupted")
-        return [Finished(token, outcome, elapsed, worker=f"local:{os.getpid()}")]
+        outcome = run_job(objective, candidate, params, limit)
+        return [Finished(token, outcome, time.perf_counter() - t0, worker=f"local:{os.getpid()}")]
+
+    def cancel_all(self) -> None:
+        """Forget the jobs not run yet (this executor runs nothing in the background)."""
+        self._queue.clear()
 
     def close(self) -> None:
-        self._queue.clear()
+        self.cancel_all()

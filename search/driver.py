@@ -130,9 +130,12 @@ class _Search:
         warm: WarmUp | None = None,
         record: dict[str, Any] | None = None,
         stop: StopSignals | None = None,
+        deadline: float | None = None,
         reviser: Reviser | None = None,
     ) -> None:
         self.objective = objective
+        self.deadline = deadline  # perf_counter() after which no trial is started
+        self.time_limited = False
         self.warm = warm
         self.budget = budget
         self.sampler_name = sampler if isinstance(sampler, str) else getattr(sampler, "__name__", "custom")
@@ -349,6 +352,14 @@ class _Search:
     def evaluated(self) -> int:
         return sum(len(c.done) for c in self.cands)
 
+    def _out_of_time(self, started: int, first_batch: int) -> bool:
+        """Past the time limit; never before the first batch (the defaults first) has been
+        started, so that every run has a result however short its limit."""
+        if self.deadline is None or time.perf_counter() < self.deadline or started < first_batch:
+            return False
+        self.time_limited = True
+        return True
+
     def _show_progress(self, final: bool = False) -> None:
         if self.progress is None:
             return
@@ -398,7 +409,8 @@ class _Search:
         self.times.workers = int(getattr(ex, "capacity", 1) or 1)
         while True:
             self.stop.check()
-            while self.evaluated() + ex.in_flight() < self.budget and ex.in_flight() < ex.capacity:
+            while self.evaluated() + ex.in_flight() < self.budget and ex.in_flight() < ex.capacity \
+                    and not self._out_of_time(self.evaluated() + ex.in_flight(), ex.capacity):
                 self.stop.check()
                 c = pick(self.cands, self.n_init, self.exploration)
                 if c is None:
@@ -507,6 +519,7 @@ def run_search(
     plots: bool = True,
     defaults_first: bool = True,
     identity: dict[str, Any] | None = None,
+    time_limit_s: float | None = None,
     reviser: Reviser | None = None,
 ) -> SearchResult:
     """Tune every candidate's tunables with at most ``budget`` evaluations in total.
@@ -519,6 +532,10 @@ def run_search(
     after every finished batch.  ``defaults_first=False`` leaves every point to the sampler
     (benchmarks comparing samplers).  ``identity`` describes what the trials measure (task,
     shapes, dtype, SoC, versions); it and the candidates' source hashes are recorded, and a
+    resume with any difference is refused (:mod:`.identity`).  ``time_limit_s``: no trial
+    is started once this many seconds have passed since the call, except the first batch of
+    a run (as many trials as the executor runs at once; those in flight finish,
+    re-validation and the reports follow; ``SearchResult.time_limited`` says so).
     resume with any difference is refused (:mod:`.identity`). ``reviser`` is shown the
     search after every batch of finished trials and may add candidates to it (an LLM's
     repair and optimisation rounds): they share the budget, their defaults and seeds go
@@ -536,6 +553,7 @@ def run_search(
     if isinstance(sampler, str) and sampler not in SAMPLERS:
         raise ValueError(f"unknown sampler {sampler!r}; choose one of {', '.join(SAMPLERS)}")
     t_start = time.perf_counter()
+    deadline = None if time_limit_s is None else t_start + max(0.0, float(time_limit_s))
     run_path = Path(run_dir)
     make_run_dir(run_path)
     study_name = study_name or run_path.resolve().name
@@ -559,6 +577,7 @@ def run_search(
                     progress=progress, n_init=n_init, exploration=exploration,
                     revalidate_top=revalidate_top, defaults_first=defaults_first,
                     warm=WarmUp(objective, candidates, plots), record=record, stop=stop,
+                    deadline=deadline,
                     reviser=reviser,
                 )
             except SearchSetupError:
@@ -666,8 +685,9 @@ def _result(search: _Search, revalidated: list[dict[str, Any]], winner: Candidat
         per_candidate=per_candidate,
         trials_per_candidate=counts,
         revalidated=revalidated,
-        exhausted=search.evaluated() < search.budget,
+        exhausted=search.evaluated() < search.budget and not search.time_limited,
         defaults=defaults,
+        time_limited=search.time_limited and search.evaluated() < search.budget,
         candidates=[c.spec for c in search.cands],
         revise_error=search.revise_error,
     )

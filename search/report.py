@@ -186,6 +186,7 @@ def summary_text(result: SearchResult, candidates: Sequence[Candidate]) -> str:
         f"evaluated {result.evaluated}/{result.budget}; failed: {failed}; infeasible {result.infeasible}; "
         f"duplicates {result.duplicates}; interrupted {result.interrupted}"
         + ("; search space exhausted" if result.exhausted else "")
+        + ("; stopped at its time limit" if result.time_limited else "")
     )
     t = result.times
     lines.append(

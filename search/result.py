@@ -84,6 +84,8 @@ class SearchResult:
     defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
     # set when a signal stopped the run early: "interrupted by SIGINT" (the summary is partial)
     partial: str | None = None
+    # the run stopped starting trials at its time limit before the budget was spent
+    time_limited: bool = False
     # every candidate searched: those given, then those a reviser added
     candidates: list[Candidate] = field(default_factory=list)
     revise_error: str | None = None  # why the reviser was dropped, if it was
@@ -127,6 +129,7 @@ class SearchResult:
             "revalidated": self.revalidated,
             "defaults": self.defaults,
             "partial": self.partial,
+            "time_limited": self.time_limited,
             "revise_error": self.revise_error,
             "times": self.times.__dict__,
         }

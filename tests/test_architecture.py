@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("search", ("ascendcraft.search",)),
     ("cluster", ("ascendcraft.cluster",)),
     ("export", ("ascendcraft.library",)),
-    ("app", ("ascendcraft.app", "ascendcraft.doctor")),
+    ("app", ("ascendcraft.app", "ascendcraft.doctor", "ascendcraft.campaign", "ascendcraft.bench")),
     ("cli", ("ascendcraft.cli", "ascendcraft.__main__")),
 )
 

@@ -72,11 +72,14 @@ def test_failure_categories_and_exhaustion(tmp_path):
                    study_name="g", executor=LocalExecutor(), timeout_per_trial_s=0.3, plots=False)
     feasible = sum(1 for c in toy_candidates(edge=True) for p in c.all_params() if obj.feasible(c, p) is None)
     assert r.evaluated == feasible < 200 and r.exhausted  # every feasible point exactly once
-    assert len(set(obj.calls)) == len(obj.calls) == feasible
+    # every feasible point evaluated once; the one stopped by its limit was run once more
+    assert len(set(obj.calls)) == feasible and len(obj.calls) == feasible + 1
     assert r.failed == {"crash": 1, "timeout": 1, "build_error": 4, "wrong": 2}
     by_status = {t.user_attrs["status"]: t for name, t in _trials(tmp_path, "g", [EDGE])}
     assert "RuntimeError: toy kernel exploded" in by_status["crash"].user_attrs["message"]
-    assert "exceeded 0.3s" in by_status["timeout"].user_attrs["message"]
+    timeout = by_status["timeout"].user_attrs
+    assert "not computing" in timeout["message"] and "0.3 s limit" in timeout["message"]
+    assert "both runs" in timeout["result"]["metrics"]["retried"]
     assert r.best is not None and (r.best.candidate, r.best.params) == OPTIMUM[:2]
     assert r.best.outcome.time_us == OPTIMUM[2]
 
@@ -222,3 +225,19 @@ def test_importance_plot_with_too_few_trials(tmp_path):
                    executor=LocalExecutor())
     assert r.evaluated == 2
     assert (tmp_path / "importance.png").exists() and (tmp_path / "convergence.png").exists()
+
+
+def test_a_time_limit_stops_starting_trials_after_the_first_batch(tmp_path):
+    """``time_limit_s``: past it no trial is started, but a run always starts its first
+    batch (the defaults first), so even a zero limit has a result; the rest stays for a
+    resume with more time."""
+    obj = ToyObjective()
+    r = run_search(obj, toy_candidates(), budget=20, run_dir=tmp_path, study_name="t",
+                   executor=LocalExecutor(), timeout_per_trial_s=5, plots=False,
+                   time_limit_s=0)
+    assert r.evaluated == 1 and r.time_limited and not r.exhausted
+    assert r.best is not None  # the default of the first candidate
+    r = run_search(obj, toy_candidates(), budget=20, run_dir=tmp_path, study_name="t",
+                   executor=LocalExecutor(), timeout_per_trial_s=5, plots=False, resume=True,
+                   time_limit_s=60)
+    assert r.evaluated == 20 and not r.time_limited

@@ -70,6 +70,17 @@ class KernelObjective:
             return TrialOutcome(Status.DSL_ERROR, None, "", str(e))
         return trial_outcome(ev.evaluate(prep, params))
 
+    def phase(self) -> str:
+        """What this process's evaluation is doing now (build, check run, timing run): the
+        executor names it when it stops a trial at its limit."""
+        ev = self._cache.get("ev")
+        return getattr(ev, "phase", "") if ev is not None else ""
+
+    def resources(self, candidate: Candidate, params: dict[str, int]) -> dict[str, float]:
+        """What a trial needs besides a CPU, as the backend says (``trial_resources``, e.g.
+        ``{"NPU": 1}`` for one that profiles on an Ascend device; none for the emulator)."""
+        return dict(getattr(self._evaluator().backend, "trial_resources", None) or {})
+
     def revalidate(self, candidate: Candidate, params: dict[str, int]) -> TrialOutcome:
         out = self._evaluator().evaluate(self._prepared(candidate), params, timing=False,
                                          seeds=REVALIDATION_SEEDS)

@@ -17,7 +17,7 @@ from ..cluster import ExecutorConfig, make_executor
 from ..search import driver, report
 from ..search.errors import SearchInterrupted
 from ..search.identity import source_hash
-from ..search.protocols import ProgressSink
+from ..search.protocols import Executor, ProgressSink
 from ..search.result import SearchResult
 from ..tasks.task import Task, dtype_name
 from ..version import MODEL_VERSION, package_version
@@ -36,6 +36,9 @@ class TuneConfig:
     ``storage``: an SQLAlchemy URL (default: SQLite in the run directory); ``study``: the
     study name (default: the run directory's name). ``resume``: continue the run in
     ``run_dir`` (same task, shapes, SoC and candidates). ``executor``: where trials run.
+    ``time_limit_s``: start no trial after this many seconds (a campaign's share of the
+    night). ``plots``: write the run's plots. ``revalidate_top``: how many of the fastest
+    results are re-checked on fresh inputs (the first that passes wins).
     ``proposer``: who writes the candidates (an LLM's join the same study, and its repair
     and optimisation rounds add more while the search runs).
     ``backend``: where kernels are built, run and timed (``backends.BACKENDS``)."""
@@ -51,6 +54,9 @@ class TuneConfig:
     run_dir: Path | None = None
     timeout_per_trial_s: float = 120.0
     executor: ExecutorConfig = field(default_factory=ExecutorConfig)
+    time_limit_s: float | None = None
+    plots: bool = True
+    revalidate_top: int = 3
     proposer: ProposerConfig = field(default_factory=ProposerConfig)
     cache: bool = True
 
@@ -94,6 +100,8 @@ class Summary:
     partial: str | None
     run_dir: Path
     text: str = field(default="", repr=False)  # the summary table (summary.txt)
+    exhausted: bool = False  # every point of every candidate's space was tried
+    time_limited: bool = False  # it stopped starting trials at its time limit
     llm: dict[str, Any] | None = None  # the LLM session's accounts and verdicts
 
     def to_dict(self) -> dict[str, Any]:
@@ -111,6 +119,8 @@ class Summary:
             "defaults": {name: {"params": d.params, "status": d.status, key: d.time_us}
                          for name, d in self.defaults.items()},
             "partial": self.partial,
+            "exhausted": self.exhausted,
+            "time_limited": self.time_limited,
             "run_dir": str(self.run_dir),
             **({"best_origin": self.llm.get("winner_origin"), "llm": self.llm}
                if self.llm is not None else {}),
@@ -154,8 +164,10 @@ def run_identity(task: Task, ref: TaskRef, soc: str, backend: str = "emulator") 
     }
 
 
-def tune(ref: TaskRef, config: TuneConfig, *, progress: ProgressSink | None = None) -> Summary:
-    """Tune the task ``ref`` names. Setup problems raise
+def tune(ref: TaskRef, config: TuneConfig, *, progress: ProgressSink | None = None,
+         executor: Executor | None = None) -> Summary:
+    """Tune the task ``ref`` names, on ``executor`` if given (e.g. one a campaign lends to
+    each of its searches), else on one made from ``config.executor``. Setup problems raise
     :class:`~ascendcraft.search.errors.SearchSetupError`; no proposer for the task raises
     :class:`~.errors.UserError`; a signal raises :class:`TuneInterrupted` after the partial
     summary is written."""
@@ -178,11 +190,13 @@ def tune(ref: TaskRef, config: TuneConfig, *, progress: ProgressSink | None = No
     try:
         result = driver.run_search(
             objective, candidates,
-            executor=make_executor(config.executor), budget=config.budget,
+            executor=executor or make_executor(config.executor), budget=config.budget,
             sampler=config.sampler, seed=config.seed, storage=config.storage,
             study_name=config.study, resume=config.resume, run_dir=run_dir,
             timeout_per_trial_s=config.timeout_per_trial_s, progress=progress,
             identity=identity, reviser=reviser,
+            time_limit_s=config.time_limit_s,
+            plots=config.plots, revalidate_top=config.revalidate_top,
         )
     except SearchInterrupted as stop:
         raise TuneInterrupted(stop.signal_name,
@@ -235,4 +249,5 @@ def summarise(task: Task, result: SearchResult, run_dir: Path, candidates: list,
         op=task.name, trials=result.evaluated, failed=dict(result.failed),
         infeasible=result.infeasible, best=best, timing=timing, defaults=defaults,
         partial=result.partial, run_dir=run_dir, text=text, llm=llm,
+        exhausted=result.exhausted, time_limited=result.time_limited,
     )

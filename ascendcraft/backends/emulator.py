@@ -14,8 +14,9 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,10 @@ KIND = "modeled"
 TRACE_TIMEOUT_FLOOR_S = 120.0
 """Trace-only runs at full shape take longer than correctness runs: at least this limit."""
 
+CHILD_WALL_FACTOR = 8.0
+"""A run's limit is on its child's CPU time; its wall clock is only a backstop, this many
+times longer, so that a machine busy with other work does not turn runs into timeouts."""
+
 BUILD_CACHE_SIZE = 256
 """Built artifacts remembered in memory per backend (the on-disk cache keeps every build)."""
 
@@ -55,6 +60,7 @@ class EmulatorBackend:
     """Build, run and time kernels in the CPU emulator of one SoC."""
 
     name = "emulator"
+    trial_resources: Mapping[str, float] = MappingProxyType({})  # any node's CPUs will do
 
     def __init__(self, soc: Soc | str | None = None) -> None:
         self.soc = load_soc(soc)
@@ -71,7 +77,8 @@ class EmulatorBackend:
             try:
                 files = tuple(build_kernel(sources, main) for sources, main in units)
             except (BuildError, ToolchainError) as e:
-                raise BackendError(Status.BUILD_ERROR, str(e)) from e
+                status = Status.TIMEOUT if getattr(e, "timed_out", False) else Status.BUILD_ERROR
+                raise BackendError(status, str(e)) from e
             self._built[key] = files
             while len(self._built) > BUILD_CACHE_SIZE:
                 self._built.popitem(last=False)
@@ -93,6 +100,7 @@ class EmulatorBackend:
             ins, rest = gm.split(launch)
             res = run_kernel(so, [state[n] for n in ins], outputs=[state[n] for n in rest],
                              tiling=gm.request(launch), timeout_s=timeout_s, trace=False,
+                             wall_timeout_s=timeout_s * CHILD_WALL_FACTOR,
                              soc_buffers=self.soc, core_type=launch.core)
             if not res.ok:
                 return RunOutcome(_status(res), gm.where(launch) + res.message,
@@ -124,6 +132,7 @@ class EmulatorBackend:
             res = run_kernel(so, [nbytes[n] for n in ins], outputs=[nbytes[n] for n in rest],
                              tiling=gm.request(launch), trace_only=True, trace=True,
                              timeout_s=max(timeout_s, TRACE_TIMEOUT_FLOOR_S), soc_buffers=self.soc,
+                             wall_timeout_s=max(timeout_s, TRACE_TIMEOUT_FLOOR_S) * CHILD_WALL_FACTOR,
                              core_type=launch.core)
             if not res.ok or res.trace is None:
                 raise BackendError(_status(res), f"{gm.where(launch)}trace-only run failed: {res.message}")

@@ -383,7 +383,8 @@ def _collect(req: dict, pid: int, r: int, out_r: int, rfd: int, t0: float) -> di
     """Read the child's result and output until it is complete, the child exits or the
     deadline passes; then judge how the child ended."""
     assert _parent is not None
-    deadline = t0 + float(req["timeout_s"])
+    wall_s = float(req.get("wall_s") or req["timeout_s"])
+    deadline = t0 + wall_s
     result = bytearray()
     passed = 0
     timed_out = False
@@ -426,7 +427,7 @@ def _collect(req: dict, pid: int, r: int, out_r: int, rfd: int, t0: float) -> di
     _pass_output(_read_available(out_r), passed)
     wall = time.perf_counter() - t0
     if timed_out:
-        return {"status": "timeout", "message": f"timeout after {req['timeout_s']:g} s (child killed)", "wall_s": wall}
+        return {"status": "timeout", "message": f"timeout after {wall_s:g} s (child killed)", "wall_s": wall}
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         try:

@@ -39,9 +39,10 @@ COMPILER_FSIZE_BYTES = 1 << 30
 class BuildError(RuntimeError):
     """The kernel source did not compile; ``args[0]`` holds the first compiler errors."""
 
-    def __init__(self, message: str, log: str = "") -> None:
+    def __init__(self, message: str, log: str = "", timed_out: bool = False) -> None:
         super().__init__(message)
         self.log = log
+        self.timed_out = timed_out  # stopped by its time limit, not by an error in the source
 
 
 class ToolchainError(RuntimeError):
@@ -136,7 +137,8 @@ def build_kernel(
                 rc, log = _compile(cmd, tmpdir, timeout_s)
                 log = log.replace(str(tmpdir) + "/", "")
                 if rc != 0:
-                    raise BuildError(f"compilation of {main} failed{_exit_reason(rc)}:\n{_first_errors(log)}", log)
+                    raise BuildError(f"compilation of {main} failed{_exit_reason(rc)}:\n{_first_errors(log)}", log,
+                                     timed_out=rc == 128 + signal.SIGXCPU)
                 # keep the sources next to the library for debugging
                 for name in sources:
                     dst = out.parent / "src" / name
@@ -164,7 +166,8 @@ def _compile(cmd: list[str], tmpdir: Path, timeout_s: float) -> tuple[int, str]:
     except subprocess.TimeoutExpired:
         _confine.kill_group(proc.pid)
         proc.communicate()
-        raise BuildError(f"compiler timed out after {timeout_s:g} s (compiler processes killed)") from None
+        raise BuildError(f"compiler timed out after {timeout_s:g} s (compiler processes killed)",
+                         timed_out=True) from None
     except BaseException:
         _confine.kill_group(proc.pid)
         proc.communicate()

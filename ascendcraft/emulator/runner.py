@@ -274,6 +274,7 @@ def run_kernel(
     max_trace_records: int | None = None,
     max_trace_bytes: int | None = None,
     timeout_s: float = 60,
+    wall_timeout_s: float | None = None,
     soc_buffers: Soc | Mapping[str, int] | None = None,
     block_ids: Sequence[int] | None = None,
     stack_kib: int = 0,
@@ -293,6 +294,8 @@ def run_kernel(
     ``soc_buffers``: the buffer capacities to enforce, those of a :class:`Soc` or the default
     SoC's overridden by a mapping (:func:`buffer_capacities`).
     ``core_type`` is one of :data:`CORE_TYPES` (cube kernels: ``"aic"`` or a declaration).
+    ``timeout_s`` limits the child's CPU time (RLIMIT_CPU) and, unless ``wall_timeout_s``
+    gives a longer backstop for a loaded machine, its wall time too.
     """
     t_start = time.perf_counter()
     if core_type not in CORE_TYPES:
@@ -351,9 +354,10 @@ def run_kernel(
             "block_ids": list(block_ids or []),
             "stack_kib": int(stack_kib),
             "timeout_s": float(timeout_s),
+            "wall_s": float(max(timeout_s, wall_timeout_s or 0)),
             "core_type": CORE_TYPES[core_type],
         }
-        res = _request(req, float(timeout_s))
+        res = _request(req, req["wall_s"])
         status = res.get("status", "crash")
         message = res.get("message", "")
         if status == "crash":
