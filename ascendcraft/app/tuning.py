@@ -22,6 +22,7 @@ from ..search.result import SearchResult
 from ..tasks.task import Task, dtype_name
 from ..version import MODEL_VERSION, package_version
 from .candidates import propose, searchable
+from .llm import ProposerConfig
 from .objective import KernelObjective
 from .task import TaskRef
 from .timing import time_key
@@ -36,7 +37,9 @@ class TuneConfig:
     ``run_dir`` (same task, shapes, SoC and candidates). ``executor``: where trials run.
     ``time_limit_s``: start no trial after this many seconds (a campaign's share of the
     night). ``plots``: write the run's plots. ``revalidate_top``: how many of the fastest
-    results are re-checked on fresh inputs (the first that passes wins)."""
+    results are re-checked on fresh inputs (the first that passes wins).
+    ``proposer``: who writes the candidates (an LLM's join the same study, and its repair
+    and optimisation rounds add more while the search runs)."""
 
     soc: str
     budget: int = 60
@@ -51,6 +54,7 @@ class TuneConfig:
     time_limit_s: float | None = None
     plots: bool = True
     revalidate_top: int = 3
+    proposer: ProposerConfig = field(default_factory=ProposerConfig)
 
 
 @dataclass
@@ -94,6 +98,7 @@ class Summary:
     text: str = field(default="", repr=False)  # the summary table (summary.txt)
     exhausted: bool = False  # every point of every candidate's space was tried
     time_limited: bool = False  # it stopped starting trials at its time limit
+    llm: dict[str, Any] | None = None  # the LLM session's accounts and verdicts
 
     def to_dict(self) -> dict[str, Any]:
         key = time_key(self.timing or "")
@@ -113,6 +118,8 @@ class Summary:
             "exhausted": self.exhausted,
             "time_limited": self.time_limited,
             "run_dir": str(self.run_dir),
+            **({"best_origin": self.llm.get("winner_origin"), "llm": self.llm}
+               if self.llm is not None else {}),
         }
 
 
@@ -160,25 +167,37 @@ def tune(ref: TaskRef, config: TuneConfig, *, progress: ProgressSink | None = No
     summary is written."""
     task = ref.load()
     run_dir = config.run_dir or run_dir_for(task.name, None)
-    candidates = searchable(propose(task))
+    objective = KernelObjective(ref, config.soc)
+    session = reviser = None
+    if config.proposer.uses_llm:
+        from .llm import SearchableReviser, initial_candidates, open_session
+
+        session = open_session(task, config.soc, config.proposer, run_dir, objective.feasible)
+        candidates = searchable(initial_candidates(task, config.proposer, session))
+        reviser = SearchableReviser(session, searchable)
+    else:
+        candidates = searchable(propose(task))
     try:
         result = driver.run_search(
-            KernelObjective(ref, config.soc), candidates,
+            objective, candidates,
             executor=executor or make_executor(config.executor), budget=config.budget,
             sampler=config.sampler, seed=config.seed, storage=config.storage,
             study_name=config.study, resume=config.resume, run_dir=run_dir,
             timeout_per_trial_s=config.timeout_per_trial_s, progress=progress,
-            identity=run_identity(task, ref, config.soc), time_limit_s=config.time_limit_s,
-            plots=config.plots, revalidate_top=config.revalidate_top,
+            identity=run_identity(task, ref, config.soc), reviser=reviser,
+            time_limit_s=config.time_limit_s, plots=config.plots,
+            revalidate_top=config.revalidate_top,
         )
     except SearchInterrupted as stop:
         raise TuneInterrupted(stop.signal_name,
-                              summarise(task, stop.result, run_dir, candidates)) from None
-    return summarise(task, result, run_dir, candidates)
+                              summarise(task, stop.result, run_dir, candidates, session)) from None
+    return summarise(task, result, run_dir, candidates, session)
 
 
-def summarise(task: Task, result: SearchResult, run_dir: Path, candidates: list) -> Summary:
-    """The summary of a search result (the winner's figures come from its outcome)."""
+def summarise(task: Task, result: SearchResult, run_dir: Path, candidates: list,
+              session: Any = None) -> Summary:
+    """The summary of a search result (the winner's figures come from its outcome); with an
+    LLM ``session``, its accounts and verdicts under the table (and in ``summary.txt``)."""
     best = BestKernel()
     timing = None
     if result.best is not None:
@@ -192,9 +211,18 @@ def summarise(task: Task, result: SearchResult, run_dir: Path, candidates: list)
                        if b is not None and b.outcome.timing), None)
     defaults = {name: DefaultResult(e.get("params"), str(e.get("status")), e.get("time_us"))
                 for name, e in result.defaults.items()}
+    searched = result.candidates or candidates
+    text = report.summary_text(result, searched)
+    llm = None
+    if session is not None:
+        from .llm import search_verdicts
+
+        llm, lines = search_verdicts(session, result, searched, run_dir)
+        text = text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"
+        (run_dir / "summary.txt").write_text(text, encoding="utf-8")
     return Summary(
         op=task.name, trials=result.evaluated, failed=dict(result.failed),
         infeasible=result.infeasible, best=best, timing=timing, defaults=defaults,
-        partial=result.partial, run_dir=run_dir, text=report.summary_text(result, candidates),
+        partial=result.partial, run_dir=run_dir, text=text, llm=llm,
         exhausted=result.exhausted, time_limited=result.time_limited,
     )
