@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..search.errors import SearchSetupError
 from ..search.protocols import Finished, Objective
 from ..search.space import Candidate, TrialOutcome, checked_outcome, crash_outcome
 from ..status import Status
@@ -136,15 +137,18 @@ class RayExecutor:
 
         t0 = time.perf_counter()
         if not ray.is_initialized():
-            if self.address:
-                ray.init(address=self.address, log_to_driver=False, include_dashboard=False)
-            else:
-                ray.init(
-                    num_cpus=self.workers,
-                    include_dashboard=False,
-                    log_to_driver=False,
-                    object_store_memory=self.object_store_memory,
-                )
+            try:
+                if self.address:
+                    ray.init(address=self.address, log_to_driver=False, include_dashboard=False)
+                else:
+                    ray.init(
+                        num_cpus=self.workers,
+                        include_dashboard=False,
+                        log_to_driver=False,
+                        object_store_memory=self.object_store_memory,
+                    )
+            except Exception as exc:  # noqa: BLE001 - Ray raises bare Exception, ConnectionError, ...
+                raise SearchSetupError(_no_ray(self.address, exc)) from None
             self._started_ray = True
         self._remote = ray.remote(_ray_job)
         self._capacity = self._fit_capacity(self._needs({}))
@@ -332,6 +336,16 @@ class RayExecutor:
         if self._started_ray and ray.is_initialized():
             ray.shutdown()
         self._started_ray = False
+
+
+def _no_ray(address: str | None, exc: BaseException) -> str:
+    """Why no trial can run: Ray did not start or the cluster could not be joined."""
+    why = f"{type(exc).__name__}: {_first_line(exc)}"
+    if address:
+        return (f"cannot join the Ray cluster at {address} ({why}); check that its head is "
+                f"running (ray status --address {address}) and reachable from here")
+    return (f"cannot start a local Ray instance ({why}); on a heavily loaded machine retry, "
+            f"or run trials in this process with --workers 1")
 
 
 def _reraise_interrupt(exc: BaseException) -> None:

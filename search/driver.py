@@ -536,7 +536,7 @@ def run_search(
     is started once this many seconds have passed since the call, except the first batch of
     a run (as many trials as the executor runs at once; those in flight finish,
     re-validation and the reports follow; ``SearchResult.time_limited`` says so).
-    resume with any difference is refused (:mod:`.identity`). ``reviser`` is shown the
+    ``reviser`` is shown the
     search after every batch of finished trials and may add candidates to it (an LLM's
     repair and optimisation rounds): they share the budget, their defaults and seeds go
     first, and the record, ``run.json`` and the reports include them.

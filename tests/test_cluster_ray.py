@@ -131,3 +131,4 @@ def test_a_signal_during_the_wait_is_an_interruption_not_a_lost_cluster(ray_loca
         signal.signal(signal.SIGALRM, previous)
     assert ex.in_flight() == 1  # still known, for the driver to record as interrupted
     ex.close()
+
