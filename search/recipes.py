@@ -407,6 +407,7 @@ def _batch_norm(c: _Ctx) -> list[Candidate]:
     spatial dims. A row is one channel: the strided set x[:, k, ...] (rows(axis=1))."""
     T, eps = c.T, c.param("eps", 1e-5)
     ld = "cast(load(x, c), f32)"
+    cores = _balanced_cores(int(c.task.inputs[0].shape[1]))
     two_pass = (_acc_chunks(["s = row_fill(0.0)"], [f"s = s + row_sum({ld})"]) + ["mean = s / width(t)"]
                 + _acc_chunks(["v = row_fill(0.0)"], [f"d = {ld} - mean", "v = v + row_sum(d * d)"])
                 + [f"rstd = rsqrt(v / width(t) + {eps})"])
@@ -417,8 +418,18 @@ def _batch_norm(c: _Ctx) -> list[Candidate]:
         src = _render(c, "rows_chunked", stats + out, rowargs=", axis=1",
                       doc="batch norm (training statistics), one channel per row." + how)
         src = src.replace("    ROWS = tunable(pow2(1, 16), default=1)\n", "").replace("rows=ROWS", "rows=1")
-        cands.append(c.cand(kind, src))
+        cands.append(c.cand(kind, src.replace(f"{CORE_CHOICES}, default=48)", f"{CORE_CHOICES}, default={cores})")))
     return cands
+
+
+CORE_CHOICES = "CORES = tunable(choice(1, 2, 4, 8, 16, 24, 32, 40, 48)"
+
+
+def _balanced_cores(rows: int, most: int = 48) -> int:
+    """The fewest cores that take as many rounds of whole rows as ``most`` cores do: the same
+    rounds, and each busy core gets a larger share of HBM (64 channels: 32 cores, not 48)."""
+    rounds = -(-rows // most)
+    return min(n for n in (1, 2, 4, 8, 16, 24, 32, 40, 48) if -(-rows // n) <= rounds)
 
 
 # ---------------------------------------------------------------- pooling
