@@ -238,10 +238,8 @@ def _losses_rows(c: _Ctx) -> list[Candidate]:
         chunked = [_acc_chunks(["m = row_fill(-inf)"], ["m = maximum(m, row_max(cast(load(logits, c), f32)))"]),
                    _acc_chunks(["se = row_fill(0.0)"], ["se = se + row_sum(exp(cast(load(logits, c), f32) - m))"]),
                    ["r = log(se) + m - cast(pick(logits, t, targets), f32)"]]
-        online = [online_logsumexp("cast(load(logits, c), f32)", s="se"), chunked[-1]]
         out = []
-        for kind, tpl, body in (("rows", "rows_whole", whole), ("online", "rows_chunked", online),
-                                ("chunked", "rows_chunked", chunked)):
+        for kind, tpl, body in (("rows", "rows_whole", whole), ("chunked", "rows_chunked", chunked)):
             lines = body if kind == "rows" else [x for part in body for x in part]
             src = _render(c, tpl, lines + ["s = total_sum(r)"], epilogue=["store(out, s / numel(targets))"],
                           dtypes=dt, doc="cross entropy: per-row logsumexp minus the target logit, "
