@@ -23,6 +23,7 @@ from importlib import resources
 import torch
 
 from ..tasks.task import Task
+from .onepass import online_logsumexp, shifted_moments
 from .proposer import Candidate, Declined, ProposerError
 from .recipe_match import Match, first_match
 
@@ -282,13 +283,15 @@ def _rowwise(c: _Ctx) -> list[Candidate]:
         whole[k] = norm_whole + ["g = cast(load_bcast(weight, t), f32)", "b = cast(load_bcast(bias, t), f32)",
                                  f"store(out, t, {out_t.format('d * rstd * g + b')})"]
     ld = "cast(load(x, c), f32)"
+    # three-pass softmax statistics: the row max, then the sum of exponentials
+    softmax_stats = (_acc_chunks(["m = row_fill(-inf)"], [f"m = maximum(m, row_max({ld}))"])
+                     + _acc_chunks(["s = row_fill(0.0)"], [f"s = s + row_sum(exp({ld} - m))"]))
+    sm_out = ["for c in chunks(t, CHUNK):", f"    store(out, c, {out_t.format(f'exp({ld} - m) / s')})"]
+    lsm_out = ["lse = m + log(s)", "for c in chunks(t, CHUNK):",
+               f"    store(out, c, {out_t.format(f'{ld} - lse')})"]
     chunked: dict[str, list[str]] = {
-        "softmax": _acc_chunks(["m = row_fill(-inf)"], [f"m = maximum(m, row_max({ld}))"])
-        + _acc_chunks(["s = row_fill(0.0)"], [f"s = s + row_sum(exp({ld} - m))"])
-        + ["for c in chunks(t, CHUNK):", f"    store(out, c, {out_t.format(f'exp({ld} - m) / s')})"],
-        "log_softmax": _acc_chunks(["m = row_fill(-inf)"], [f"m = maximum(m, row_max({ld}))"])
-        + _acc_chunks(["s = row_fill(0.0)"], [f"s = s + row_sum(exp({ld} - m))"])
-        + ["lse = m + log(s)", "for c in chunks(t, CHUNK):", f"    store(out, c, {out_t.format(f'{ld} - lse')})"],
+        "softmax": softmax_stats + sm_out,
+        "log_softmax": softmax_stats + lsm_out,
         "rms_norm": _acc_chunks(["s = row_fill(0.0)"], [f"a = {ld}", "s = s + row_sum(a * a)"])
         + [f"r = rsqrt(s / {W} + {eps})", "for c in chunks(t, CHUNK):",
            f"    store(out, c, {out_t.format(f'{ld} * r')})"],
@@ -305,17 +308,25 @@ def _rowwise(c: _Ctx) -> list[Candidate]:
                     + [f"mean = s / {W}"]
                     + _acc_chunks(["v = row_fill(0.0)"], [f"d = {ld} - mean", "v = v + row_sum(d * d)"])
                     + [f"rstd = rsqrt(v / {W} + {eps})"])
-    for k in ("instance_norm", "group_norm"):
-        chunked[k] = norm_chunked + ["for c in chunks(t, CHUNK):",
-                                     f"    store(out, c, {out_t.format(f'({ld} - mean) * rstd')})"]
+    # the output pass of a norm, after its statistics (row values mean, rstd)
+    norm_out = {k: ["for c in chunks(t, CHUNK):", f"    store(out, c, {out_t.format(f'({ld} - mean) * rstd')})"]
+                for k in ("instance_norm", "group_norm")}
     for k in ("layer_norm", "layer_norm_2d"):
-        chunked[k] = norm_chunked + [
-            "for c in chunks(t, CHUNK):", "    g = cast(load_bcast(weight, c), f32)",
-            "    b = cast(load_bcast(bias, c), f32)",
-            f"    store(out, c, {out_t.format(f'({ld} - mean) * rstd * g + b')})"]
+        norm_out[k] = ["for c in chunks(t, CHUNK):", "    g = cast(load_bcast(weight, c), f32)",
+                       "    b = cast(load_bcast(bias, c), f32)",
+                       f"    store(out, c, {out_t.format(f'({ld} - mean) * rstd * g + b')})"]
+    # one-pass statistics (see .onepass): one read of each chunk fewer than `chunked`
+    onepass = {"softmax": online_logsumexp(ld) + sm_out, "log_softmax": online_logsumexp(ld) + lsm_out}
+    for k, lines in norm_out.items():
+        chunked[k] = norm_chunked + lines
+        onepass[k] = shifted_moments(ld, W, eps) + lines
     doc = f"{n} over the trailing dim(s)."
-    return [c.cand("rows", _render(c, "rows_whole", whole[n], doc=doc, rowargs=rowargs)),
-            c.cand("chunked", _render(c, "rows_chunked", chunked[n], doc=doc, rowargs=rowargs))]
+    out = [c.cand("rows", _render(c, "rows_whole", whole[n], doc=doc, rowargs=rowargs))]
+    if n in onepass:
+        kind = "online" if n.endswith("softmax") else "onepass"
+        out.append(c.cand(kind, _render(c, "rows_chunked", onepass[n], rowargs=rowargs,
+                                        doc=doc + " Statistics in one pass over the chunks.")))
+    return out + [c.cand("chunked", _render(c, "rows_chunked", chunked[n], doc=doc, rowargs=rowargs))]
 
 
 ROWWISE = ("softmax", "log_softmax", "layer_norm", "layer_norm_2d", "rms_norm", "l1_norm", "l2_norm",
@@ -343,6 +354,11 @@ def _middim(c: _Ctx) -> list[Candidate]:
         body = ["m = tile_fill(-inf)", "for k in steps(t):", f"    m = maximum(m, {ld})",
                 "s = tile_fill(0.0)", "for k in steps(t):", f"    s = s + exp({ld} - m)",
                 f"store(out, t, cast(m + log(s), {T}))"]
+        online = online_logsumexp(ld, step="for k in steps(t):", fill="tile_fill") + [
+            f"store(out, t, cast(m + log(s), {T}))"]
+        return [c.cand("slabs", _render(c, "slabs_steps", body, dim=dim, doc=f"{n} over axis {dim}.")),
+                c.cand("slabs_online", _render(c, "slabs_steps", online, dim=dim,
+                                               doc=f"{n} over axis {dim}, max and sum in one pass."))]
     elif n == "rms_norm_nchw":
         eps = c.param("eps", 1e-5)
         body = ["s = tile_fill(0.0)", "for k in steps(t):", f"    a = {ld}", "    s = s + a * a",
@@ -389,14 +405,29 @@ def _batch_norm(c: _Ctx) -> list[Candidate]:
     spatial dims. A row is one channel: the strided set x[:, k, ...] (rows(axis=1))."""
     T, eps = c.T, c.param("eps", 1e-5)
     ld = "cast(load(x, c), f32)"
-    body = (_acc_chunks(["s = row_fill(0.0)"], [f"s = s + row_sum({ld})"]) + ["mean = s / width(t)"]
-            + _acc_chunks(["v = row_fill(0.0)"], [f"d = {ld} - mean", "v = v + row_sum(d * d)"])
-            + [f"rstd = rsqrt(v / width(t) + {eps})", "for c in chunks(t, CHUNK):",
-               f"    store(out, c, cast(({ld} - mean) * rstd, {T}))"])
-    src = _render(c, "rows_chunked", body, rowargs=", axis=1",
-                  doc="batch norm (training statistics), one channel per row.")
-    src = src.replace("    ROWS = tunable(pow2(1, 16), default=1)\n", "").replace("rows=ROWS", "rows=1")
-    return [c.cand("channels", src)]
+    cores = _balanced_cores(int(c.task.inputs[0].shape[1]))
+    two_pass = (_acc_chunks(["s = row_fill(0.0)"], [f"s = s + row_sum({ld})"]) + ["mean = s / width(t)"]
+                + _acc_chunks(["v = row_fill(0.0)"], [f"d = {ld} - mean", "v = v + row_sum(d * d)"])
+                + [f"rstd = rsqrt(v / width(t) + {eps})"])
+    out = ["for c in chunks(t, CHUNK):", f"    store(out, c, cast(({ld} - mean) * rstd, {T}))"]
+    cands = []
+    for kind, stats, how in (("channels_onepass", shifted_moments(ld, "width(t)", eps), " Statistics in one "
+                              "pass (shifted sums)."), ("channels", two_pass, "")):
+        src = _render(c, "rows_chunked", stats + out, rowargs=", axis=1",
+                      doc="batch norm (training statistics), one channel per row." + how)
+        src = src.replace("    ROWS = tunable(pow2(1, 16), default=1)\n", "").replace("rows=ROWS", "rows=1")
+        cands.append(c.cand(kind, src.replace(f"{CORE_CHOICES}, default=48)", f"{CORE_CHOICES}, default={cores})")))
+    return cands
+
+
+CORE_CHOICES = "CORES = tunable(choice(1, 2, 4, 8, 16, 24, 32, 40, 48)"
+
+
+def _balanced_cores(rows: int, most: int = 48) -> int:
+    """The fewest cores that take as many rounds of whole rows as ``most`` cores do: the same
+    rounds, and each busy core gets a larger share of HBM (64 channels: 32 cores, not 48)."""
+    rounds = -(-rows // most)
+    return min(n for n in (1, 2, 4, 8, 16, 24, 32, 40, 48) if -(-rows // n) <= rounds)
 
 
 # ---------------------------------------------------------------- pooling
