@@ -56,7 +56,6 @@ class MatmulSpec:
     epilogue: str = ""  # vector-stage expression of v (fp32 result) and cc (chunk), "" = none
     doc: str = ""
     order: tuple[tuple[str, str], ...] = ()  # every input (name, dsl dtype) in the task's order
-    b_view: str = ""  # B as blocks() reads it, e.g. matrix(v, 0) for a vector; "" = b
 
 
 def _params(spec: MatmulSpec) -> str:
@@ -83,8 +82,7 @@ def matmul_candidates(name: str, spec: MatmulSpec) -> list[Candidate]:
     """The direct (cube-only) candidate when Fixpipe can finish the job, and the workspace +
     vector-epilogue candidate (split-K) always."""
     cands = []
-    common = dict(name=_kernel_name(name), params=_params(spec), doc=doc_text(spec.doc), a=spec.a,
-                  b=spec.b_view or spec.b,
+    common = dict(name=_kernel_name(name), params=_params(spec), doc=doc_text(spec.doc), a=spec.a, b=spec.b,
                   a_name=spec.a, b_name=spec.b, flags=_flags(spec), cores=CORES, cores_default=24, out="c")
     if not spec.epilogue:
         store = "acc"
@@ -144,8 +142,7 @@ def registry_spec(task: Task, op: str, p: dict) -> MatmulSpec | None:
 
 def traced_spec(task: Task) -> MatmulSpec | str:
     """The kernel spec of a task file whose traced reference is one matrix product of two
-    inputs (any product call, operands stored as the matrix or its transpose, a vector as a
-    one-row matrix) followed by an elementwise epilogue (:mod:`.graph.matmul_form`); else the
+    inputs (any product call, operands stored as the matrix or its transpose) followed by an elementwise epilogue (:mod:`.graph.matmul_form`); else the
     reason it is not one."""
     T = DTYPE_DSL.get(task.dtype)
     if T is None:
@@ -176,11 +173,10 @@ def traced_spec(task: Task) -> MatmulSpec | str:
         v = f"({other} {st.op} {v})" if st.swap else f"({v} {st.op} {other})"
     a = names[form.a.index]
     b = names[form.b.index]
-    b_view = f"matrix({b}, 0)" if form.b.vector else b
     relu = v == "relu(v)"
     return MatmulSpec(a, b, T, T, transpose_a=form.a.transpose, transpose_b=form.b.transpose,
                       batched=form.batched, relu=relu, epilogue="" if v in ("v", "relu(v)") else v,
-                      order=tuple((n, T) for n in names), b_view=b_view,
+                      order=tuple((n, T) for n in names),
                       doc=f"Task file {task.name}: " + " -> ".join(form.ops) + ".")
 
 

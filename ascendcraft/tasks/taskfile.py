@@ -430,6 +430,7 @@ def load_task_file(path: str | Path, name: str | None = None) -> Task:
         _spec_from(n, v, capture.hints.get(id(v)), i, shapes, path)
         for i, (n, v) in enumerate(zip(in_names, values, strict=True))
     ]
+    _refuse_unusable(specs, path)
     reference = ModuleReference(model_cls, init_args, positional=True)
 
     # build and run once on the meta device: catches broken __init__/forward early
@@ -469,6 +470,24 @@ def load_task_file(path: str | Path, name: str | None = None) -> Task:
     return task
 
 
+def _refuse_unusable(specs: Sequence[InputSpec], path: Path) -> None:
+    """Inputs no kernel can serve, named before anything is traced: empty and complex tensors."""
+    for s in specs:
+        if not s.is_tensor:
+            continue
+        dims = "x".join(map(str, s.shape))
+        if math.prod(s.shape) == 0:
+            raise TaskError(_one_paragraph(
+                f"{path}: get_inputs() returns the empty tensor {s.name!r} (shape {dims}): with no "
+                f"elements there is nothing for a kernel to compute; give every input at least one "
+                f"element."))
+        if s.dtype.is_complex:
+            raise TaskError(_one_paragraph(
+                f"{path}: input {s.name!r} is {str(s.dtype).removeprefix('torch.')}: the Ascend vector "
+                f"and cube units have no complex arithmetic and the DSL no complex type; pass the real "
+                f"and imaginary parts as two floating inputs."))
+
+
 def _check_on_cpu(task: Task, path: Path, meta_err: Exception) -> list[tuple[int, ...]]:
     """Meta failed: is the model broken, or just not meta-friendly (``.item()``...)?
 
@@ -505,6 +524,12 @@ def _output_shapes(out: Any, path: Path) -> list[tuple[int, ...]]:
             f"{path}: Model.forward returned {what}; it must return a tensor or a tuple of "
             f"tensors (the kernel's outputs)."
         ))
+    for i, o in enumerate(outs):
+        if o.numel() == 0 or o.dtype.is_complex:
+            what = "is empty" if o.numel() == 0 else f"is {str(o.dtype).removeprefix('torch.')}"
+            raise TaskError(_one_paragraph(
+                f"{path}: output {i} of Model.forward {what} (shape {'x'.join(map(str, o.shape))}); a "
+                f"kernel writes non-empty real-valued outputs only."))
     return [tuple(o.shape) for o in outs]
 
 

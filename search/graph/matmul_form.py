@@ -6,8 +6,8 @@ Read from the ATen graph, never from names: ``mm``, ``bmm``, ``matmul``, ``addmm
 node. Each operand is followed back through views to the input it reads; its *strides* as the
 product sees it say whether the stored tensor is the matrix (row-major, leading dims merged:
 a batch against a shared matrix) or its transpose (``A.T``, ``B.t()``, ``k.transpose(1, 2)``,
-``nn.Linear``'s ``[out, in]`` weight). A vector operand is a one-row matrix stored
-transposed. The epilogue is the chain of elementwise calls from the product to the output:
+``nn.Linear``'s ``[out, in]`` weight). A vector operand is refused: a matrix-vector product
+is memory-bound, the graph frontend's row reduction. The epilogue is the chain of elementwise calls from the product to the output:
 activations, a Python number, a per-column row (bias) or a same-shape tensor (residual).
 """
 
@@ -139,8 +139,8 @@ def matmul_form(ag: AtenGraph) -> MatmulForm | str:
     b = _stored(ag, d["args"][sb], batched)
     if a is None or b is None:
         return "an operand of the product is computed or strided, not a stored input"
-    if a[2]:
-        return "the left operand is a vector"
+    if a[2] or b[2]:  # the cube has no 1-row operand load; a row reduction serves it
+        return "a matrix-vector product is a row reduction, the vector cores' work"
     steps: list[Step] = []
     out_shape = tuple(ag.meta(Ref(prod))[0])
     alpha, beta = d["args"].get("alpha", 1), d["args"].get("beta", 1)
