@@ -1,0 +1,23 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """GroupNorm with drawn per-channel scale and shift."""
+
+    def __init__(self, groups, channels):
+        super().__init__()
+        self.gn = nn.GroupNorm(groups, channels)
+        nn.init.normal_(self.gn.weight, 1.0, 0.5)
+        nn.init.normal_(self.gn.bias, 0.0, 0.5)
+
+    def forward(self, x):
+        return self.gn(x)
+
+
+def get_inputs():
+    return [torch.randn(4, 32, 40, 40)]
+
+
+def get_init_inputs():
+    return [8, 32]
