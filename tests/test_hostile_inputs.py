@@ -4,7 +4,10 @@ is exit code 3 with its traceback in a file, and SIGINT during ``tune`` keeps a 
 summary that ``--resume`` completes.
 
 Most cases call ``cli.main`` in this process with captured output (what the console script
-runs); the signal and resume cases run the real command in a subprocess.
+runs); the signal and resume cases run the real command in a subprocess. The hostile DSL
+programs of the same issue (unicode identifiers, ``10**400``, deep nesting, huge spans, ...)
+are in ``test_hostile_dsl.py``, code injection in ``test_security.py``, the emulator's
+confinement (SIGKILL mid-timing, trace caps) in ``test_emulator_confine.py``.
 """
 
 from __future__ import annotations
