@@ -63,19 +63,22 @@ class MatmulForm:
     ops: tuple[str, ...]
 
 
-def _source(ag: AtenGraph, ref: Ref) -> str | None:
-    """The input node ``ref`` reads through views only, or None (a computed operand)."""
-    node = ref.node
-    while True:
-        d = ag.node(node)
-        if d["kind"] == "input":
-            return node
-        if d["kind"] != "op" or ag.op(node) not in _VIEWS:
-            return None
+def _view_chain(ag: AtenGraph, node: str) -> list[str]:
+    """``node`` and the nodes it reads through one-operand views, up to the first that is not one."""
+    chain = [node]
+    while ag.node(node)["kind"] == "op" and ag.op(node) in _VIEWS:
         args = ag.tensor_args(node)
         if len(args) != 1:
-            return None
+            break
         node = args[0].node
+        chain.append(node)
+    return chain
+
+
+def _source(ag: AtenGraph, ref: Ref) -> str | None:
+    """The input node ``ref`` reads through views only, or None (a computed operand)."""
+    last = _view_chain(ag, ref.node)[-1]
+    return last if ag.node(last)["kind"] == "input" else None
 
 
 def _stored(ag: AtenGraph, ref: Ref, batched: bool) -> tuple[int, bool, bool] | None:
@@ -189,13 +192,4 @@ def matmul_form(ag: AtenGraph) -> MatmulForm | str:
 
 def _through_views(ag: AtenGraph, ref: Ref, target: str) -> bool:
     """Does ``ref`` read ``target`` through views only (the batch reshape after ``mm``)?"""
-    node = ref.node
-    while node != target:
-        d = ag.node(node)
-        if d["kind"] != "op" or ag.op(node) not in _VIEWS:
-            return False
-        args = ag.tensor_args(node)
-        if len(args) != 1:
-            return False
-        node = args[0].node
-    return True
+    return target in _view_chain(ag, ref.node)
