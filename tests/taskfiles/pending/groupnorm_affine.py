@@ -1,3 +1,4 @@
+# pending: a per-channel affine inside per-group statistics: the group-rows loop sees weight [C] as [C, 1, 1] broadcast along other dims than a per-row value (graph frontend: a view of shape [32, 1, 1] (a per-row value) is broadcast against a [4, 32, 40, 40] value).
 import torch
 import torch.nn as nn
 
