@@ -1,4 +1,4 @@
-"""The ``ascendcraft`` command: ops, check, lower, tune.
+"""The ``ascendcraft`` command: ops, check, lower, tune, prompt.
 
 A thin shell over the application layer (:mod:`ascendcraft.app`): it parses the command
 line into typed configuration, calls a verb, and prints its typed result — the only module
@@ -107,8 +107,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         return _check_folder(args)
     task = _load_task(args)
     candidates = (dsl_file_candidate(args.dsl),) if getattr(args, "dsl", None) else None
+    proposer = _proposer_config(args)
+    run_dir = _check_run_dir(args, task.name) if proposer.uses_llm and candidates is None else None
     report = check(task, CheckConfig(soc=args.soc, full=args.full, shape_given=bool(args.shape),
-                                     timing=not args.no_timing, candidates=candidates))
+                                     timing=not args.no_timing, candidates=candidates,
+                                     proposer=proposer, run_dir=run_dir))
     if args.json:
         print(json.dumps(report.to_dict(), default=str))
         return 0 if report.correct else 1
@@ -118,7 +121,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"  note: {report.note}")
     for r in report.candidates:
         mark = "PASS" if r.correct else "FAIL"
-        line = f"  {mark} {r.candidate:<28}"
+        line = f"  {mark} {r.candidate:<28}" + (f" ({r.origin})" if report.llm is not None else "")
         if r.correct:
             line += f" max abs err {r.max_abs_err:.3g}  max rel err {r.max_rel_err:.3g}"
             t = r.timing
@@ -138,6 +141,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         how = "" if kind == "measured" else f" (emulator trace + {report.soc} model), not measured"
         print(f"  best: {best.candidate} — timing is {kind}{how}")
         print("  pipe utilisation: " + ", ".join(f"{k} {v * 100:.0f}%" for k, v in best.timing["pipes"].items()))
+    for line in report.llm_lines:
+        print(line)
+    if run_dir is not None:
+        print(f"  LLM exchanges: {run_dir / 'llm'}")
     print("PASS" if report.correct else "FAIL")
     return 0 if report.correct else 1
 
@@ -183,6 +190,46 @@ def _kind_word(timing: dict[str, Any]) -> str:
 
     kind = timing_kind(timing)
     return f"{kind} " if kind else ""
+
+
+def _check_run_dir(args: argparse.Namespace, task_name: str) -> Path:
+    """Where ``check`` with an LLM keeps its exchanges: ``--out`` or a new run directory."""
+    from .app.tuning import run_dir_for
+
+    return run_dir_for(f"{task_name}-check", args.out)
+
+
+# ---------------------------------------------------------------- LLM proposer
+def _proposer_config(args: argparse.Namespace):
+    """``--proposer`` and the LLM flags as a ProposerConfig (the endpoint falls back on
+    OPENAI_BASE_URL / OPENAI_API_KEY)."""
+    from .app.llm import ProposerConfig, llm_config
+
+    kind = getattr(args, "proposer", "builtin")
+    if kind == "builtin":
+        return ProposerConfig()
+    llm = llm_config(cache=args.llm_cache, no_cache=args.no_llm_cache, replay=args.replay,
+                     base_url=args.base_url, model=args.model, candidates=args.llm_candidates,
+                     repair_rounds=args.repair_rounds, optimise_rounds=args.optimise_rounds,
+                     timeout_s=args.llm_timeout, retries=args.llm_retries)
+    return ProposerConfig(kind, llm)
+
+
+def cmd_prompt(args: argparse.Namespace) -> int:
+    from .app.errors import UserError
+    from .app.llm import prompt_messages
+
+    if not (args.op or args.task):
+        raise UserError("prompt needs --op NAME or --task FILE")
+    messages = prompt_messages(_load_task(args), args.soc, args.candidates)
+    if args.json:
+        print(json.dumps(messages, ensure_ascii=False))
+        return 0
+    for m in messages:
+        print(f"===== {m['role']} =====")
+        print(m["content"].rstrip("\n"))
+        print()
+    return 0
 
 
 # ---------------------------------------------------------------- lower
@@ -270,6 +317,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         soc=args.soc, budget=args.budget, sampler=args.sampler, seed=args.seed,
         storage=args.storage, study=args.study, resume=args.resume, run_dir=args.run_dir,
         timeout_per_trial_s=args.timeout_per_trial, executor=ExecutorConfig(workers=args.workers),
+        proposer=_proposer_config(args),
     )
     try:
         summary = tune(ref, config, progress=None if args.json else TerminalProgress())
@@ -305,6 +353,29 @@ def build_parser() -> argparse.ArgumentParser:
                 "Timing without an NPU is modeled (emulator trace + SoC model), never measured.")
     sub = p.add_subparsers(dest="cmd", required=True)
 
+    def llm_args(sp):
+        g = sp.add_argument_group("proposer", "who writes the candidates; an LLM is reached "
+                                  "through any OpenAI-compatible chat-completions endpoint")
+        g.add_argument("--proposer", choices=["builtin", "llm", "both"], default="builtin",
+                       help="builtin (default, no endpoint), llm, or both competing in one run")
+        g.add_argument("--model", help="model name (default: the server's only model)")
+        g.add_argument("--base-url", help="endpoint, e.g. http://127.0.0.1:11434/v1 (default "
+                       "$OPENAI_BASE_URL; the key is read from $OPENAI_API_KEY)")
+        g.add_argument("--llm-candidates", type=_int_at_least(1, 8), default=3,
+                       help="distinct kernels asked for per round (1-8, default 3)")
+        g.add_argument("--repair-rounds", type=_int_at_least(0, 8), default=2,
+                       help="repairs of one failing candidate (0-8, default 2)")
+        g.add_argument("--optimise-rounds", type=_int_at_least(0, 8), default=2,
+                       help="rounds sending the best kernel back for a faster one (tune; 0-8, default 2)")
+        g.add_argument("--llm-timeout", type=_positive_seconds, default=300.0,
+                       help="seconds per request (default 300)")
+        g.add_argument("--llm-retries", type=_int_at_least(0, 10), default=3,
+                       help="retries of a 429/5xx/timeout, with exponential backoff (default 3)")
+        g.add_argument("--llm-cache", help="response cache directory (default: in the ascendcraft cache)")
+        g.add_argument("--no-llm-cache", action="store_true", help="always ask the endpoint")
+        g.add_argument("--replay", metavar="RUN_DIR",
+                       help="answer from the LLM exchanges stored in RUN_DIR (offline, no endpoint)")
+
     def task_args(sp):
         g = sp.add_mutually_exclusive_group()
         g.add_argument("--op", help="built-in op name (see `ascendcraft ops`)")
@@ -323,7 +394,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--full", action="store_true", help="check at the full task shapes (memory permitting)")
     sp.add_argument("--no-timing", action="store_true", help="skip the performance model")
     sp.add_argument("--dsl", help="check this DSL file instead of the proposer's candidates")
+    sp.add_argument("--out", default=None, help="with --proposer llm|both: where the LLM's "
+                    "exchanges are kept (default results/runs/<op>-check-<time>)")
     sp.add_argument("--json", action="store_true")
+    llm_args(sp)
     sp.set_defaults(fn=cmd_check)
 
     sp = sub.add_parser("lower", help="write the CANN project, direct-launch, torch and emulator sources")
@@ -351,7 +425,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--timeout-per-trial", type=_positive_seconds, default=120.0,
                     help="seconds (> 0) before a trial is stopped")
     sp.add_argument("--json", action="store_true")
+    llm_args(sp)
     sp.set_defaults(fn=cmd_tune)
+
+    sp = sub.add_parser("prompt", help="print the LLM proposer's first prompt for a task")
+    task_args(sp)
+    sp.add_argument("--candidates", type=_int_at_least(1, 8), default=3,
+                    help="distinct kernels asked for (default 3)")
+    sp.add_argument("--json", action="store_true", help="the messages as JSON")
+    sp.set_defaults(fn=cmd_prompt)
     return p
 
 
@@ -371,6 +453,13 @@ def _validate(args: argparse.Namespace) -> None:
             raise UserError(f"--{flag} is empty")
     if getattr(args, "resume", False) and not args.out:
         raise UserError("--resume needs --out: the run directory of the run to continue")
+    proposer = getattr(args, "proposer", "builtin")
+    if getattr(args, "resume", False) and proposer != "builtin":
+        raise UserError(f"--resume with --proposer {proposer} is not supported: the LLM's "
+                        f"rounds depend on how the search went; start a new run (--replay "
+                        f"{args.out} answers it from this run's stored exchanges, offline)")
+    if getattr(args, "replay", None) and proposer == "builtin":
+        raise UserError("--replay answers an LLM's questions: use it with --proposer llm or both")
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:

@@ -63,7 +63,15 @@ from . import identity as run_identity
 from . import report
 from .allocation import MISS_CAP, nearest_unseen, pick
 from .errors import SearchInterrupted, SearchSetupError
-from .protocols import Executor, Objective, ProgressSink, SearchProgress
+from .protocols import (
+    CandidateView,
+    Executor,
+    Objective,
+    ProgressSink,
+    Reviser,
+    SearchProgress,
+    SearchView,
+)
 from .record import (
     CandidateState,
     Key,
@@ -83,6 +91,10 @@ from .storage import open_storage, redact, store_error
 from .warmup import WarmUp, waited_part
 
 SamplerFactory = Callable[[int, Candidate], BaseSampler]
+
+#: Revisions of an idle search in a row that added candidates none of which got evaluated
+#: before the driver stops asking (a reviser cannot keep a finished search alive).
+IDLE_REVISIONS = 3
 
 
 class _Search:
@@ -111,6 +123,7 @@ class _Search:
         warm: WarmUp | None = None,
         record: dict[str, Any] | None = None,
         stop: StopSignals | None = None,
+        reviser: Reviser | None = None,
     ) -> None:
         self.objective = objective
         self.warm = warm
@@ -141,37 +154,107 @@ class _Search:
         self.identity = record if record is not None else run_identity.run_record(None, candidates)
         run_identity.check_resume(storage, storage_url, study_name, run_dir, self.identity,
                                   existing, resume)
+        self.sampler = sampler
+        self.seed = seed
+        self.defaults_first = defaults_first
+        self.reviser = reviser
+        self.revise_error: str | None = None
+        self._idle_revisions = 0
         self.cands: list[CandidateState] = []
-        for i, spec in enumerate(candidates):
-            name = f"{study_name}::{spec.name}"
-            smp = make_sampler(sampler, seed + i, spec) if isinstance(sampler, str) else sampler(seed + i, spec)
-            pstudy = optuna.create_study(
-                study_name=name, storage=storage, direction="minimize", load_if_exists=True,
-                sampler=optuna.samplers.RandomSampler(),  # never asked: the record only
-            )
-            study = optuna.create_study(
-                study_name=name, storage=optuna.storages.InMemoryStorage(), sampler=smp,
-                direction="minimize",
-            )
-            c = CandidateState(i, spec, study, pstudy)
-            domains = {t.name: list(d) for t, d in zip(spec.tunables, c.domains, strict=True)}
-            stored_trials = pstudy.get_trials(deepcopy=False) if name in existing else []
-            if stored_trials:
-                stored = pstudy.user_attrs.get("domains")
-                if stored is not None and stored != domains:
-                    raise SearchSetupError(
-                        f"candidate {spec.name!r} changed its tunables since the study began")
-                self.record.load(c, stored_trials)
-            else:
-                pstudy.set_user_attr("candidate", spec.name)
-                pstudy.set_user_attr("run", study_name)
-                pstudy.set_user_attr("domains", domains)
-                pstudy.set_user_attr(run_identity.STUDY_ATTR, self.identity)
-                if defaults_first:
-                    study.enqueue_trial(c.encode(spec.default_params()),
-                                        user_attrs={"default": True})
-                    c.waiting = 1
-            self.cands.append(c)
+        for spec in candidates:
+            self._add_candidate(spec, existing)
+
+    def _add_candidate(self, spec: Candidate, existing: set[str]) -> CandidateState:
+        """The candidate's two studies (reopened on resume); a new one's defaults, then its
+        proposer's seeds, are the first trials it gets."""
+        i = len(self.cands)
+        storage, study_name, sampler = self.storage, self.study_name, self.sampler
+        name = f"{study_name}::{spec.name}"
+        smp = make_sampler(sampler, self.seed + i, spec) if isinstance(sampler, str) else sampler(self.seed + i, spec)
+        pstudy = optuna.create_study(
+            study_name=name, storage=storage, direction="minimize", load_if_exists=True,
+            sampler=optuna.samplers.RandomSampler(),  # never asked: the record only
+        )
+        study = optuna.create_study(
+            study_name=name, storage=optuna.storages.InMemoryStorage(), sampler=smp,
+            direction="minimize",
+        )
+        c = CandidateState(i, spec, study, pstudy)
+        domains = {t.name: list(d) for t, d in zip(spec.tunables, c.domains, strict=True)}
+        stored_trials = pstudy.get_trials(deepcopy=False) if name in existing else []
+        if stored_trials:
+            stored = pstudy.user_attrs.get("domains")
+            if stored is not None and stored != domains:
+                raise SearchSetupError(
+                    f"candidate {spec.name!r} changed its tunables since the study began")
+            self.record.load(c, stored_trials)
+        else:
+            pstudy.set_user_attr("candidate", spec.name)
+            pstudy.set_user_attr("run", study_name)
+            pstudy.set_user_attr("domains", domains)
+            pstudy.set_user_attr(run_identity.STUDY_ATTR, self.identity)
+            if self.defaults_first:
+                defaults = spec.default_params()
+                study.enqueue_trial(c.encode(defaults), user_attrs={"default": True})
+                c.waiting = 1
+                for seed in spec.seeds:
+                    params = {**defaults, **seed}
+                    if params != defaults:
+                        study.enqueue_trial(c.encode(params), user_attrs={"seed": True})
+                        c.waiting += 1
+        self.cands.append(c)
+        return c
+
+    # ---- revision -----------------------------------------------------------------------
+    def _view(self, idle: bool) -> SearchView:
+        views = []
+        for c in self.cands:
+            trials = tuple((dict(zip(c.names, key, strict=True)), outcome)
+                           for key, (_n, outcome) in c.done.items())
+            views.append(CandidateView(c.spec, trials, len(c.in_flight), c.exhausted))
+        return SearchView(self.evaluated(), self.executor.in_flight(), self.budget, tuple(views),
+                          idle)
+
+    def _revise(self, idle: bool) -> bool:
+        """Show the reviser where the search stands; add what it proposes. True when
+        candidates were added. A reviser that fails is dropped (the search goes on without
+        it, the error is reported); one that keeps adding candidates to an idle search
+        without any of them being evaluated is no longer asked."""
+        if self.reviser is None or self.evaluated() + self.executor.in_flight() >= self.budget:
+            return False
+        if idle and self._idle_revisions >= IDLE_REVISIONS:
+            return False
+        view = self._view(idle)
+        t0 = time.perf_counter()
+        try:
+            with self.stop.interruptible():
+                revision = self.reviser.revise(view)
+            new = [c for c in revision.add if c.name not in {s.spec.name for s in self.cands}]
+            if new:
+                validate_candidates(new)
+        except Stop:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a broken reviser must not end the search
+            self.revise_error = f"{type(exc).__name__}: {exc}"
+            self.reviser = None
+            return False
+        finally:
+            self.times.revise_s += time.perf_counter() - t0
+        for c in self.cands:
+            if c.spec.name in revision.retire:
+                c.exhausted = True
+        existing = set(optuna.get_all_study_names(self.storage))
+        for spec in new:
+            self._add_candidate(spec, existing)
+        if new:
+            self.identity = run_identity.run_record(
+                {k: v for k, v in self.identity.items() if k != "candidates"},
+                [c.spec for c in self.cands])
+            run_identity.write_run_file(self.run_dir, self.identity, study=self.study_name,
+                                        storage=redact(self.storage_url))
+            report.write_candidates(self.run_dir, new)
+        self._idle_revisions = self._idle_revisions + 1 if idle and new else 0
+        return bool(new)
 
     # ---- proposal -----------------------------------------------------------------------
     def _feasible(self, c: CandidateState, params: dict[str, int]) -> str | None:
@@ -322,6 +405,8 @@ class _Search:
                     self._on_finished(token, crash_outcome(f"submit failed: {type(exc).__name__}: {exc}"), 0.0, "")
                 self.times.submit_s += time.perf_counter() - ts
             if ex.in_flight() == 0:
+                if self._revise(idle=True):  # nothing left to try: unless candidates join
+                    continue
                 break
             tw = time.perf_counter()
             try:
@@ -331,6 +416,8 @@ class _Search:
                 self.times.wait_s += time.perf_counter() - tw
             for f in finished:
                 self._on_finished(f.token, f.outcome, f.eval_s, f.worker)
+            if finished:
+                self._revise(idle=False)
             self._show_progress()
         self.times.loop_s = time.perf_counter() - t_loop
         self._show_progress(final=True)
@@ -407,6 +494,7 @@ def run_search(
     plots: bool = True,
     defaults_first: bool = True,
     identity: dict[str, Any] | None = None,
+    reviser: Reviser | None = None,
 ) -> SearchResult:
     """Tune every candidate's tunables with at most ``budget`` evaluations in total.
 
@@ -418,7 +506,10 @@ def run_search(
     after every finished batch.  ``defaults_first=False`` leaves every point to the sampler
     (benchmarks comparing samplers).  ``identity`` describes what the trials measure (task,
     shapes, dtype, SoC, versions); it and the candidates' source hashes are recorded, and a
-    resume with any difference is refused (:mod:`.identity`).
+    resume with any difference is refused (:mod:`.identity`). ``reviser`` is shown the
+    search after every batch of finished trials and may add candidates to it (an LLM's
+    repair and optimisation rounds): they share the budget, their defaults and seeds go
+    first, and the record, ``run.json`` and the reports include them.
 
     Setup problems (run directory, storage, resume) raise :class:`~.errors.SearchSetupError`.
     SIGINT or SIGTERM stop the run at a safe point: in-flight trials are recorded as
@@ -455,6 +546,7 @@ def run_search(
                     progress=progress, n_init=n_init, exploration=exploration,
                     revalidate_top=revalidate_top, defaults_first=defaults_first,
                     warm=WarmUp(objective, candidates, plots), record=record, stop=stop,
+                    reviser=reviser,
                 )
             except SearchSetupError:
                 raise
@@ -494,15 +586,16 @@ def run_search(
             rows = report.collect_rows([(c.spec.name, c.pstudy) for c in search.cands])
             report.write_trials(run_path / "trials.jsonl", rows)
             search.times.settle(time.perf_counter() - t_start, result.evaluated)
+            searched = result.candidates  # those given and those a reviser added
             if not interrupted:  # plots and the T4 export describe finished runs only
                 studies = [(c.spec.name, c.pstudy) for c in search.cands]
                 report.write_report(run_path, result, rows, studies, plots=plots)
                 from . import t4
 
-                t4.write_t4(run_path, rows, candidates)
+                t4.write_t4(run_path, rows, searched)
             search.times.report_s = time.perf_counter() - t_report
             search.times.settle(time.perf_counter() - t_start, result.evaluated)
-            report.write_summary(run_path, result, candidates)
+            report.write_summary(run_path, result, searched)
             if interrupted:
                 raise SearchInterrupted(stop.name, result)
             return result
@@ -562,6 +655,8 @@ def _result(search: _Search, revalidated: list[dict[str, Any]], winner: Candidat
         revalidated=revalidated,
         exhausted=search.evaluated() < search.budget,
         defaults=defaults,
+        candidates=[c.spec for c in search.cands],
+        revise_error=search.revise_error,
     )
 
 

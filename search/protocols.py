@@ -1,9 +1,12 @@
-"""The two things the search driver is handed: what to evaluate and where to evaluate it.
+"""What the search driver is handed: what to evaluate, where to evaluate it, and
+(optionally) who may add candidates while it runs.
 
 The driver knows neither the evaluator nor the machines: it asks an :class:`Objective`
 whether a point is feasible and hands evaluations to an :class:`Executor`. The application
 layer wires concrete ones (:mod:`ascendcraft.app.objective`, :mod:`ascendcraft.cluster`),
-tests wire toy ones.
+tests wire toy ones. A :class:`Reviser` (the LLM proposer's repair and optimisation rounds)
+is shown a :class:`SearchView` after each batch of finished trials and may add candidates
+to the same search, or retire ones that cannot work.
 """
 
 from __future__ import annotations
@@ -94,3 +97,51 @@ class ProgressSink(Protocol):
     def update(self, progress: SearchProgress) -> None: ...
 
     def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class CandidateView:
+    """One candidate as a reviser sees it: its evaluated trials in the order they finished
+    (``(params, outcome)``), how many are in flight, whether it is out of points."""
+
+    candidate: Candidate
+    trials: tuple[tuple[dict[str, int], TrialOutcome], ...]
+    in_flight: int
+    exhausted: bool
+
+    def best(self) -> tuple[dict[str, int], TrialOutcome] | None:
+        """The fastest correct trial so far."""
+        ok = [(p, o) for p, o in self.trials if o.ok]
+        return min(ok, key=lambda po: float(po[1].time_us or 0.0)) if ok else None
+
+
+@dataclass(frozen=True)
+class SearchView:
+    """Where a search stands, for a :class:`Reviser`. ``idle``: nothing is left to try, the
+    search ends unless candidates are added."""
+
+    evaluated: int
+    in_flight: int
+    budget: int
+    candidates: tuple[CandidateView, ...]
+    idle: bool = False
+
+    @property
+    def remaining(self) -> int:
+        """Trials of the budget not yet spent nor in flight."""
+        return max(0, self.budget - self.evaluated - self.in_flight)
+
+
+@dataclass(frozen=True)
+class Revision:
+    """What a reviser wants: candidates to add (tuned like the others, within the same
+    budget) and names of candidates to give no more trials."""
+
+    add: tuple[Candidate, ...] = ()
+    retire: tuple[str, ...] = ()
+
+
+class Reviser(Protocol):
+    """Adds candidates while a search runs (called by the driver between batches)."""
+
+    def revise(self, view: SearchView) -> Revision: ...

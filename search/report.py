@@ -191,7 +191,8 @@ def summary_text(result: SearchResult, candidates: Sequence[Candidate]) -> str:
     lines.append(
         f"wall {t.wall_s:.2f}s: evaluate {t.evaluate_s:.2f}s, revalidate {t.revalidate_s:.2f}s, "
         f"executor start-up/close {t.executor_startup_s + t.executor_close_s:.2f}s, "
-        f"tuner overhead {t.overhead_s:.2f}s "
+        + (f"reviser (proposer rounds) {t.revise_s:.2f}s, " if t.revise_s else "")
+        + f"tuner overhead {t.overhead_s:.2f}s "
         f"({100 * t.overhead_frac:.1f}% of wall, {t.overhead_per_trial_ms:.1f} ms/trial)"
     )
     lines.append(
@@ -199,6 +200,8 @@ def summary_text(result: SearchResult, candidates: Sequence[Candidate]) -> str:
         f"sampler {t.sampler_s:.2f}s, storage {t.storage_s:.2f}s, "
         f"feasibility checks {t.feasible_s:.2f}s, submit {t.submit_s:.2f}s, reports {t.report_s:.2f}s"
     )
+    if result.revise_error:
+        lines.append(f"  the reviser failed and was dropped: {result.revise_error[:200]}")
     if result.revalidated:
         lines.append("")
         lines.append("re-validation:")

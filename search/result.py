@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..status import Status
-from .space import TrialOutcome
+from .space import Candidate, TrialOutcome
 from .storage import redact
 
 
@@ -33,13 +33,14 @@ class WallTimes:
     submit_s: float = 0.0  # handing jobs to the executor (e.g. Ray serialisation)
     warmup_s: float = 0.0  # the objective's first checks, overlapping the executor's start-up
     warmup_wait_s: float = 0.0  # ...and the part of it the run had to wait for (in overhead)
+    revise_s: float = 0.0  # in the reviser (e.g. an LLM's rounds); one-off, not in overhead
     loop_s: float = 0.0  # wall time of the search loop (after executor start-up)
     workers: int = 1  # executor capacity
 
     def settle(self, wall_s: float, evaluated: int) -> None:
         """The derived figures, from the wall time and the parts measured along the way."""
         self.wall_s = wall_s
-        one_off = self.executor_startup_s + self.executor_close_s
+        one_off = self.executor_startup_s + self.executor_close_s + self.revise_s
         self.overhead_s = max(0.0, wall_s - self.wait_s - self.revalidate_s - one_off)
         self.overhead_frac = self.overhead_s / wall_s if wall_s > 0 else 0.0
         in_loop = max(0.0, self.overhead_s - self.setup_s - self.report_s - self.warmup_wait_s)
@@ -83,6 +84,9 @@ class SearchResult:
     defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
     # set when a signal stopped the run early: "interrupted by SIGINT" (the summary is partial)
     partial: str | None = None
+    # every candidate searched: those given, then those a reviser added
+    candidates: list[Candidate] = field(default_factory=list)
+    revise_error: str | None = None  # why the reviser was dropped, if it was
 
     def best_default(self) -> tuple[str, float] | None:
         """The fastest correct default: (candidate, time_us), or None."""
@@ -123,5 +127,6 @@ class SearchResult:
             "revalidated": self.revalidated,
             "defaults": self.defaults,
             "partial": self.partial,
+            "revise_error": self.revise_error,
             "times": self.times.__dict__,
         }

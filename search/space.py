@@ -36,14 +36,18 @@ class TunableSpec:
 @dataclass(frozen=True)
 class Candidate:
     """One proposed kernel: a name unique within the task, its DSL text, the proposer that
-    made it (``origin``: ``recipe``, ``cube``, ``graph``, ``file``...) and the tunables the
-    search may set. A proposer leaves ``tunables`` empty; they are read from the program
-    when it is prepared for the search (:func:`ascendcraft.app.candidates.searchable`)."""
+    made it (``origin``: ``recipe``, ``cube``, ``graph``, ``llm``, ``file``...) and the
+    tunables the search may set. A proposer leaves ``tunables`` empty; they are read from
+    the program when it is prepared for the search
+    (:func:`ascendcraft.app.candidates.searchable`). ``seeds``: assignments the proposer
+    suggests (e.g. an LLM's tiling proposal), each a subset of the tunables; the search
+    evaluates them right after the defaults."""
 
     name: str
     source: str
     origin: str = ""
     tunables: tuple[TunableSpec, ...] = ()
+    seeds: tuple[dict[str, int], ...] = field(default=(), compare=False)
 
     def with_tunables(self, tunables: Sequence[TunableSpec]) -> Candidate:
         return dataclasses.replace(self, tunables=tuple(tunables))
@@ -149,3 +153,8 @@ def validate_candidates(candidates: Sequence[Candidate]) -> None:
                 raise ValueError(
                     f"{c.name}: default {t.default} of {t.name!r} is not in its domain {t.values}"
                 )
+        domains = {t.name: t.values for t in c.tunables}
+        for seed in c.seeds:
+            for k, v in seed.items():
+                if k not in domains or v not in domains[k]:
+                    raise ValueError(f"{c.name}: seed {k}={v!r} is not a value of its tunables")

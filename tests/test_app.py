@@ -135,7 +135,8 @@ def test_check_returns_a_typed_report_and_prints_nothing(capsys):
                                                   type(propose(task)[0])("relu/bad", "@kernel\n", "file"))))
     verdicts = {c.candidate: c for c in refused.candidates}
     assert verdicts["relu/bad"].status is Status.DSL_ERROR and verdicts["relu/bad"].message
-    assert verdicts["relu/bad"].to_dict() == {"candidate": "relu/bad", "status": "dsl_error",
+    assert verdicts["relu/bad"].to_dict() == {"candidate": "relu/bad", "origin": "file",
+                                              "status": "dsl_error",
                                               "correct": False, "message": verdicts["relu/bad"].message}
 
 

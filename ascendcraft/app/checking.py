@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..dsl.kernel import prepare
@@ -20,6 +21,7 @@ from ..tasks import limits
 from ..tasks.task import Task
 from .candidates import propose
 from .errors import UserError
+from .llm import ProposerConfig
 from .timing import time_key, timed_us, timing_kind
 
 #: fields of the best candidate's timing repeated at the top of the report (after its time)
@@ -32,13 +34,17 @@ class CheckConfig:
     """``soc``: the SoC to check and time on. ``full``: check at the task's full shapes
     (memory permitting). ``shape_given``: the shape was chosen by the user, so check at it
     (memory permitting) instead of at shapes reduced from the task's. ``timing``: time the
-    correct kernels. ``candidates``: check these instead of the proposer chain's."""
+    correct kernels. ``candidates``: check these instead of the proposer chain's.
+    ``proposer``: which proposer writes them (an LLM's candidates that fail go back for
+    repair rounds); ``run_dir``: where an LLM session keeps its exchanges."""
 
     soc: str
     full: bool = False
     shape_given: bool = False
     timing: bool = True
     candidates: tuple[Candidate, ...] | None = None
+    proposer: ProposerConfig = field(default_factory=ProposerConfig)
+    run_dir: Path | None = None
 
 
 @dataclass
@@ -54,14 +60,16 @@ class CandidateCheck:
     max_rel_err: float | None = None
     params: dict[str, int] | None = None
     timing: dict[str, Any] = field(default_factory=dict)
+    origin: str = ""
 
     @property
     def time_us(self) -> float | None:
         return timed_us(self.timing)
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"candidate": self.candidate, "status": self.status.value,
-                             "correct": self.correct, "message": self.message}
+        d: dict[str, Any] = {"candidate": self.candidate, "origin": self.origin,
+                             "status": self.status.value, "correct": self.correct,
+                             "message": self.message}
         if self.params is not None:
             d.update(max_abs_err=self.max_abs_err, max_rel_err=self.max_rel_err,
                      params=self.params, **self.timing)
@@ -80,6 +88,8 @@ class Report:
     timing_shapes: list[list[int]]
     candidates: list[CandidateCheck]
     note: str | None = None  # why the shapes checked are not the ones asked for
+    llm: dict[str, Any] | None = None  # the LLM session's accounts and verdicts
+    llm_lines: list[str] = field(default_factory=list, repr=False)  # ...as text
 
     @property
     def best(self) -> CandidateCheck | None:
@@ -106,8 +116,11 @@ class Report:
                 if k in best.timing:
                     d[k] = best.timing[k]
             d["best"] = best.candidate
+            d["best_origin"] = best.origin
         if self.note:
             d["note"] = self.note
+        if self.llm is not None:
+            d["llm"] = self.llm
         return d
 
 
@@ -118,28 +131,62 @@ def check(task: Task, config: CheckConfig) -> Report:
     at_task_shape, note = _shapes_to_check(task, config)
     shape_sets = [list(task.shapes)] if at_task_shape else None
     ev = Evaluator(task, config.soc, full=config.full, shape_sets=shape_sets)
-    candidates = config.candidates if config.candidates is not None else propose(task)
-    verdicts = [_check_one(ev, c, config.timing) for c in candidates]
+    llm: tuple[dict[str, Any] | None, list[str]] = (None, [])
+    if config.candidates is None and config.proposer.uses_llm:
+        verdicts, llm = _check_with_llm(task, config, ev)
+    else:
+        candidates = config.candidates if config.candidates is not None else propose(task)
+        verdicts = [_check_one(ev, c, config.timing) for c in candidates]
     return Report(
         op=task.name, category=task.category, dtype=str(task.dtype).replace("torch.", ""),
         soc=ev.soc.name,
         shapes=[[list(s) for s in ss] for ss in ev.shape_sets],
         timing_shapes=[list(s) for s in task.shapes], candidates=verdicts, note=note,
+        llm=llm[0], llm_lines=llm[1],
     )
+
+
+def _check_with_llm(task: Task, config: CheckConfig,
+                    ev: Evaluator) -> tuple[list[CandidateCheck], tuple[dict[str, Any], list[str]]]:
+    """The builtin and/or LLM candidates checked; each failing LLM candidate goes back with
+    its exact error for the session's repair rounds, and its repairs are checked in turn."""
+    from ..search.llm.prompt import Failure
+    from .llm import finish_report, initial_candidates, open_session, repair_until_settled
+
+    def feasible(c: Candidate, params: dict[str, int]) -> str | None:
+        try:
+            return ev.feasible(prepare(c.name, c.source), params)
+        except DslError as e:
+            return str(e)
+
+    def failure(v: CandidateCheck) -> Failure | None:
+        if v.correct:
+            return None
+        return Failure.of(v.status, v.message, v.params, v.max_abs_err, v.max_rel_err,
+                          [[list(s) for s in ss] for ss in ev.shape_sets])
+
+    session = open_session(task, config.soc, config.proposer, config.run_dir, feasible)
+    verdicts = repair_until_settled(session, initial_candidates(task, config.proposer, session),
+                                    lambda c: _check_one(ev, c, config.timing), failure)
+    timed = [(v.candidate, v.origin, v.time_us) for v in verdicts if v.correct and v.time_us]
+    best = min(timed, key=lambda b: b[2]) if timed else None
+    kind = timing_kind(next((v.timing for v in verdicts if v.candidate == best[0]), {})) if best else ""
+    return verdicts, finish_report(session, winner=(*best, kind) if best else None, bests=timed)
 
 
 def _check_one(ev: Evaluator, cand: Candidate, timing: bool) -> CandidateCheck:
     try:
         prep = prepare(cand.name, cand.source)
     except DslError as e:
-        return CandidateCheck(cand.name, Status.DSL_ERROR, False, str(e))
+        return CandidateCheck(cand.name, Status.DSL_ERROR, False, str(e), origin=cand.origin)
     params = first_feasible(ev, prep)
     if params is None:
-        return CandidateCheck(cand.name, Status.INFEASIBLE, False, ev.feasible(prep, {}))
+        return CandidateCheck(cand.name, Status.INFEASIBLE, False, ev.feasible(prep, {}),
+                              origin=cand.origin)
     out = ev.evaluate(prep, params, timing=timing)
     return CandidateCheck(cand.name, Status.parse(out.status), out.correct, out.message,
                           out.max_abs_err, out.max_rel_err,
-                          {**prep.program.defaults(), **params}, dict(out.timing))
+                          {**prep.program.defaults(), **params}, dict(out.timing), cand.origin)
 
 
 def first_feasible(ev: Evaluator, prep: Any, limit: int = 4000) -> dict[str, int] | None:

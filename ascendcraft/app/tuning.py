@@ -22,6 +22,7 @@ from ..search.result import SearchResult
 from ..tasks.task import Task, dtype_name
 from ..version import MODEL_VERSION, package_version
 from .candidates import propose, searchable
+from .llm import ProposerConfig
 from .objective import KernelObjective
 from .task import TaskRef
 from .timing import time_key
@@ -33,7 +34,9 @@ class TuneConfig:
     the study, reports and candidate sources go (default ``results/runs/<task>-<time>``).
     ``storage``: an SQLAlchemy URL (default: SQLite in the run directory); ``study``: the
     study name (default: the run directory's name). ``resume``: continue the run in
-    ``run_dir`` (same task, shapes, SoC and candidates). ``executor``: where trials run."""
+    ``run_dir`` (same task, shapes, SoC and candidates). ``executor``: where trials run.
+    ``proposer``: who writes the candidates (an LLM's join the same study, and its repair
+    and optimisation rounds add more while the search runs)."""
 
     soc: str
     budget: int = 60
@@ -45,6 +48,7 @@ class TuneConfig:
     run_dir: Path | None = None
     timeout_per_trial_s: float = 120.0
     executor: ExecutorConfig = field(default_factory=ExecutorConfig)
+    proposer: ProposerConfig = field(default_factory=ProposerConfig)
 
 
 @dataclass
@@ -86,6 +90,7 @@ class Summary:
     partial: str | None
     run_dir: Path
     text: str = field(default="", repr=False)  # the summary table (summary.txt)
+    llm: dict[str, Any] | None = None  # the LLM session's accounts and verdicts
 
     def to_dict(self) -> dict[str, Any]:
         key = time_key(self.timing or "")
@@ -103,6 +108,8 @@ class Summary:
                          for name, d in self.defaults.items()},
             "partial": self.partial,
             "run_dir": str(self.run_dir),
+            **({"best_origin": self.llm.get("winner_origin"), "llm": self.llm}
+               if self.llm is not None else {}),
         }
 
 
@@ -148,24 +155,35 @@ def tune(ref: TaskRef, config: TuneConfig, *, progress: ProgressSink | None = No
     summary is written."""
     task = ref.load()
     run_dir = config.run_dir or run_dir_for(task.name, None)
-    candidates = searchable(propose(task))
+    objective = KernelObjective(ref, config.soc)
+    session = reviser = None
+    if config.proposer.uses_llm:
+        from .llm import SearchableReviser, initial_candidates, open_session
+
+        session = open_session(task, config.soc, config.proposer, run_dir, objective.feasible)
+        candidates = searchable(initial_candidates(task, config.proposer, session))
+        reviser = SearchableReviser(session, searchable)
+    else:
+        candidates = searchable(propose(task))
     try:
         result = driver.run_search(
-            KernelObjective(ref, config.soc), candidates,
+            objective, candidates,
             executor=make_executor(config.executor), budget=config.budget,
             sampler=config.sampler, seed=config.seed, storage=config.storage,
             study_name=config.study, resume=config.resume, run_dir=run_dir,
             timeout_per_trial_s=config.timeout_per_trial_s, progress=progress,
-            identity=run_identity(task, ref, config.soc),
+            identity=run_identity(task, ref, config.soc), reviser=reviser,
         )
     except SearchInterrupted as stop:
         raise TuneInterrupted(stop.signal_name,
-                              summarise(task, stop.result, run_dir, candidates)) from None
-    return summarise(task, result, run_dir, candidates)
+                              summarise(task, stop.result, run_dir, candidates, session)) from None
+    return summarise(task, result, run_dir, candidates, session)
 
 
-def summarise(task: Task, result: SearchResult, run_dir: Path, candidates: list) -> Summary:
-    """The summary of a search result (the winner's figures come from its outcome)."""
+def summarise(task: Task, result: SearchResult, run_dir: Path, candidates: list,
+              session: Any = None) -> Summary:
+    """The summary of a search result (the winner's figures come from its outcome); with an
+    LLM ``session``, its accounts and verdicts under the table (and in ``summary.txt``)."""
     best = BestKernel()
     timing = None
     if result.best is not None:
@@ -179,8 +197,17 @@ def summarise(task: Task, result: SearchResult, run_dir: Path, candidates: list)
                        if b is not None and b.outcome.timing), None)
     defaults = {name: DefaultResult(e.get("params"), str(e.get("status")), e.get("time_us"))
                 for name, e in result.defaults.items()}
+    searched = result.candidates or candidates
+    text = report.summary_text(result, searched)
+    llm = None
+    if session is not None:
+        from .llm import search_verdicts
+
+        llm, lines = search_verdicts(session, result, searched, run_dir)
+        text = text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"
+        (run_dir / "summary.txt").write_text(text, encoding="utf-8")
     return Summary(
         op=task.name, trials=result.evaluated, failed=dict(result.failed),
         infeasible=result.infeasible, best=best, timing=timing, defaults=defaults,
-        partial=result.partial, run_dir=run_dir, text=report.summary_text(result, candidates),
+        partial=result.partial, run_dir=run_dir, text=text, llm=llm,
     )
