@@ -1,7 +1,7 @@
 """The issue-12 corpus (tests/taskfiles/corpus/): benchmark-style task files written here.
 
-Varied on purpose: module parameters with drawn values (LayerNorm, BatchNorm eval/train,
-PReLU, nn.Parameter, buffers, a one-element gain), Python-number inputs, broadcasts
+Varied on purpose: module parameters with drawn values (LayerNorm, nn.Linear, BatchNorm eval/train,
+nn.Parameter, buffers, a one-element gain), Python-number inputs, broadcasts
 along each axis, middle-dim reductions, odd and prime sizes, 1-8 GiB shapes, fp16/bf16, names
 that collide with registry ops but compute something else, unusual constructor signatures,
 and every matmul form (mm, bmm, addmm, matmul, nn.Linear, transposed, batched against a shared
