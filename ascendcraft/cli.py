@@ -104,6 +104,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .app.candidates import dsl_file_candidate
     from .app.checking import CheckConfig, check
 
+    if getattr(args, "tasks", None):
+        return _check_folder(args)
     task = _load_task(args)
     candidates = (dsl_file_candidate(args.dsl),) if getattr(args, "dsl", None) else None
     proposer = _proposer_config(args)
@@ -146,6 +148,36 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"  LLM exchanges: {run_dir / 'llm'}")
     print("PASS" if report.correct else "FAIL")
     return 0 if report.correct else 1
+
+
+def _check_folder(args: argparse.Namespace) -> int:
+    """``check --tasks DIR``: one line per task file as it ends, then the totals."""
+    from .app.checking import CheckConfig
+    from .app.errors import UserError
+    from .app.folder import check_folder
+
+    if args.dsl or args.shape or args.dtype:
+        raise UserError("--tasks checks each file as it is: --dsl, --shape and --dtype apply to one task")
+    config = CheckConfig(soc=args.soc, full=args.full, shape_given=False, timing=not args.no_timing)
+
+    def line(f) -> None:  # noqa: ANN001 - a FileCheck
+        if args.json:
+            return
+        what = f.message
+        if f.outcome == "pass":
+            what = f.best or ""
+            if f.time_us:
+                what += f"  {f.timing_kind + ' ' if f.timing_kind else ''}{f.time_us:.1f} us"
+        print(f"{f.outcome.upper():<8} {Path(f.path).name:<36} {what}", flush=True)
+
+    report = check_folder(args.tasks, config, progress=line)
+    if args.json:
+        print(json.dumps(report.to_dict(), default=str))
+    else:
+        t = report.totals
+        print(f"{len(report.files)} task files: {t['pass']} pass, {t['fail']} fail, "
+              f"{t['refused']} refused, {t['error']} error")
+    return 0 if report.all_pass else 1
 
 
 def _not_measured(kind: str | None) -> str:
@@ -545,6 +577,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--shape", help="shape of the first tensor input, e.g. 1x500000")
         sp.add_argument("--dtype", help="fp32 | fp16 | bf16")
         sp.add_argument("--soc", default=DEFAULT_SOC, help=f"SoC model (default {DEFAULT_SOC})")
+        return g
 
     def backend_arg(sp):
         sp.add_argument("--backend", default="emulator", choices=["emulator", "npu"],
@@ -555,7 +588,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(fn=cmd_ops)
 
     sp = sub.add_parser("check", help="build candidates in the emulator, verify against PyTorch, model time")
-    task_args(sp)
+    task_args(sp).add_argument("--tasks", metavar="DIR", help="check every task file (*.py) in DIR")
     sp.add_argument("--full", action="store_true", help="check at the full task shapes (memory permitting)")
     sp.add_argument("--no-timing", action="store_true", help="skip the performance model")
     sp.add_argument("--dsl", help="check this DSL file instead of the proposer's candidates")

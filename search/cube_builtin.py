@@ -9,8 +9,9 @@ proposed as separate candidates.
 
 :class:`CubeProposer` serves a task whose reference is a registry cube op's computation
 (matched by :mod:`.recipe_match`, never by name), or, failing that, any task whose traced
-reference is one ``mm``/``bmm``/``matmul`` of two inputs optionally followed by elementwise
-ops that the epilogue can express (:func:`traced_spec`).
+reference is one matrix product of two inputs (``mm``, ``bmm``, ``matmul``, ``addmm``, ``mv``,
+``nn.Linear``..., at fp32, fp16 or bf16) optionally followed by elementwise ops that the
+epilogue can express (:func:`traced_spec`, read by :mod:`.graph.matmul_form`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ..tasks.aten import MATMUL_OPS
 from ..tasks.registry_cube import cube_kind, cube_task_names
 from ..tasks.task import Task
 from .graph.emit import RESERVED
+from .graph.matmul_form import UNARY, matmul_form
 from .graph.names import doc_text, dsl_name, words_of
 from .graph.trace import Unsupported, trace_task
 from .proposer import Candidate, Declined
@@ -53,9 +55,13 @@ class MatmulSpec:
     relu: bool = False  # an epilogue Fixpipe can do on its own
     epilogue: str = ""  # vector-stage expression of v (fp32 result) and cc (chunk), "" = none
     doc: str = ""
+    order: tuple[tuple[str, str], ...] = ()  # every input (name, dsl dtype) in the task's order
 
 
 def _params(spec: MatmulSpec) -> str:
+    if spec.order:
+        ins = [f"{n}: In[{dt}]" for n, dt in spec.order]
+        return ", ".join(ins + [f"c: Out[{spec.out_dtype}]"])
     ins = [f"{spec.a}: In[{spec.dtype}]", f"{spec.b}: In[{spec.dtype}]"]
     ins += [f"{n}: In[{dt}]" for n, dt in spec.extra]
     return ", ".join(ins + [f"c: Out[{spec.out_dtype}]"])
@@ -134,68 +140,44 @@ def registry_spec(task: Task, op: str, p: dict) -> MatmulSpec | None:
 # ---------------------------------------------------------------- task files
 
 
-_UNARY_ATEN = {"relu": "relu", "gelu": "gelu", "sigmoid": "sigmoid", "tanh": "tanh", "silu": "silu"}
-
-
-def traced_spec(task: Task) -> MatmulSpec | None:
-    """A task file whose reference is one matmul of two inputs (mm / bmm / matmul, operands
-    possibly transposed views) followed by elementwise ops on the result: relu / gelu /
-    sigmoid / tanh / silu, multiplication by a Python number, addition of another input
-    (a bias broadcast over rows or a same-shape residual)."""
+def traced_spec(task: Task) -> MatmulSpec | str:
+    """The kernel spec of a task file whose traced reference is one matrix product of two
+    inputs (any product call, operands stored as the matrix or its transpose) followed by an elementwise epilogue (:mod:`.graph.matmul_form`); else the
+    reason it is not one."""
     T = DTYPE_DSL.get(task.dtype)
     if T is None:
-        return None
+        return f"dtype {task.dtype} has no cube DSL type"
     ins = task.tensor_inputs
-    if len(ins) < 2 or any(s.dtype != task.dtype for s in ins):
-        return None
+    if any(s.dtype != task.dtype for s in ins):
+        return "its tensor inputs do not share one dtype"
+    if any(s.kind == "scalar" for s in task.inputs):
+        return "a Python-number input (the matmul templates take tensors only)"
     try:
         ag = trace_task(task)
-    except Unsupported:  # not traceable: not ours
-        return None
-    ops = [ag.op(n) for n in ag.op_nodes() if not ag.node(n)["target"].is_view]
-    ops = [o for o in ops if o not in ("clone", "contiguous", "_to_copy")]
-    if not ops or ops[0] not in ("mm", "bmm", "matmul"):
-        return None
-    a, b = ins[0], ins[1]
+    except Unsupported as e:  # not traceable: not ours
+        return str(e)
+    form = matmul_form(ag)
+    if isinstance(form, str):
+        return form
     names = _input_names(ins)
-    batched = ops[0] == "bmm" or len(a.shape) == 3
-    if batched and (len(a.shape) != 3 or len(b.shape) != 3):
-        return None
-    ka = a.shape[-1]
-    if b.shape[-2] == ka:
-        tb = False
-    elif b.shape[-1] == ka:
-        tb = True
-    else:
-        return None
-    if T == "f32" and not tb:
-        return None  # fp32 B stored K x N needs a b32 transposing L1 -> L0B load (see CUBE_REFERENCE.md)
-    out_shape = task.output_meta()[0][0]
-    if out_shape[-2] != a.shape[-2]:
-        return None
-    epi = "v"
-    extra: list[tuple[str, str]] = []
-    for op in ops[1:]:
-        if op in _UNARY_ATEN:
-            epi = ACTS[op].format(x=epi)
-        elif op in ("add", "mul") and len(ins) > 2 + len(extra):
-            nxt = ins[2 + len(extra)]
-            if len(nxt.shape) == 1 and nxt.shape[0] == out_shape[-1]:
-                ld = f"load_bcast({names[2 + len(extra)]}, cc)"
-            elif tuple(nxt.shape) == tuple(out_shape):
-                ld = f"load({names[2 + len(extra)]}, cc)"
-            else:
-                return None
-            if T != "f32":
-                ld = f"cast({ld}, f32)"
-            extra.append((names[2 + len(extra)], T))
-            epi = f"({epi} {'+' if op == 'add' else '*'} {ld})"
+    v = "v"
+    for st in form.steps:
+        if st.op in UNARY:
+            v = ACTS[st.op].format(x=v)
+            continue
+        if st.index is None:
+            other = repr(float(st.value))
         else:
-            return None
-    relu = epi == "relu(v)"
-    return MatmulSpec(names[0], names[1], T, T, transpose_b=tb, batched=batched, extra=tuple(extra),
-                      relu=relu, epilogue="" if epi in ("v", "relu(v)") else epi,
-                      doc=f"Task file {task.name}: " + " -> ".join(ops) + ".")
+            other = f"{'load_bcast' if st.kind == 'row' else 'load'}({names[st.index]}, cc)"
+            other = other if T == "f32" else f"cast({other}, f32)"
+        v = f"({other} {st.op} {v})" if st.swap else f"({v} {st.op} {other})"
+    a = names[form.a.index]
+    b = names[form.b.index]
+    relu = v == "relu(v)"
+    return MatmulSpec(a, b, T, T, transpose_a=form.a.transpose, transpose_b=form.b.transpose,
+                      batched=form.batched, relu=relu, epilogue="" if v in ("v", "relu(v)") else v,
+                      order=tuple((n, T) for n in names),
+                      doc=f"Task file {task.name}: " + " -> ".join(form.ops) + ".")
 
 
 # ---------------------------------------------------------------- mHC
@@ -250,10 +232,10 @@ def _plan(task: Task) -> tuple[str, dict, MatmulSpec | None]:
             return kind, m.params, spec
         missed = f"the template of {m.op} does not take dtype {task.dtype}"
     spec = traced_spec(task)
-    if spec is not None:
+    if isinstance(spec, MatmulSpec):
         return "matmul", {}, spec
-    raise Declined(f"{missed}; nor is its matrix product one mm / bmm / matmul of two inputs "
-                   "followed by elementwise ops the epilogue can express")
+    raise Declined(f"{missed}; nor is it one matrix product of two inputs with an elementwise "
+                   f"epilogue ({spec})")
 
 
 class CubeProposer:

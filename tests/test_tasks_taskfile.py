@@ -214,13 +214,17 @@ def test_constructor_args_fix_dims(tmp_path: Path) -> None:
     assert task.init_args == {"normalized_shape": (768,)}
     assert task.reference.module_tensors() == {
         "ln.weight": ((768,), torch.float32), "ln.bias": ((768,), torch.float32)}
-    for (shape,) in reduced_shapes(task):
-        assert shape[-1] == 768 and len(shape) == 3
+    assert [(s.name, s.kind, s.shape) for s in task.inputs[1:]] == [
+        ("ln.weight", "state", (768,)), ("ln.bias", "state", (768,))]
+    for shape, w, b in reduced_shapes(task):
+        assert shape[-1] == 768 and len(shape) == 3 and w == b == (768,)
         assert shape[0] * shape[1] * 768 <= 1 << 17 or shape[:2] == (1, 1)
-        task.run_reference(task.make_inputs([shape]))
+        task.run_reference(task.make_inputs([shape, w, b]))
     wider = task.with_shape("4x8x512")
     assert wider.init_args == {"normalized_shape": (512,)}
+    assert [s.shape for s in wider.inputs] == [(4, 8, 512), (512,), (512,)]
     assert wider.output_meta() == [((4, 8, 512), torch.float32)]
+    assert wider.make_inputs([(2, 3, 512), (512,), (512,)])[1].shape == (512,)
 
 
 def test_factory_chain_replayed(tmp_path: Path) -> None:

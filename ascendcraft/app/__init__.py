@@ -28,6 +28,7 @@ _HOME = {
     "dsl_file_candidate": "candidates",
     "KernelObjective": "objective",
     "UserError": "errors",
+    "check_folder": "folder", "FolderReport": "folder", "FileCheck": "folder",
 }
 
 __all__ = sorted(_HOME)

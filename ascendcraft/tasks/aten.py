@@ -38,8 +38,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
+from .module_ref import ModuleReference
 from .task import Shape, Task
-from .taskfile import ModuleReference
 
 #: Ops that only create or reinterpret tensor metadata: no data moves, no kernel runs.
 METADATA_OPS = frozenset({
@@ -348,6 +348,11 @@ def trace(reference: Callable[..., Any], inputs: Sequence[Any]) -> AtenGraph:
     module = _built(reference, dtype)
     if module is None:
         return tr.run(reference, args, shapes=shapes)
+    if isinstance(reference, ModuleReference):  # built on meta; its read state is inputs
+        names = {id(v): k for k, v in list(module.named_parameters()) + list(module.named_buffers())}
+        ag = tr.run(lambda *a: reference.call(module, a), args, shapes=shapes)
+        tr.name_params(names, {})
+        return ag
     state = {k: to_meta(v) for k, v in module.named_parameters()}
     state.update({k: to_meta(v) for k, v in module.named_buffers()})
     ag = tr.run(lambda *a: torch.func.functional_call(module, state, a), args, shapes=shapes)
@@ -428,7 +433,11 @@ def _trace_task(task: Task, shapes: list[Shape], scalars_as_tensors: bool) -> At
         tr.add_input(t, "input", name=spec.name)
         args.append(t)
     module = _built(task.reference, task.dtype)
-    ag = tr.run(module if module is not None else task.reference, args, shapes=shapes)
+    if isinstance(task.reference, ModuleReference):
+        ref = task.reference
+        ag = tr.run(lambda *a: ref.call(module, a), args, shapes=shapes)
+    else:
+        ag = tr.run(module if module is not None else task.reference, args, shapes=shapes)
     if module is not None:
         names = {id(v): k for k, v in list(module.named_parameters()) + list(module.named_buffers())}
         met = {k for pid, k in names.items() if pid in tr.tensors

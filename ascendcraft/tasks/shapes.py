@@ -208,7 +208,8 @@ def _groups(task: Task, mode: str) -> list[_Group]:
         isz = {torch.empty((), dtype=specs[i].dtype).element_size() for i, _ in members}
         pos = max(len(specs[i].shape) - 1 - d for i, d in members)
         g = _Group(sorted(members), orig, isz, pos)
-        g.fixed = orig in fixed_vals or any(specs[i].data is not None for i, _ in members)
+        g.fixed = orig in fixed_vals or any(specs[i].data is not None or specs[i].kind == "state"
+                                             for i, _ in members)
         groups.append(g)
     groups.sort(key=lambda g: g.members)
     return groups

@@ -30,7 +30,7 @@ CATEGORIES: tuple[str, ...] = (
     "matmul",
 )
 
-INPUT_KINDS: tuple[str, ...] = ("tensor", "scalar", "index", "mask")
+INPUT_KINDS: tuple[str, ...] = ("tensor", "scalar", "index", "mask", "state")
 
 Shape = tuple[int, ...]
 
@@ -149,8 +149,9 @@ class InputSpec:
     """One forward input of a task.
 
     ``kind`` is ``tensor`` (floating data), ``scalar`` (a Python float/int passed as
-    is; ``value`` holds it), ``index`` (integer tensor, e.g. int64 class targets) or
-    ``mask`` (bool tensor).  ``dist``/``low``/``high`` describe the task's own
+    is; ``value`` holds it), ``index`` (integer tensor, e.g. int64 class targets),
+    ``mask`` (bool tensor) or ``state`` (a parameter or buffer of a task file's module that
+    its forward reads, ``name`` = its state-dict key: the reference supplies its value).  ``dist``/``low``/``high`` describe the task's own
     distribution; ``signed_ok`` says whether the evaluator may replace it by a signed
     distribution (False for probabilities, variances, +-1 targets...).
     ``high_from=(i, d)`` makes an index range follow ``inputs[i].shape[d]`` so class
@@ -195,6 +196,8 @@ class InputSpec:
         if not self.is_tensor:
             return f"{self.name}: {type(self.value).__name__} = {self.value!r}"
         dims = "x".join(str(d) for d in self.shape) or "scalar"
+        if self.kind == "state":
+            return f"{self.name}: module tensor {dims} {dtype_name(self.dtype)} (the module's values)"
         rng = ""
         if self.low is not None or self.high is not None:
             rng = f" [{self.low}, {self.high})"
@@ -392,9 +395,19 @@ class Task:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             return [
-                generate_input(spec, shape, shapes, signed)
+                self._state_value(spec, shape) if spec.kind == "state"
+                else generate_input(spec, shape, shapes, signed)
                 for spec, shape in zip(self.inputs, shapes, strict=True)
             ]
+
+    def _state_value(self, spec: InputSpec, shape: Shape) -> torch.Tensor:
+        """A module tensor's value, as the reference's module holds it in the task's dtype."""
+        value = self.reference.state_value(spec.name, self.dtype)  # type: ignore[attr-defined]
+        if tuple(value.shape) != tuple(shape):
+            raise TaskError(f"Task {self.name!r}: module tensor {spec.name!r} is "
+                            f"{list(value.shape)}, not {list(shape)}; its dims follow the "
+                            f"constructor args and cannot be reduced.")
+        return value.to(spec.dtype)
 
     def meta_inputs(self, shapes: Sequence[Shape] | None = None) -> list[Any]:
         """Inputs on the ``meta`` device (no allocation) at ``shapes`` (default: full)."""
@@ -499,8 +512,8 @@ class Task:
 
         specs = []
         for s in self.inputs:
-            if not s.is_tensor:
-                specs.append(s)
+            if not s.is_tensor or s.kind == "state":
+                specs.append(s)  # module tensors follow the new constructor args below
                 continue
             shp = new if tuple(s.shape) == old else remap(tuple(s.shape))
             dt = dtype if s.dtype.is_floating_point else s.dtype
@@ -520,6 +533,10 @@ class Task:
         reference = self.reference
         if init_args != self.init_args and hasattr(reference, "with_init_args"):
             reference = reference.with_init_args(init_args)
+        if any(s.kind == "state" for s in specs):
+            held = reference.module_tensors(dtype)  # type: ignore[attr-defined]
+            specs = [dataclasses.replace(s, shape=held[s.name][0], dtype=held[s.name][1])
+                     if s.kind == "state" else s for s in specs]
         task = dataclasses.replace(
             self, inputs=specs, init_args=init_args, reference=reference, tolerance=None
         )

@@ -28,66 +28,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import networkx as nx
 import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
+from .aten import TraceError, trace_task
+from .module_ref import ModuleReference
 from .task import InputSpec, Task, TaskError, as_tensor_list, first_line
-
-# ---------------------------------------------------------------------------
-# reference built from the Model class
-# ---------------------------------------------------------------------------
-
-
-class ModuleReference:
-    """``reference(*inputs)`` for a task file: builds ``Model(*init_args)`` lazily.
-
-    One module per (device, dtype) is built with a fixed seed (parameters are then
-    deterministic) on the inputs' device - ``meta`` for shape inference, CPU for
-    correctness - and cast to the inputs' floating dtype when it is not fp32.  The
-    module stays in its default (training) mode, as KernelBench calls it.
-    """
-
-    def __init__(self, model_cls: type[nn.Module], init_args: dict[str, Any],
-                 positional: bool = True, seed: int = 0) -> None:
-        self.model_cls = model_cls
-        self.init_args = dict(init_args)
-        self.positional = positional
-        self.seed = seed
-        self._cache: dict[tuple[str, torch.dtype | None], nn.Module] = {}
-        self.__name__ = f"{model_cls.__name__}.forward"
-
-    def build(self, device: str | torch.device = "cpu", dtype: torch.dtype | None = None) -> nn.Module:
-        """Instantiate the module on ``device`` (deterministic parameters)."""
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(self.seed)
-            with torch.device(device):
-                if self.positional:
-                    model = self.model_cls(*self.init_args.values())
-                else:
-                    model = self.model_cls(**self.init_args)
-        if dtype is not None and dtype != torch.float32 and dtype.is_floating_point:
-            model = model.to(dtype)
-        return model
-
-    def __call__(self, *inputs: Any) -> Any:
-        tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
-        device = tensors[0].device if tensors else torch.device("cpu")
-        dtype = next((t.dtype for t in tensors if t.dtype.is_floating_point), None)
-        key = (device.type, dtype)
-        if key not in self._cache:
-            self._cache[key] = self.build(device, dtype)
-        return self._cache[key](*inputs)
-
-    def with_init_args(self, init_args: dict[str, Any]) -> ModuleReference:
-        """Same model class with other constructor args (used by ``with_shape``)."""
-        return ModuleReference(self.model_cls, init_args, self.positional, self.seed)
-
-    def module_tensors(self) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
-        """Parameters and buffers of the module (meta): extra tensors a kernel needs."""
-        model = self.build("meta")
-        return {k: (tuple(v.shape), v.dtype) for k, v in model.state_dict().items()}
-
 
 # ---------------------------------------------------------------------------
 # capturing get_inputs() on the meta device
@@ -482,6 +430,7 @@ def load_task_file(path: str | Path, name: str | None = None) -> Task:
         _spec_from(n, v, capture.hints.get(id(v)), i, shapes, path)
         for i, (n, v) in enumerate(zip(in_names, values, strict=True))
     ]
+    _refuse_unusable(specs, path)
     reference = ModuleReference(model_cls, init_args, positional=True)
 
     # build and run once on the meta device: catches broken __init__/forward early
@@ -514,9 +463,29 @@ def load_task_file(path: str | Path, name: str | None = None) -> Task:
         model_src = text
     in_shapes = [tuple(s.shape) for s in specs if s.is_tensor]
     task.category = guess_category(f"{path.stem}\n{model_src}", in_shapes, out_shapes)
+    if task.meta_ok:
+        task = with_module_state(task)
     if not exact and init_values:
         task.description = (task.description + " (constructor args named by position)").strip()
     return task
+
+
+def _refuse_unusable(specs: Sequence[InputSpec], path: Path) -> None:
+    """Inputs no kernel can serve, named before anything is traced: empty and complex tensors."""
+    for s in specs:
+        if not s.is_tensor:
+            continue
+        dims = "x".join(map(str, s.shape))
+        if math.prod(s.shape) == 0:
+            raise TaskError(_one_paragraph(
+                f"{path}: get_inputs() returns the empty tensor {s.name!r} (shape {dims}): with no "
+                f"elements there is nothing for a kernel to compute; give every input at least one "
+                f"element."))
+        if s.dtype.is_complex:
+            raise TaskError(_one_paragraph(
+                f"{path}: input {s.name!r} is {str(s.dtype).removeprefix('torch.')}: the Ascend vector "
+                f"and cube units have no complex arithmetic and the DSL no complex type; pass the real "
+                f"and imaginary parts as two floating inputs."))
 
 
 def _check_on_cpu(task: Task, path: Path, meta_err: Exception) -> list[tuple[int, ...]]:
@@ -555,4 +524,65 @@ def _output_shapes(out: Any, path: Path) -> list[tuple[int, ...]]:
             f"{path}: Model.forward returned {what}; it must return a tensor or a tuple of "
             f"tensors (the kernel's outputs)."
         ))
+    for i, o in enumerate(outs):
+        if o.numel() == 0 or o.dtype.is_complex:
+            what = "is empty" if o.numel() == 0 else f"is {str(o.dtype).removeprefix('torch.')}"
+            raise TaskError(_one_paragraph(
+                f"{path}: output {i} of Model.forward {what} (shape {'x'.join(map(str, o.shape))}); a "
+                f"kernel writes non-empty real-valued outputs only."))
     return [tuple(o.shape) for o in outs]
+
+
+#: ATen ops whose result does not depend on these arguments in training mode
+_UPDATE_ONLY: dict[str, set[str]] = {
+    op: {"running_mean", "running_var"}
+    for op in ("native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_functional",
+               "batch_norm", "cudnn_batch_norm", "instance_norm")
+}
+
+
+def read_state(task: Task) -> list[str]:
+    """The module's floating parameters and buffers its forward reads for its outputs,
+    in the order the trace meets them (what the ATen graph's outputs depend on)."""
+    try:
+        ag = trace_task(task)
+    except TraceError:
+        return []
+    graph = ag.graph.copy()
+    for u, v, e in ag.graph.edges(data=True):
+        d = ag.graph.nodes[v]
+        parts = str(d.get("name", "")).split(".") if d["kind"] == "op" else []
+        stats = _UPDATE_ONLY.get(parts[1] if len(parts) > 1 else "", set())
+        if stats and d["args"].get("training") and set(e.get("slots", ())) <= stats:
+            graph.remove_edge(u, v)  # training-mode running statistics: updated, not read
+    live: set[str] = set()
+    for ref in ag.outputs:
+        live |= nx.ancestors(graph, ref.node) | {ref.node}
+    names: list[str] = []
+    for node in ag.graph.nodes:
+        d = ag.graph.nodes[node]
+        if d["kind"] != "param" or node not in live or not d.get("name"):
+            continue
+        if any(dt.is_floating_point for _, dt in d["outputs"]) and d["name"] not in names:
+            names.append(d["name"])
+    return names
+
+
+def with_module_state(task: Task) -> Task:
+    """``task`` with the module tensors its forward reads appended as ``state`` inputs."""
+    ref = task.reference
+    if not isinstance(ref, ModuleReference):
+        return task
+    names = read_state(task)
+    if not names:
+        return task
+    held = ref.module_tensors(task.dtype)
+    specs = []
+    for n in names:
+        shape, dtype = held[n]
+        if math.prod(shape) == 1:  # one number: a kernel Scalar (the DSL has no scalar load)
+            value = float(ref.state_value(n, task.dtype).reshape(()))
+            specs.append(InputSpec(n, (), torch.float32, kind="scalar", value=value, signed_ok=False))
+        else:
+            specs.append(InputSpec(n, shape, dtype, kind="state", signed_ok=False))
+    return replace(task, inputs=[*task.inputs, *specs], reference=ref.with_state(names))

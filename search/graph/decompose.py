@@ -39,7 +39,7 @@ REASONS: dict[str, str] = {}
 for _n in ("argmax", "argmin", "sort", "topk", "kthvalue", "median", "mode", "nonzero",
            "unique", "_unique2"):
     REASONS[_n] = "index/sorting results have no DSL form"
-for _n in ("mm", "bmm", "addmm", "matmul", "linear", "addbmm", "baddbmm", "mv", "dot",
+for _n in ("mm", "bmm", "addmm", "matmul", "linear", "addbmm", "baddbmm",
            "convolution", "_convolution", "conv2d", "einsum", "_scaled_dot_product_flash_attention"):
     REASONS[_n] = "matrix products run on the cube unit; the graph frontend writes vector kernels only"
 for _n in ("adaptive_avg_pool2d", "_adaptive_avg_pool2d", "adaptive_max_pool2d",
@@ -97,8 +97,9 @@ def decompose(ag: AtenGraph, task_inputs: list[Any]) -> PrimGraph:
                 continue
             if dtype != torch.bool and not dtype.is_floating_point:
                 values[n] = [None]
+                kind = "complex" if dtype.is_complex else "integer"
                 origin[n] = f"the {str(dtype).replace('torch.', '')} input {spec.name!r} " \
-                            "(integer tensors are not supported)"
+                            f"({kind} tensors are not supported)"
                 continue
             if dtype == torch.float64:
                 values[n] = [None]

@@ -165,6 +165,21 @@ def _log_softmax(g: PrimGraph, a: dict) -> Value:
     return g.binary("sub", d, g.unary("log", g.reduce("sum", g.unary("exp", d), dims, True)))
 
 
+# ---------------------------------------------------------------- vector products
+@rule("mv")
+def _mv(g: PrimGraph, a: dict) -> Value:
+    """A matrix-vector product is a row reduction (memory-bound: the vector cores' work,
+    a cube block would be 1/16 used)."""
+    x = a["self"]
+    return keep(g, g.reduce("sum", g.binary("mul", x, a["vec"]), [-1], True), x, [-1], False)
+
+
+@rule("dot", "vdot")
+def _dot(g: PrimGraph, a: dict) -> Value:
+    x = a["self"]
+    return keep(g, g.reduce("sum", g.binary("mul", x, a["tensor"]), [0], True), x, [0], False)
+
+
 # ---------------------------------------------------------------- normalisations
 @rule("native_layer_norm")
 def _native_layer_norm(g: PrimGraph, a: dict) -> list:

@@ -1,4 +1,3 @@
-# pending: module-held weights are not kernel inputs and fp32 addmm has no cube path (graph frontend: aten.addmm.default runs on the cube unit; cube: not one mm/bmm/matmul of two inputs).
 import torch
 import torch.nn as nn
 

@@ -1,0 +1,195 @@
+"""The matrix-product form of a traced reference: which inputs are A and B, how they are
+stored, and the elementwise epilogue applied to the product.
+
+Read from the ATen graph, never from names: ``mm``, ``bmm``, ``matmul``, ``addmm``,
+``baddbmm``, ``mv``, ``addmv`` and ``nn.Linear`` (``t`` + ``addmm``) all reach one product
+node. Each operand is followed back through views to the input it reads; its *strides* as the
+product sees it say whether the stored tensor is the matrix (row-major, leading dims merged:
+a batch against a shared matrix) or its transpose (``A.T``, ``B.t()``, ``k.transpose(1, 2)``,
+``nn.Linear``'s ``[out, in]`` weight). A vector operand is refused: a matrix-vector product
+is memory-bound, the graph frontend's row reduction. The epilogue is the chain of elementwise calls from the product to the output:
+activations, a Python number, a per-column row (bias) or a same-shape tensor (residual).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ...tasks.aten import MATMUL_OPS, AtenGraph, Ref
+
+#: calls that only reinterpret a tensor (followed through to the stored input)
+_VIEWS = frozenset({"view", "_unsafe_view", "reshape", "t", "permute", "transpose", "unsqueeze",
+                    "squeeze", "alias", "detach", "clone", "contiguous", "lift_fresh",
+                    "expand"})
+#: product calls: (A slot, B slot, addend slot or "")
+_PRODUCTS = {"mm": ("self", "mat2", ""), "bmm": ("self", "mat2", ""), "matmul": ("self", "other", ""),
+             "mv": ("self", "vec", ""), "addmm": ("mat1", "mat2", "self"),
+             "baddbmm": ("batch1", "batch2", "self"), "addmv": ("mat", "vec", "self")}
+UNARY = ("relu", "gelu", "sigmoid", "tanh", "silu")
+_BINARY = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A product operand: task input ``index``, stored ``transpose``d or as a ``vector``."""
+
+    index: int
+    transpose: bool = False
+    vector: bool = False
+
+
+@dataclass(frozen=True)
+class Step:
+    """One epilogue call: ``op`` (an activation, or ``+ - * /``) with a number ``value`` or a
+    task input ``index`` read as a per-column ``row`` or a ``full`` tile; ``swap``: the
+    product is the right operand (``1 - mm``)."""
+
+    op: str
+    value: float | None = None
+    index: int | None = None
+    kind: str = ""
+    swap: bool = False
+
+
+@dataclass(frozen=True)
+class MatmulForm:
+    """One product of two task inputs and its epilogue."""
+
+    a: Operand
+    b: Operand
+    batched: bool
+    steps: tuple[Step, ...]
+    ops: tuple[str, ...]
+
+
+def _view_chain(ag: AtenGraph, node: str) -> list[str]:
+    """``node`` and the nodes it reads through one-operand views, up to the first that is not one."""
+    chain = [node]
+    while ag.node(node)["kind"] == "op" and ag.op(node) in _VIEWS:
+        args = ag.tensor_args(node)
+        if len(args) != 1:
+            break
+        node = args[0].node
+        chain.append(node)
+    return chain
+
+
+def _source(ag: AtenGraph, ref: Ref) -> str | None:
+    """The input node ``ref`` reads through views only, or None (a computed operand)."""
+    last = _view_chain(ag, ref.node)[-1]
+    return last if ag.node(last)["kind"] == "input" else None
+
+
+def _stored(ag: AtenGraph, ref: Ref, batched: bool) -> tuple[int, bool, bool] | None:
+    """(input index, transposed, vector) of a product operand, from its strides."""
+    src = _source(ag, ref)
+    if src is None:
+        return None
+    shape, _ = ag.meta(ref)
+    stride = ag.node(ref.node)["strides"][ref.index]
+    in_shape, _ = ag.node(src)["outputs"][0]
+    index = ag.node(src)["index"]
+    if math.prod(shape) != math.prod(in_shape) or 0 in stride:
+        return None  # a slice or a broadcast of the input: not the stored matrix
+    if len(shape) == 1:
+        return (index, True, True) if stride == (1,) else None
+    rows, cols = shape[-2], shape[-1]
+    lead = tuple(stride[:-2])
+    if batched and lead != (rows * cols,):
+        return None
+    if tuple(stride[-2:]) == (cols, 1) or cols == 1 and stride[-2] == 1:
+        return index, False, False
+    if tuple(stride[-2:]) == (1, rows):
+        return index, True, False
+    return None
+
+
+def _operand_kind(ag: AtenGraph, ref: Ref, out_shape: tuple[int, ...]) -> tuple[int, str] | None:
+    """A further epilogue operand: (input index, ``row`` | ``full``), or None."""
+    src = _source(ag, ref)
+    if src is None:
+        return None
+    in_shape, _ = ag.node(src)["outputs"][0]
+    index = ag.node(src)["index"]
+    if tuple(in_shape) == tuple(out_shape):
+        return index, "full"
+    n = out_shape[-1]
+    if math.prod(in_shape) == n and (not in_shape or in_shape[-1] == n):
+        return index, "row"
+    return None
+
+
+def matmul_form(ag: AtenGraph) -> MatmulForm | str:
+    """The form of a traced reference that is one matrix product plus an elementwise epilogue,
+    or a sentence saying why it is not."""
+    work = [n for n in ag.op_nodes() if ag.op(n) not in _VIEWS]
+    products = [n for n in work if ag.op(n) in MATMUL_OPS]
+    if len(products) != 1:
+        return f"{len(products)} matrix products (one is served)"
+    if len(ag.outputs) != 1:
+        return "more than one output"
+    prod = products[0]
+    if work[0] != prod:
+        return f"aten.{ag.op(work[0])} computes an operand before the product"
+    op = ag.op(prod)
+    if op not in _PRODUCTS:
+        return f"aten.{op} is not one of {', '.join(sorted(_PRODUCTS))}"
+    d = ag.node(prod)
+    sa, sb, sc = _PRODUCTS[op]
+    batched = op in ("bmm", "baddbmm")
+    a = _stored(ag, d["args"][sa], batched)
+    b = _stored(ag, d["args"][sb], batched)
+    if a is None or b is None:
+        return "an operand of the product is computed or strided, not a stored input"
+    if a[2] or b[2]:  # the cube has no 1-row operand load; a row reduction serves it
+        return "a matrix-vector product is a row reduction, the vector cores' work"
+    steps: list[Step] = []
+    out_shape = tuple(ag.meta(Ref(prod))[0])
+    alpha, beta = d["args"].get("alpha", 1), d["args"].get("beta", 1)
+    if alpha != 1:
+        steps.append(Step("*", value=float(alpha)))
+    if sc:
+        addend = _operand_kind(ag, d["args"][sc], out_shape)
+        if addend is None:
+            return "the addend of the product is neither a per-column row nor a same-shape tensor"
+        if beta != 1:
+            return "a scaled addend (beta != 1)"
+        steps.append(Step("+", index=addend[0], kind=addend[1]))
+    chain = prod
+    for n in work[1:]:
+        args = ag.tensor_args(n)
+        mine = [r for r in args if r.node == chain or _through_views(ag, r, chain)]
+        if len(mine) != 1:
+            return f"aten.{ag.op(n)} does not continue the product's epilogue"
+        name = ag.op(n)
+        if name in UNARY and len(args) == 1:
+            steps.append(Step(name))
+        elif name in _BINARY:
+            other = [r for r in args if r is not mine[0]]
+            swap = list(ag.node(n)["args"].values())[0] != mine[0]
+            if not other:
+                value = next((v for k, v in ag.node(n)["args"].items()
+                              if k in ("other", "self") and isinstance(v, (int, float))), None)
+                if value is None or ag.node(n)["args"].get("alpha", 1) != 1:
+                    return f"aten.{name} with an argument the epilogue has no form for"
+                steps.append(Step(_BINARY[name], value=float(value), swap=swap))
+            else:
+                kind = _operand_kind(ag, other[0], out_shape)
+                if kind is None or ag.node(n)["args"].get("alpha", 1) != 1:
+                    return f"aten.{name} reads a tensor that is neither a per-column row nor a " \
+                           "same-shape input"
+                steps.append(Step(_BINARY[name], index=kind[0], kind=kind[1], swap=swap))
+        else:
+            return f"aten.{name} has no form in the product's epilogue"
+        chain = n
+    last = ag.outputs[0].node
+    if last != chain and not _through_views(ag, ag.outputs[0], chain):
+        return "the output is not the end of the product's epilogue"
+    return MatmulForm(Operand(a[0], a[1]), Operand(b[0], b[1], b[2]), batched, tuple(steps),
+                      tuple(ag.op(n) for n in work))
+
+
+def _through_views(ag: AtenGraph, ref: Ref, target: str) -> bool:
+    """Does ``ref`` read ``target`` through views only (the batch reshape after ``mm``)?"""
+    return target in _view_chain(ag, ref.node)

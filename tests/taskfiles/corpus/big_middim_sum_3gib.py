@@ -1,0 +1,20 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Sum over the middle axis of a 3 GiB tensor."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x.sum(1)
+
+
+def get_inputs():
+    return [torch.randn(96, 4096, 2048)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,20 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """cumsum over an odd last dim."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.cumsum(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(255, 1023)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,21 @@
+# pending: wrong at fp16 tolerance: eager rounds x * row to fp16 before adding col, the fused kernel keeps it in fp32 (42 of 43264 elements off by one fp16 ulp of the intermediate, max abs err 0.0156 > atol=rtol=1e-3); the frontend would have to mirror every fp16 intermediate rounding.
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """fp16: x * row[N, 1] + col[1, M]."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x, row, col):
+        return x * row + col
+
+
+def get_inputs():
+    return [torch.randn(1024, 1024, dtype=torch.float16), torch.randn(1024, 1, dtype=torch.float16), torch.randn(1, 1024, dtype=torch.float16)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,21 @@
+# pending: wrong at fp16 tolerance: eager rounds silu(x) to fp16 before adding r, the fused kernel adds in fp32 (the same fp16-intermediate class as bcast_rowcol_fp16).
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """fp16 SiLU plus a residual."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x, r):
+        return nn.functional.silu(x) + r
+
+
+def get_inputs():
+    return [torch.randn(4096, 1024, dtype=torch.float16), torch.randn(4096, 1024, dtype=torch.float16)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,20 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """A forward returning a Python float (.item())."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x.sum().item()
+
+
+def get_inputs():
+    return [torch.randn(64, 128)]
+
+
+def get_init_inputs():
+    return []
