@@ -6,30 +6,11 @@ The only place these mappings live; the numbers behind each class and path are t
 
 from __future__ import annotations
 
-from ascendcraft.emulator.trace_format import DType, Op
+from ascendcraft.emulator.trace_format import OP_INSTR_CLASS, DType, Op
 
-#: Vector instruction class of each vector op; the class keys ``vector_cycles_per_repeat``.
-OP_CLASS: dict[Op, str] = {
-    Op.ADD: "two_input", Op.SUB: "two_input", Op.MUL: "two_input",
-    Op.MAX: "two_input", Op.MIN: "two_input",
-    Op.COMPARE: "two_input", Op.SELECT: "two_input", Op.AND: "two_input", Op.OR: "two_input",
-    Op.DIV: "div",
-    Op.ADDS: "one_input", Op.MULS: "one_input", Op.MAXS: "one_input", Op.MINS: "one_input",
-    Op.COMPARE_SCALAR: "one_input",
-    Op.ABS: "one_input", Op.RSQRT: "one_input", Op.RECIPROCAL: "one_input",
-    Op.RELU: "one_input", Op.LEAKY_RELU: "one_input", Op.DUPLICATE: "one_input",
-    Op.CAST: "one_input", Op.NOT: "one_input",
-    Op.EXP: "transcendental", Op.LN: "transcendental", Op.SQRT: "transcendental",
-    Op.MUL_ADD_DST: "fma", Op.AXPY: "fma",
-    # ReduceX (high-level, multi-pass) approximated by the whole-repeat reduction cost.
-    Op.REDUCE_SUM: "whole_reduce_sum", Op.WHOLE_REDUCE_SUM: "whole_reduce_sum",
-    Op.REDUCE_MAX: "whole_reduce_maxmin", Op.REDUCE_MIN: "whole_reduce_maxmin",
-    Op.WHOLE_REDUCE_MAX: "whole_reduce_maxmin", Op.WHOLE_REDUCE_MIN: "whole_reduce_maxmin",
-    Op.BLOCK_REDUCE_SUM: "block_reduce", Op.BLOCK_REDUCE_MAX: "block_reduce",
-    Op.BLOCK_REDUCE_MIN: "block_reduce",
-    Op.DATA_COPY_UB2UB: "copy",
-    Op.GATHER: "gather", Op.CREATE_VEC_INDEX: "one_input",
-}
+#: Vector instruction class of each vector op (the key of ``vector_cycles_per_repeat``): the
+#: trace format's table, so a new vector API call is costed where its ``Op`` is declared.
+OP_CLASS: dict[Op, str] = OP_INSTR_CLASS
 
 #: Data moves that go through a GM <-> on-chip path (and so through HBM), by path name.
 GM_PATH: dict[Op, str] = {
