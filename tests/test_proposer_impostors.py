@@ -14,6 +14,7 @@ from ascendcraft.search.recipe_match import first_match
 from ascendcraft.search.recipes import RECIPES, RecipeProposer
 from checking import check_task
 
+from ascendcraft.tasks.task import TaskError
 from ascendcraft.tasks.taskfile import load_task_file
 
 TASKFILES = Path(__file__).parent / "taskfiles"
@@ -89,8 +90,14 @@ ALL_FILES = sorted(TASKFILES.rglob("*.py"))
 @pytest.mark.parametrize("path", ALL_FILES, ids=[str(p.relative_to(TASKFILES)) for p in ALL_FILES])
 def test_no_proposer_ends_in_a_traceback(path: Path) -> None:
     """Every proposer, on every task file here (ones it was not written for included), either
-    proposes or declines with a reason; the chain either proposes or raises one paragraph."""
-    task = load_task_file(path)
+    proposes or declines with a reason; the chain either proposes or raises one paragraph.
+    A file of ``refused/`` may already be refused by the loader: then with one paragraph."""
+    try:
+        task = load_task_file(path)
+    except TaskError as e:
+        assert path.parent.name == "refused", f"{path.name}: {e}"
+        assert "\n" not in str(e) and "Traceback" not in str(e)
+        return
     for p in default_proposers():
         try:
             cands = p.propose(task)
