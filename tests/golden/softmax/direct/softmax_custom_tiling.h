@@ -40,6 +40,8 @@ struct SoftmaxCustomTilingData {
     int64_t outq_outBytes;
     int64_t tmpBuf0Bytes;
     int64_t rowBuf0Bytes;
+    int64_t rowBuf1Bytes;
+    int64_t bcBuf0Bytes;
     int64_t workBufBytes;
     int64_t ubBytes;
     int64_t workspaceBytes;
@@ -100,9 +102,13 @@ inline const char* SoftmaxCustomComputeTiling(const int64_t* dims, const int32_t
     t->tmpBuf0Bytes = tmpBuf0Bytes;
     const int64_t rowBuf0Bytes = rowElems * 4;
     t->rowBuf0Bytes = rowBuf0Bytes;
+    const int64_t rowBuf1Bytes = rowElems * 4;
+    t->rowBuf1Bytes = rowBuf1Bytes;
+    const int64_t bcBuf0Bytes = rowElems * 32;
+    t->bcBuf0Bytes = bcBuf0Bytes;
     const int64_t workBufBytes = workElems * 4 + 256;
     t->workBufBytes = workBufBytes;
-    t->ubBytes = tun_DEPTH * inq_xBytes + tun_DEPTH * outq_outBytes + 1 * tmpBuf0Bytes + 1 * rowBuf0Bytes + 1 * workBufBytes;
+    t->ubBytes = tun_DEPTH * inq_xBytes + tun_DEPTH * outq_outBytes + 1 * tmpBuf0Bytes + 1 * rowBuf0Bytes + 1 * rowBuf1Bytes + 1 * bcBuf0Bytes + 1 * workBufBytes;
     t->workspaceBytes = 0 * blockDim * 32;
     return nullptr;
 }
