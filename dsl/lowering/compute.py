@@ -547,18 +547,27 @@ class _Compute(GroupOps, ComputeOps):
                     blocks.append((rv, recip))
             elif rv.cpp not in found and rv.cpp not in self.hoisted:
                 found.append(rv.cpp)
-        self._hoist_row_blocks(blocks)
+        # Blocks cost a 2-cycle two-input op a repeat where Adds/Muls cost 1, the scalar read one
+        # sync a rows tile: the tiling picks blocks when a row has few chunks (ROW_BLOCKS_CHUNKS).
+        only_scalar = bool(found)
+        if self.after_cube:  # the cube tiling has no rowBlocks field: scalars
+            found += [rv.cpp for rv, _ in blocks if rv.cpp not in found and rv.cpp not in self.hoisted]
+            blocks = []
+        found += [rv.cpp for rv, _ in blocks if rv.cpp not in found and rv.cpp not in self.hoisted]
+        self._hoist_row_blocks(blocks, "td_.rowBlocks")
         if not found:
             return
         self.hoisted = dict(self.hoisted)
-        self.emit("SyncVS();")
         for ref in found:
             self.counter += 1
             self.hoisted[ref] = f"rs{self.counter}"
             self.emit(f"float rs{self.counter}[{self.max_rows}];  // one value per row, read once per tile")
-        self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+        self.emit("{" if only_scalar or not blocks else "if (!td_.rowBlocks) {")
+        self.emit("    SyncVS();")
+        self.emit("    for (int64_t ri = 0; ri < r; ++ri) {")
         for ref in found:
-            self.emit(f"    {self.hoisted[ref]}[ri] = static_cast<float>({ref}.GetValue(ri));")
+            self.emit(f"        {self.hoisted[ref]}[ri] = static_cast<float>({ref}.GetValue(ri));")
+        self.emit("    }")
         self.emit("}")
 
     def _taps_loop(self, s: ir.InnerLoop) -> None:

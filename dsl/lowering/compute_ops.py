@@ -461,6 +461,15 @@ class ComputeOps:
             self._row_apply(op, d, tile, other, swapped)
         else:  # row: one scalar per row, read on the scalar unit (or read once per tile before a chunks loop)
             held = self.hoisted.get(other.cpp)
+            dual = held is not None and self._applies_on_vector(op, tile.dtype, other) and \
+                (other.cpp, op == "div" and not swapped) in self.row_blocks
+            if dual:  # the tiling chose blocks or scalars for this shape (see _hoist_row_scalars)
+                self.emit("if (td_.rowBlocks) {")
+                self.indent += 1
+                self._row_apply(op, d, tile, other, swapped)
+                self.indent -= 1
+                self.emit("} else {")
+                self.indent += 1
             if held is None:
                 self.emit("SyncVS();")
             self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
@@ -468,6 +477,9 @@ class ComputeOps:
                       f"    const float s = static_cast<float>({other.cpp}.GetValue(ri));")
             self._scalar_op(op, f"{d.cpp}[ri * wp]", f"{tile.cpp}[ri * wp]", "s", ct, swapped, "w", "    ")
             self.emit("}")
+            if dual:
+                self.indent -= 1
+                self.emit("}")
         self._done([a, b], d)
         return d
 
@@ -484,29 +496,38 @@ class ComputeOps:
             return held[0], None
         return self._make_row_block(row, reciprocal)
 
-    def _make_row_block(self, row: Val, reciprocal: bool) -> tuple[str, Buffer]:
+    def _make_row_block(self, row: Val, reciprocal: bool, guard: str = "") -> tuple[str, Buffer]:
+        """Brcb of ``row`` (or of its reciprocal) into a fresh bc buffer; with ``guard`` the
+        instructions run only where that runtime condition holds (the tensor is declared outside)."""
+        buf = self.pools["bc"].get()
+        self.counter += 1
+        bc = f"bc{self.counter}"
+        self.emit(f"LocalTensor<{row.ctype}> {bc} = {buf.name}.Get<{row.ctype}>();")
+        if guard:
+            self.emit(f"if ({guard}) {{")
+            self.indent += 1
         inv = None
         if reciprocal:  # x * (1 / s): the reciprocal of r values, not of the tile
             inv = self._new("row", row.dtype)
             self.emit(f"Reciprocal({inv.cpp}, {row.cpp}, r);")
             row = inv
-        buf = self.pools["bc"].get()
-        self.counter += 1
-        bc = f"bc{self.counter}"
-        self.emit(f"LocalTensor<{row.ctype}> {bc} = {buf.name}.Get<{row.ctype}>();")
         self.emit(f"AcxBrcbRows({bc}, {row.cpp}, r);")
         if inv is not None:
             self._release(inv)
+        if guard:
+            self.indent -= 1
+            self.emit("}")
         return bc, buf
 
-    def _hoist_row_blocks(self, rows: list[tuple[Val, bool]]) -> None:
-        """Row values a chunks loop applies to its chunks, put in 32 B blocks once per rows tile."""
+    def _hoist_row_blocks(self, rows: list[tuple[Val, bool]], guard: str = "") -> None:
+        """Row values a chunks loop applies to its chunks, put in 32 B blocks once per rows tile
+        (where ``guard`` holds at run time)."""
         if not rows:
             return
         self.row_blocks = dict(self.row_blocks)
         for row, reciprocal in rows:
             if (row.cpp, reciprocal) not in self.row_blocks:
-                self.row_blocks[(row.cpp, reciprocal)] = self._make_row_block(row, reciprocal)
+                self.row_blocks[(row.cpp, reciprocal)] = self._make_row_block(row, reciprocal, guard)
 
     def _drop_row_blocks(self, outer: dict) -> None:
         """At a chunks loop's end: its hoisted blocks' buffers go back to the pool."""

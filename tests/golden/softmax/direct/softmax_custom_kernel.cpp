@@ -262,11 +262,11 @@ public:
                     AcxRowReduce<0>(v7[ri], v4[ri * wp], work8, work8[td_.workElems], static_cast<int32_t>(w));
                 }
                 LocalTensor<float> out6_out = outq_out.AllocTensor<float>();
-                LocalTensor<float> v9 = rowBuf1.Get<float>();
-                Reciprocal(v9, v7, r);
-                LocalTensor<float> bc10 = bcBuf0.Get<float>();
-                AcxBrcbRows(bc10, v9, r);
-                AcxRowApply<ACX_MUL, false>(out6_out, v4, bc10, r, w, wp);
+                LocalTensor<float> bc9 = bcBuf0.Get<float>();
+                LocalTensor<float> v10 = rowBuf1.Get<float>();
+                Reciprocal(v10, v7, r);
+                AcxBrcbRows(bc9, v10, r);
+                AcxRowApply<ACX_MUL, false>(out6_out, v4, bc9, r, w, wp);
                 outq_out.EnQue(out6_out);
                 out6_out = outq_out.DeQue<float>();
                 CopyRowsOut(gm_out[gr * td_.W + c0], out6_out, r, w, td_.W, wp);

@@ -36,6 +36,7 @@ struct SoftmaxCustomTilingData {
     int64_t rowElems;
     int64_t colElems;
     int64_t workElems;
+    int64_t rowBlocks;
     int64_t inq_xBytes;
     int64_t outq_outBytes;
     int64_t tmpBuf0Bytes;
@@ -94,6 +95,8 @@ inline const char* SoftmaxCustomComputeTiling(const int64_t* dims, const int32_t
     t->colElems = colElems;
     const int64_t workElems = align_up(ceil_div(max(chunkPad, rowElems), 8), 64);
     t->workElems = workElems;
+    const int64_t rowBlocks = sel(ceil_div(W, chunk) > 4, 0, 1);
+    t->rowBlocks = rowBlocks;
     const int64_t inq_xBytes = align_up(tileElems, 128) * 4;
     t->inq_xBytes = inq_xBytes;
     const int64_t outq_outBytes = align_up(tileElems, 128) * 4;

@@ -82,6 +82,7 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context) {
     tiling.set_rowElems(plain.rowElems);
     tiling.set_colElems(plain.colElems);
     tiling.set_workElems(plain.workElems);
+    tiling.set_rowBlocks(plain.rowBlocks);
     tiling.set_inq_xBytes(plain.inq_xBytes);
     tiling.set_outq_outBytes(plain.outq_outBytes);
     tiling.set_tmpBuf0Bytes(plain.tmpBuf0Bytes);
