@@ -289,12 +289,15 @@ namespace AscendC {
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, int32_t count) { \
         acx::VBinary(#NAME, acx::OP, ALLOWED, dst, src0, src1, count, [](auto x, auto y) { return EXPR; });          \
     }
-ACX_BIN(Add, OP_ADD, acx::M_FP | acx::M_I16 | acx::M_I32, x + y)
-ACX_BIN(Sub, OP_SUB, acx::M_FP | acx::M_I16 | acx::M_I32, x - y)
-ACX_BIN(Mul, OP_MUL, acx::M_FP | acx::M_I16 | acx::M_I32, x * y)
-ACX_BIN(Div, OP_DIV, acx::M_FP, x / y)
-ACX_BIN(Max, OP_MAX, acx::M_FP | acx::M_I16 | acx::M_I32, (x > y ? x : y))
-ACX_BIN(Min, OP_MIN, acx::M_FP | acx::M_I16 | acx::M_I32, (x < y ? x : y))
+// The arithmetic binaries, once for their count forms and once for their repeat forms (below).
+#define ACX_ARITH2(X)                                                   \
+    X(Add, OP_ADD, acx::M_FP | acx::M_I16 | acx::M_I32, x + y)          \
+    X(Sub, OP_SUB, acx::M_FP | acx::M_I16 | acx::M_I32, x - y)          \
+    X(Mul, OP_MUL, acx::M_FP | acx::M_I16 | acx::M_I32, x * y)          \
+    X(Div, OP_DIV, acx::M_FP, x / y)                                    \
+    X(Max, OP_MAX, acx::M_FP | acx::M_I16 | acx::M_I32, (x > y ? x : y)) \
+    X(Min, OP_MIN, acx::M_FP | acx::M_I16 | acx::M_I32, (x < y ? x : y))
+ACX_ARITH2(ACX_BIN)
 ACX_BIN(And, OP_AND, acx::M_I16 | acx::M_U16, (x & y))
 ACX_BIN(Or, OP_OR, acx::M_I16 | acx::M_U16, (x | y))
 #undef ACX_BIN
@@ -940,13 +943,9 @@ namespace AscendC {
         acx::VBinaryRepeat(#NAME, acx::OP, ALLOWED, dst, src0, src1, Lanes<T>(#NAME, mask), repeatTimes,             \
                            repeatParams, [](auto x, auto y) { return EXPR; });                                       \
     }
-ACX_BIN_REP(Add, OP_ADD, acx::M_FP | acx::M_I16 | acx::M_I32, x + y)
-ACX_BIN_REP(Sub, OP_SUB, acx::M_FP | acx::M_I16 | acx::M_I32, x - y)
-ACX_BIN_REP(Mul, OP_MUL, acx::M_FP | acx::M_I16 | acx::M_I32, x * y)
-ACX_BIN_REP(Div, OP_DIV, acx::M_FP, x / y)
-ACX_BIN_REP(Max, OP_MAX, acx::M_FP | acx::M_I16 | acx::M_I32, (x > y ? x : y))
-ACX_BIN_REP(Min, OP_MIN, acx::M_FP | acx::M_I16 | acx::M_I32, (x < y ? x : y))
+ACX_ARITH2(ACX_BIN_REP)
 #undef ACX_BIN_REP
+#undef ACX_ARITH2
 
 // Brcb: each repeat takes 8 consecutive elements of src0 and fills one 32 B block of dst with
 // each (block b of repeat r at dst + (r * dstRepStride + b * dstBlkStride) * 32). b16/b32 types;
