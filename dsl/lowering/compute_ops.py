@@ -422,15 +422,14 @@ class ComputeOps:
         self.counter += 1
         work = f"work{self.counter}"
         self.emit(f"LocalTensor<{ct}> {work} = workBuf.Get<{ct}>();")
-        self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
-        if a.dtype == "f32":  # block reductions, then one whole-repeat reduction (see AcxRowReduce)
+        if a.dtype == "f32":  # narrow rows: one call a tile; else block reductions + one whole-repeat one a row
             kind = {"sum": 0, "max": 1, "min": 2}[op]
-            self.emit(f"    AcxRowReduce<{kind}>({d.cpp}[ri], {a.cpp}[ri * wp], {work}, {work}[td_.workElems], "
-                      "static_cast<int32_t>(w));")
+            self.emit(f"AcxRowsReduce<{kind}>({d.cpp}, {a.cpp}, {work}, {work}[td_.workElems], r, w, wp);")
         else:
             extra = ", false" if op != "sum" else ""
+            self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
             self.emit(f"    {REDUCE[op]}<{ct}>({d.cpp}[ri], {a.cpp}[ri * wp], {work}, static_cast<int32_t>(w){extra});")
-        self.emit("}")
+            self.emit("}")
         self._done([a], d)
         return d
 

@@ -246,6 +246,24 @@ __aicore__ inline void AcxRowReduce(const LocalTensor<float>& dst, const LocalTe
     AcxBlockFold<KIND>(work2, work, m);
     AcxWholeReduce<KIND>(dst, work2, (m + 7) / 8);
 }
+// A tile's r rows (UB row stride wp) into dst[0..r): rows of at most one 256 B repeat in one
+// whole-repeat reduction a repeat per row (the per-row call's arithmetic), wider rows one by one.
+template <int KIND>
+__aicore__ inline void AcxRowsReduce(const LocalTensor<float>& dst, const LocalTensor<float>& src,
+                                     const LocalTensor<float>& work, const LocalTensor<float>& work2, int64_t r, int64_t n,
+                                     int64_t wp) {
+    if (n <= 64 && wp / 8 <= 255) {
+        const int32_t cnt = static_cast<int32_t>(n), stride = static_cast<int32_t>(wp / 8);
+        for (int64_t r0 = 0; r0 < r; r0 += 255) {
+            const int32_t k = static_cast<int32_t>(acx_min(255, r - r0));
+            if (KIND == 0) WholeReduceSum<float>(dst[r0], src[r0 * wp], cnt, k, 1, 1, stride);
+            else if (KIND == 1) WholeReduceMax<float>(dst[r0], src[r0 * wp], cnt, k, 1, 1, stride, ReduceOrder::ORDER_ONLY_VALUE);
+            else WholeReduceMin<float>(dst[r0], src[r0 * wp], cnt, k, 1, 1, stride, ReduceOrder::ORDER_ONLY_VALUE);
+        }
+        return;
+    }
+    for (int64_t ri = 0; ri < r; ++ri) AcxRowReduce<KIND>(dst[ri], src[ri * wp], work, work2, static_cast<int32_t>(n));
+}
 
 // dst = src (OP) v, or v (OP) src when ROW_FIRST, for each of r rows of w elements (UB row
 // stride wp) with the row's value v held in one 32 B block of bc (put there by Brcb): that
