@@ -230,6 +230,9 @@ class ExprParser:
         if f == "width":
             want(1)
             return ir.Extent(loc, self._loop_var(args[0]))
+        if f == "position":
+            want(1)
+            return ir.Position(loc, self._loop_var(args[0]))
         if f in GRID_FUNCS:
             want(1)
             return ir.GridReduce(loc, GRID_FUNCS[f], sub(0))
