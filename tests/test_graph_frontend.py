@@ -59,7 +59,7 @@ HANDLED = {
 
 #: registry ops the frontend refuses, with a phrase the error must contain
 REFUSED = {
-    "argmax_dim": "aten.argmax", "argmin_dim": "aten.argmin", "cummax": "aten.cummax",
+    "cummax": "aten.cummax",
 }
 
 #: task files (under taskfiles/refused) the frontend must refuse, with the phrase
@@ -167,7 +167,8 @@ def _task_file(tmp_path: Path, name: str, forward: str, inputs: str) -> Path:
 
 @pytest.mark.parametrize("name,forward,phrase", [
     ("rscan", "torch.flip(torch.cumprod(torch.flip(x * y, [1]), 1), [1])", "a reversed cumprod"),
-    ("argmax", "torch.argmax(x + y, dim=1)", "aten.argmax.default: index/sorting results"),
+    ("sort", "torch.sort(x + y, dim=1)[0]", "aten.sort.default: index/sorting results"),
+    ("argall", "torch.argmax(x + y)", "aten.argmax.default: argmax over every element (dim=None)"),
     ("cat", "torch.cat([x, y], dim=1)", "a concatenation"),
     ("pool", "torch.nn.functional.max_pool2d(x + y, (2, 3))", "one kernel, stride and padding"),
     ("avgpad", "torch.nn.functional.avg_pool2d(x + y, 3, 1, 1, count_include_pad=False)",
@@ -283,7 +284,8 @@ def test_broadcasts_and_powers_beyond_same_shape(tmp_path: Path, name: str, forw
 
 @pytest.mark.parametrize("forward,phrase", [
     ("x ** y", "a base that may be negative"),
-    ("torch.logical_and(x > 0, y > 0)", "output 0 is bool"),
+    ("(x > y).long()", "a cast to int64"),
+    ("torch.where(x > 0, y > 0, x < y)", "output 0 is bool but not a comparison"),
 ])
 def test_what_stays_refused_says_why(tmp_path: Path, forward: str, phrase: str) -> None:
     task = load_task_file(_task_file(tmp_path, "refuse", forward,
@@ -403,3 +405,35 @@ def test_registry_sweep() -> None:
         missing = names - HANDLED - set(REFUSED)
         assert not missing, f"{cat} ops neither handled nor known refusals: {sorted(missing)}"
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("name,forward,inputs,structures", [
+    # last dim (rows + chunked) and middle dim (slabs), values drawn from 3 levels: many ties,
+    # where only the first-index rule gives PyTorch's answer
+    ("amax_ties", "torch.argmax(x * y, dim=-1)",
+     "torch.randint(0, 3, (6, 300)).float(), torch.randint(1, 3, (6, 300)).float()",
+     {"rows", "chunked"}),
+    ("amin_mid", "torch.argmin(x + y, dim=1, keepdim=True)",
+     "torch.randint(0, 3, (3, 17, 40)).float(), torch.randint(0, 2, (3, 17, 40)).float()",
+     {"slabs"}),
+    ("maxdim", "torch.max(x - y, dim=0)",
+     "torch.randint(0, 4, (23, 5)).float(), torch.randn(23, 5).round()", {"slabs"}),
+    ("maskand", "torch.logical_and(x > 0, y > 0.5)", "torch.randn(40, 33), torch.rand(40, 1)",
+     {"rows", "chunked"}),
+])
+def test_index_and_bool_results_match_eager_exactly(tmp_path: Path, name: str, forward: str,
+                                                    inputs: str, structures: set[str]) -> None:
+    task = load_task_file(_task_file(tmp_path, name, forward, inputs))
+    results = evaluate(task, seeds=(0,))
+    assert {r["candidate"].split("-")[-1] for r in results} == structures
+    assert all(r["correct"] for r in results), _summary(results)
+    src = results[0]["source"]
+    assert ("Out[bool]" in src and "bool))" in src) if name == "maskand" else \
+        ("Out[i64]" in src and "position(" in src and "i64))" in src)
+
+
+def test_an_index_too_wide_for_f32_is_refused(tmp_path: Path) -> None:
+    p = _task_file(tmp_path, "wide", "torch.argmax(x + y, dim=0)",
+                   "torch.randn(2 ** 24 + 1, 1, device='meta'), torch.randn(1, device='meta')")
+    with pytest.raises(ProposerError, match="extent above 2"):
+        propose_from_graph(load_task_file(p))

@@ -36,7 +36,7 @@ for _module in (rules_math, rules_layout, rules_reduce, rules_scan, rules_nn):
 
 #: ops the frontend knowingly does not handle, with the reason given to the user
 REASONS: dict[str, str] = {}
-for _n in ("argmax", "argmin", "sort", "topk", "kthvalue", "median", "mode", "nonzero",
+for _n in ("sort", "topk", "kthvalue", "median", "mode", "nonzero",
            "unique", "_unique2"):
     REASONS[_n] = "index/sorting results have no DSL form"
 for _n in ("mm", "bmm", "addmm", "matmul", "linear", "addbmm", "baddbmm",

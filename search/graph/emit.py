@@ -52,7 +52,7 @@ RESERVED = {
     "rsqrt", "reciprocal", "relu", "tanh", "sigmoid", "erf", "f32", "f16", "bf16", "i32",
     "i8", "u8", "bool", "i64", "TILE", "ROWS", "CHUNK", "CORES", "DEPTH", "total_sum",
     "total_max", "total_min", "numel", "size", "scan_sum", "scan_prod", "scan_max", "row_last",
-    "pick", "windows", "taps", "w",
+    "pick", "windows", "taps", "w", "position",
 }
 SCAN_INIT = {"sum": 0.0, "prod": 1.0, "max": -math.inf}
 MAX_INLINE_DEPTH = 12
@@ -203,6 +203,8 @@ class Emitter:
             return self.shape_expr(n, scope)
         if op == "input":
             return self.load(n, scope)
+        if op == "position":
+            return f"position({scope.at})"
         if op == "pick":
             x, idx = self.args(n)
             e = f"pick({self.param[self.pg.attr(x, 'index')]}, t, " \
@@ -282,7 +284,9 @@ class Emitter:
                 continue
             if self.form(n) == "g":
                 raise AssertionError("whole-tensor scalars are named before the loop")
-            if self.multipass and scope.inner and self.form(n) == "o" and op != "cmp":
+            lifted = op == "ind" and self.form(self.args(n)[0]) == "o"  # a where() on tiles
+            if self.multipass and scope.inner and self.form(n) == "o" and op != "cmp" and \
+                    not lifted:
                 outer.add(n)  # (a comparison is written inside its where(): its operands are)
                 continue
             if op == "reduce" and self.multipass:
@@ -433,6 +437,8 @@ class Emitter:
 
     def store_expr(self, j: int, scope: Scope) -> str:
         n, _, dt = self.plan.outputs[j]
+        if dt == torch.bool:  # a mask: its 1.0/0.0 tile, stored as bytes
+            return f"cast(where({self.cond(n, scope)}, 1.0, 0.0), bool)"
         e = bare(self.ex(n, scope))
         return f"cast({e}, {DSL_DTYPE[dt]})" if dt != torch.float32 else e
 

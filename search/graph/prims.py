@@ -15,6 +15,8 @@ ATen ops are decomposed (:mod:`.decompose`) into a handful of primitives held in
   result keeps the reduced dims as 1, a ``view`` drops them);
 - ``scan`` (attribute ``red``: ``sum prod max``, ``dim``): an inclusive running op;
 - ``pick`` (x, index): per row, ``x[row, index[row]]`` of a task input ``x``;
+- ``position`` (attribute ``dim``, a leaf): each element's index along ``dim`` as f32 (the
+  argmax/argmin decompositions: the first position where a slice reaches its extreme);
 - ``pool`` (attributes ``red`` ``sum``/``max``, ``dims``, ``kernel``, ``stride``, ``padding``):
   a window reduction over the last ``dims`` dims (padding reads as the op's identity);
 - ``flip`` / ``slice``: data movement, only valid where a rule folds it away (a reversed
@@ -125,6 +127,8 @@ class PrimGraph:
         self.g = nx.DiGraph()
         self._cse: dict[tuple, int] = {}
         self.outputs: list[Value] = []
+        #: nodes holding an index as f32 (argmax and friends): the values an int64 output takes
+        self.index_results: set[int] = set()
 
     # ------------------------------------------------------------ raw nodes
     def _add(self, op: str, args: Sequence[Value], shape: Shape, real: Shape,
@@ -182,6 +186,12 @@ class PrimGraph:
         while self.op(n) == "view":
             n = self.g.nodes[n]["args"][0]
         return self._add("extent", (), (), (), torch.float32, of=n)
+
+    def position(self, like: Value, dim: int) -> Value:
+        """Each element's index along ``dim`` of ``like``, as f32 (exact below 2**24): what
+        an argmax compares (``position(at)`` in the DSL: a slabs step, a rows column)."""
+        d = dim % len(like.shape)
+        return self._add("position", (), like.shape, like.shape, torch.float32, dim=d)
 
     # ------------------------------------------------------------ elementwise
     def as_float(self, v: Value, dtype: torch.dtype = torch.float32) -> Value:
