@@ -304,6 +304,10 @@ class _Checker:
             return VType("scalar", "f32", "L")
         if isinstance(e, ir.Position):
             return self._position(e, loop, loop_var)
+        if isinstance(e, ir.ScalarLoad):
+            if self.p.dtype_of(e.tensor) not in ("f32", "f16", "bf16"):
+                raise DslError("load_scalar() reads an f32, f16 or bf16 tensor", e.loc)
+            return VType("scalar", "f32", "K")
         if isinstance(e, ir.Var):
             if e.name not in scope:
                 raise DslError(f"'{e.name}' is not defined here (values defined inside an inner loop "

@@ -127,6 +127,14 @@ class Position(Expr):
 
 
 @dataclass(frozen=True)
+class ScalarLoad(Expr):
+    """``load_scalar(x)``: the one element of a one-element input tensor, read from GM by
+    the scalar unit, as an f32 kernel scalar (a learned temperature passed as a tensor)."""
+
+    tensor: str
+
+
+@dataclass(frozen=True)
 class Var(Expr):
     name: str
 

@@ -230,6 +230,9 @@ class ExprParser:
         if f == "width":
             want(1)
             return ir.Extent(loc, self._loop_var(args[0]))
+        if f == "load_scalar":
+            want(1)
+            return ir.ScalarLoad(loc, self._tensor_name(args[0], "in"))
         if f == "position":
             want(1)
             return ir.Position(loc, self._loop_var(args[0]))

@@ -86,3 +86,19 @@ def test_position_takes_the_innermost_loop_variable() -> None:
            '            acc = acc + position(t)\n        store(y, t, acc)\n')
     with pytest.raises(DslError, match="innermost loop variable"):
         check_program(parse(src))
+
+
+def test_load_scalar_reads_one_element_of_a_float_input(tmp_path: Path) -> None:
+    p = tmp_path / "s.py"
+    p.write_text("import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+                 "    def forward(self, x, s):\n        return x * s - s\n\n"
+                 "def get_inputs():\n    return [torch.randn(300), torch.rand(1) + 0.5]\n\n"
+                 "def get_init_inputs():\n    return []\n")
+    task = load_task_file(p)
+    src = ("@kernel\ndef k(x: In[f32], s: In[f32], y: Out[f32]):\n    for t in tiles(x, tile=256):\n"
+           "        store(y, t, load(x, t) * load_scalar(s) - load_scalar(s))\n")
+    ev = Evaluator(task, "Ascend910B2", seeds=(0, 1), shape_sets=[list(task.shapes)])
+    out = ev.evaluate(prepare("k", src), {}, timing=False)
+    assert out.status == Status.OK, out.message  # two seeds: two drawn values of s
+    with pytest.raises(DslError, match=r"load_scalar\(\) reads an f32"):
+        check_program(parse(src.replace("s: In[f32]", "s: In[i32]")))

@@ -52,7 +52,7 @@ RESERVED = {
     "rsqrt", "reciprocal", "relu", "tanh", "sigmoid", "erf", "f32", "f16", "bf16", "i32",
     "i8", "u8", "bool", "i64", "TILE", "ROWS", "CHUNK", "CORES", "DEPTH", "total_sum",
     "total_max", "total_min", "numel", "size", "scan_sum", "scan_prod", "scan_max", "row_last",
-    "pick", "windows", "taps", "w", "position",
+    "pick", "windows", "taps", "w", "position", "load_scalar",
 }
 SCAN_INIT = {"sum": 0.0, "prod": 1.0, "max": -math.inf}
 MAX_INLINE_DEPTH = 12
@@ -256,6 +256,8 @@ class Emitter:
         d = self.pg.g.nodes[n]
         name = self.param[d["index"]]
         f = self.form(n)
+        if f == "s":  # a one-element tensor: a kernel scalar, already f32
+            return f"load_scalar({name})"
         if f in ("t", "w"):
             e = f"load({name}, {scope.at})"
         elif f == "c":

@@ -543,9 +543,7 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
             elif m == outer and kind != "tiles":
                 f = "o"
             elif m == 1:
-                raise Unsupported(f"input {d['name']!r} is a one-element tensor: the DSL cannot "
-                                  "broadcast one value read from GM over the whole loop (give it "
-                                  "as a Python number to make it a Scalar parameter)")
+                f = "s"  # one element read from GM as a kernel scalar (load_scalar)
             else:
                 raise Unsupported(f"input {d['name']!r} of shape {list(d['shape'])} does not fit "
                                   f"the {domain.describe(ref_shape)} loop: it is neither full "
