@@ -58,9 +58,7 @@ HANDLED = {
 }
 
 #: registry ops the frontend refuses, with a phrase the error must contain
-REFUSED = {
-    "cummax": "aten.cummax",
-}
+REFUSED: dict[str, str] = {}
 
 #: task files (under taskfiles/refused) the frontend must refuse, with the phrase
 REFUSED_FILES = {"channel_scale_rowsum": "does not fit the rows(dims=1)"}
@@ -418,6 +416,10 @@ def test_registry_sweep() -> None:
      {"slabs"}),
     ("maxdim", "torch.max(x - y, dim=0)",
      "torch.randint(0, 4, (23, 5)).float(), torch.randn(23, 5).round()", {"slabs"}),
+    # running indices: the latest position of the running extreme (eager's tie rule)
+    ("cumidx", "torch.cummax(x - y, dim=1)",
+     "torch.randint(0, 3, (5, 70)).float(), torch.randint(0, 2, (5, 70)).float()",
+     {"rows", "chunked"}),
     ("maskand", "torch.logical_and(x > 0, y > 0.5)", "torch.randn(40, 33), torch.rand(40, 1)",
      {"rows", "chunked"}),
 ])
