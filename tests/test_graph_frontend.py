@@ -447,3 +447,14 @@ def test_prelu_reads_its_slopes_per_channel() -> None:
     (cand,) = propose_from_graph(task)
     assert "rows(x, rows=1, axis=1" in cand.source and "load_per_row(act_weight, t)" in cand.source
     assert "where(a1 > 0.0, a1, a0 * a1)" in cand.source
+
+
+def test_fp16_intermediates_are_rounded_as_eager_rounds_them(tmp_path: Path) -> None:
+    """Each ATen op's fp16 result is rounded (cast to f16 and back) before the next op reads it;
+    the op's own decomposition (silu = x * sigmoid(x)) and an f32 chain are not."""
+    def source(inputs: str) -> str:
+        task = load_task_file(_task_file(tmp_path, "chain", "torch.nn.functional.silu(x) + y", inputs))
+        return propose_from_graph(task)[0].source
+    half = source("torch.randn(64, 64, dtype=torch.float16), torch.randn(64, 64, dtype=torch.float16)")
+    assert half.count("cast(cast(") == 1 and "cast(cast(a0 * sigmoid(a0), f16), f32) +" in half, half
+    assert "cast(cast(" not in source("torch.randn(64, 64), torch.randn(64, 64)")

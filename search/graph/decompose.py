@@ -129,6 +129,8 @@ def decompose(ag: AtenGraph, task_inputs: list[Any]) -> PrimGraph:
             origin[n] = d["name"]
             try:
                 values[n] = _apply(g, d, resolve, n)
+                g.rounded.update(g.storage(v) for v in values[n] if isinstance(v, Value)
+                                 and v.dtype in (torch.float16, torch.bfloat16))
             except Unsupported as e:  # only an error if a live value reads it (e.g. not
                 failed[n] = e        # BatchNorm's running-statistics updates)
                 values[n] = [None] * max(1, len(d["outputs"]))

@@ -55,6 +55,8 @@ RESERVED = {
     "pick", "windows", "taps", "w", "position", "load_scalar",
 }
 SCAN_INIT = {"sum": 0.0, "prod": 1.0, "max": -math.inf}
+#: ops whose value is never an eager fp16 rounding step (data, constants, masks)
+ROUND_EXEMPT = ("input", "const", "scalar", "extent", "position", "index", "pick", "cmp", "ind")
 MAX_INLINE_DEPTH = 12
 
 
@@ -187,10 +189,20 @@ class Emitter:
             return f"(2.0 / (1.0 + exp({a} * -2.0)) - 1.0)"
         return f"{op}({bare(a)})"
 
-    def ex(self, n: int, scope: Scope) -> str:
+    def ex(self, n: int, scope: Scope, rounded: bool = True) -> str:
+        """The expression of ``n``; an ATen op's fp16/bf16 result rounded as eager rounds it
+        (``cast(cast(e, f16), f32)``) unless ``rounded`` is False (a store casts anyway)."""
         n = self.base(n)
         if n in scope.names:
             return scope.names[n]
+        e = self._ex(n, scope)
+        d = self.pg.g.nodes[n]
+        if rounded and n in self.pg.rounded and d["op"] not in ROUND_EXEMPT and \
+                self.form(n) not in ("s", "g") and d["dtype"] in DSL_DTYPE:
+            return f"cast(cast({bare(e)}, {DSL_DTYPE[d['dtype']]}), f32)"
+        return e
+
+    def _ex(self, n: int, scope: Scope) -> str:
         d = self.pg.g.nodes[n]
         op = d["op"]
         if op == "const":
@@ -441,7 +453,7 @@ class Emitter:
         n, _, dt = self.plan.outputs[j]
         if dt == torch.bool:  # a mask: its 1.0/0.0 tile, stored as bytes
             return f"cast(where({self.cond(n, scope)}, 1.0, 0.0), bool)"
-        e = bare(self.ex(n, scope))
+        e = bare(self.ex(n, scope, rounded=False))
         return f"cast({e}, {DSL_DTYPE[dt]})" if dt != torch.float32 else e
 
     def total(self, r: int, e: str, scope: Scope, top: Scope) -> None:

@@ -129,6 +129,9 @@ class PrimGraph:
         self.outputs: list[Value] = []
         #: nodes holding an index as f32 (argmax and friends): the values an int64 output takes
         self.index_results: set[int] = set()
+        #: nodes that are an ATen op's fp16/bf16 result: eager rounds them, so a kernel that
+        #: computes in f32 rounds them too (an fp16 chain then matches eager op by op)
+        self.rounded: set[int] = set()
 
     # ------------------------------------------------------------ raw nodes
     def _add(self, op: str, args: Sequence[Value], shape: Shape, real: Shape,
@@ -155,6 +158,13 @@ class PrimGraph:
     def op(self, v: Value | int) -> str:
         n = v.node if isinstance(v, Value) else v
         return self.g.nodes[n]["op"]
+
+    def storage(self, v: Value) -> int:
+        """The node whose data ``v`` shows (through views and expands)."""
+        n = v.node
+        while self.op(n) in TRANSPARENT:
+            n = self.g.nodes[n]["args"][0]
+        return n
 
     def const_value(self, v: Value) -> float | None:
         """The number a value folds to (constants; runtime scalars are folded by value)."""
