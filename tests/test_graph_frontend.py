@@ -30,8 +30,7 @@ TASKFILES = sorted((Path(__file__).parent / "taskfiles").glob("*.py"))
 REFUSED_DIR = Path(__file__).parent / "taskfiles" / "refused"
 WORKERS = max(1, min(4, os.cpu_count() or 1))
 
-#: registry ops the frontend builds kernels for (everything but the matmul family and the
-#: index results below)
+#: registry ops the frontend builds kernels for (everything but the matmul family)
 HANDLED = {
     # activation
     "celu", "elu", "gelu", "gelu_tanh", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu",
