@@ -50,6 +50,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: rank.get(work_unit(item.nodeid), len(rank)))  # stable
 
 
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: without xdist installed, never called
 def pytest_xdist_make_scheduler(config: pytest.Config, log):  # noqa: ANN201 - xdist's type
     """xdist's per-scope scheduler with :func:`work_unit` as the scope, in collection order
     (the order above), not re-sorted by the number of tests in a unit."""
