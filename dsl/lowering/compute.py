@@ -391,6 +391,11 @@ class _Compute(GroupOps, ComputeOps):
             if self.after_cube:
                 return "static_cast<float>(td_.vW)"
             return "static_cast<float>(td_.A * td_.W)" if self.loop.kind == "rows" else "static_cast<float>(td_.K)"
+        if isinstance(e, ir.Position):  # the step of a slabs steps loop
+            return "static_cast<float>(k)"
+        if isinstance(e, ir.ScalarLoad):  # element 0 of a one-element input, a scalar GM read
+            self.roles[e.tensor] = "scalar_in"
+            return f"static_cast<float>({mangle('gm', e.tensor)}.GetValue(0))"
         if isinstance(e, ir.Binary):
             a, b = self._scalar_cpp(e.lhs), self._scalar_cpp(e.rhs)
             if e.op in ("max", "min"):

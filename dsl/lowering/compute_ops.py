@@ -177,6 +177,12 @@ class ComputeOps:
             self.emit("SyncSV();")
             self._done([a], d)
             return d
+        if isinstance(e, ir.Position):
+            d = self._dest("tile", "f32", hint, [], pre)
+            self.emit("for (int64_t ri = 0; ri < r; ++ri) {  // each element's column in its row")
+            self.emit(f"    CreateVecIndex({d.cpp}[ri * wp], static_cast<float>(c0), static_cast<uint32_t>(wp));")
+            self.emit("}")
+            return d
         if isinstance(e, ir.Fill):
             form = "row" if e.kind == "row" else "tile"
             d = self._dest(form, e.dtype, hint, [], pre)
@@ -287,8 +293,10 @@ class ComputeOps:
     def _cast(self, a: Val, dtype: str, hint: Val | None, pre) -> Val:
         if a.dtype == dtype:
             return self._finish(a, hint, pre) if hint is not None else a
-        if a.dtype in ("u8", "i8", "bool") and dtype != "f16":
-            mid = self._cast(a, "f16", None, None)
+        if dtype == "bool" and a.form == "tile":
+            return self._cast(self._nonzero(a), "u8", hint, pre)
+        if a.dtype in ("u8", "i8", "bool") and dtype != "f16" or dtype == "u8" and a.dtype != "f16":
+            mid = self._cast(a, "f16", None, None)  # bytes convert to and from f16 only
             return self._cast(mid, dtype, hint, pre)
         if NBYTES[a.dtype] == NBYTES[dtype] and hint is None and a.temp and a.buf and a.buf.kind != "inq":
             d = self._new(a.form, dtype, a.size)  # casting in place between same-size types is not allowed
@@ -296,13 +304,27 @@ class ComputeOps:
             d = self._dest(a.form, dtype, hint, [], pre, a.size)
         if dtype in ("f16", "bf16") and a.dtype == "f32":
             mode = "CAST_RINT"
-        elif dtype == "i32":
+        elif dtype in ("i32", "i64"):
             mode = "CAST_TRUNC"
         else:
             mode = "CAST_NONE"
         self.emit(f"Cast({d.cpp}, {a.cpp}, RoundMode::{mode}, {self._count(a)});")
         self._done([a], d)
         return d
+
+    def _nonzero(self, a: Val) -> Val:
+        """1.0 where a tile is not 0 (NaN included), else 0.0, in its own dtype: what a bool
+        holds (compared before any narrowing, so 1e-8 in f32 stays true)."""
+        ct, full = CTYPE[a.dtype], f"acx_align_up(cnt, {256 // NBYTES[a.dtype]})"
+        ones = self._new("tile", a.dtype)
+        self.emit(f"Duplicate({ones.cpp}, static_cast<{ct}>(1.0f), cnt);")
+        mask, m = self._mask()
+        self.emit(f"CompareScalar({m}, {a.cpp}, static_cast<{ct}>(0.0f), CMPMODE::NE, {full});")
+        self.emit(f"Select({ones.cpp}, {m}, {ones.cpp}, static_cast<{ct}>(0.0f), "
+                  f"SELMODE::VSEL_TENSOR_SCALAR_MODE, {full});")
+        self.pools["mask"].put(mask)
+        self._done([a], ones)
+        return ones
 
     def _power(self, a: Val, n: int, hint: Val | None, pre) -> Val:
         """a ** n (n = 2..4) from one evaluation of a: a*a, (a*a)*a, or (a*a)*(a*a)."""
