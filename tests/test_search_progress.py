@@ -49,7 +49,8 @@ def test_render_shows_trials_best_failures_and_eta():
     assert render(_p(20, final=True), None, bar=False).endswith("done")
 
 
-def test_tty_line_is_redrawn_in_place_with_an_estimate():
+def test_tty_line_is_redrawn_in_place_with_an_estimate(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")  # the line is cut to the terminal's width; fix it here
     clock, out = FakeClock(), Tty()
     line = ProgressLine(out, clock=clock)
     assert line.tty
