@@ -45,6 +45,9 @@ DSL_OF_TORCH = {dtype: name for name, dtype in TORCH_OF_DSL.items()}
 
 CASE_CACHE_BYTES = 256 << 20
 """Bytes of check-run inputs and reference outputs an evaluator keeps for its next trials."""
+CHECK_GROUP_BYTES = 64 << 20
+"""Check runs are sent together until their inputs and references reach this size (at the
+reduced shapes: all of them in one request; at full shapes: one input at a time)."""
 COMPARE_CACHE_SIZE = 4096
 """Comparison results an evaluator remembers (by the output's digest)."""
 
@@ -53,12 +56,14 @@ COMPARE_CACHE_SIZE = 4096
 class _Case:
     """One check run's inputs (tensors, scalars) and the reference's outputs."""
 
+    key: tuple
     where: str
     signed: bool
     tensors: list[torch.Tensor]
     scalars: tuple[float, ...]
     specs: list
     expected: list
+    nbytes: int  # of its tensors and reference outputs (a run's outputs are about as many)
 
 
 @dataclass
@@ -199,14 +204,30 @@ class Evaluator:
 
     def _check(self, art: Artifact, values: dict[str, int], seeds) -> Outcome:
         """Run on every shape set, seed and input distribution, twice each; compare. The runs
-        go to the backend together (one request where it can batch them); their outcomes
-        are judged in order, so the first failure is the one reported."""
-        cases = [self._case(shapes, seed, signed) for shapes in self.shape_sets
-                 for seed in seeds for signed in (False, True)]
-        self.phase = f"check run ({len(cases)} inputs x 2 on shapes {self.shape_sets})"
+        go to the backend in groups of up to ``CHECK_GROUP_BYTES`` of tensors (one request
+        where it can batch them); their outcomes are judged in order, so the first failure
+        is the one reported, and memory stays bounded at any shape."""
+        worst = [0.0, 0.0]
+        group: list[_Case] = []
+        size = 0
+        keys = [(shapes, seed, signed) for shapes in self.shape_sets for seed in seeds for signed in (False, True)]
+        for n, key in enumerate(keys):
+            case = self._case(*key)
+            group.append(case)
+            size += case.nbytes
+            if size >= CHECK_GROUP_BYTES or n + 1 == len(keys):
+                failed = self._check_group(art, values, group, worst)
+                if failed is not None:
+                    return failed
+                group, size = [], 0
+        return Outcome(Status.OK, "", True, worst[0], worst[1], shapes=self.shape_sets)
+
+    def _check_group(self, art: Artifact, values: dict[str, int], cases: list[_Case],
+                     worst: list[float]) -> Outcome | None:
+        """Run and judge a group of check runs; the first failure's outcome, or None."""
+        self.phase = f"check run ({len(cases)} inputs x 2: {cases[0].where} ...)"
         runs = [(c.tensors, c.specs, TilingArgs(values, c.scalars)) for c in cases for _ in range(2)]
         results = self._run_all(art, runs)
-        worst_abs, worst_rel = 0.0, 0.0
         for ci, case in enumerate(cases):
             where = case.where
             self.phase = f"check run ({where})"
@@ -219,14 +240,14 @@ class Evaluator:
             if not all(_same(a, b) for a, b in zip(got, again, strict=True)):
                 return Outcome(Status.WRONG, f"non-deterministic output ({where})", shapes=self.shape_sets)
             for i, (o, e) in enumerate(zip(got, case.expected, strict=True)):
-                c = self._compare(ci, i, o, e)
-                worst_abs = max(worst_abs, c.max_abs_err)
-                worst_rel = max(worst_rel, c.max_rel_err)
+                c = self._compare(case.key, i, o, e)
+                worst[0] = max(worst[0], c.max_abs_err)
+                worst[1] = max(worst[1], c.max_rel_err)
                 if not c.ok:
                     return Outcome(Status.WRONG, f"output {i}: {c.message} ({where}, "
                                    f"{'signed' if case.signed else 'task'} inputs)", max_abs_err=c.max_abs_err,
                                    max_rel_err=c.max_rel_err, shapes=self.shape_sets)
-        return Outcome(Status.OK, "", True, worst_abs, worst_rel, shapes=self.shape_sets)
+        return None
 
     def _case(self, shapes: list[tuple[int, ...]], seed: int, signed: bool) -> _Case:
         """The inputs and reference outputs of one check run: made once per evaluator (every
@@ -237,17 +258,17 @@ class Evaluator:
         if case is None:
             inputs = self.task.make_inputs(shapes, seed=seed, signed=signed)
             expected = self.task.run_reference(inputs)
-            case = _Case(f"shapes {shapes}, seed {seed}", signed,
-                         [i for i in inputs if isinstance(i, torch.Tensor)],
+            tensors = [i for i in inputs if isinstance(i, torch.Tensor)]
+            case = _Case(key, f"shapes {shapes}, seed {seed}", signed, tensors,
                          tuple(float(i) for i in inputs if not isinstance(i, torch.Tensor)),
-                         [(tuple(e.shape), e.dtype) for e in expected], list(expected))
-            nbytes = sum(_nbytes(t) for t in (*case.tensors, *case.expected))
-            if self._case_bytes + nbytes <= CASE_CACHE_BYTES:
+                         [(tuple(e.shape), e.dtype) for e in expected], list(expected),
+                         sum(_nbytes(t) for t in (*tensors, *expected)))
+            if self._case_bytes + case.nbytes <= CASE_CACHE_BYTES:
                 self._cases[key] = case
-                self._case_bytes += nbytes
+                self._case_bytes += case.nbytes
         return case
 
-    def _compare(self, case: int, index: int, got: torch.Tensor, expected: torch.Tensor):
+    def _compare(self, case: tuple, index: int, got: torch.Tensor, expected: torch.Tensor):
         """``compare`` of one output, remembered by the output's exact bytes: candidates that
         compute the same bits on the same inputs (most tilings of a correct kernel) are
         compared once."""

@@ -168,3 +168,8 @@ def test_check_runs_are_batched_and_their_inputs_made_once(monkeypatch) -> None:
     batched = Evaluator(sub, seeds=(0, 1)).evaluate(add, {}, timing=False)
     single = Evaluator(sub, backend=_OneByOne("Ascend910B2"), seeds=(0, 1)).evaluate(add, {}, timing=False)
     assert batched.status is single.status is Status.WRONG and batched.message == single.message
+    batches.clear()  # past CHECK_GROUP_BYTES, an input's two runs are a batch of their own
+    monkeypatch.setattr(evaluate_module, "CHECK_GROUP_BYTES", 1)
+    assert ev.evaluate(prep, {}, timing=False).status is Status.OK and batches == [2] * n_cases
+    grouped = Evaluator(sub, seeds=(0, 1)).evaluate(add, {}, timing=False)
+    assert grouped.message == single.message
