@@ -3,7 +3,9 @@ and how fast, on one backend.
 
 Correctness runs on reduced shapes (the task's own sets, the generic reducer's, or the shape
 the user gave), several seeds, inputs from the task's generator and from a signed
-distribution, fresh poisoned outputs, each run twice to catch non-determinism. Timing asks
+distribution, fresh poisoned outputs, each run twice to catch non-determinism; the runs go
+to the backend together (one fork-server request on the emulator) and the inputs, reference
+outputs and comparisons are made once per evaluator, shared by its trials. Timing asks
 the backend for the kernel's time at the full task shape and sets it against the task's
 eager-PyTorch baseline and roofline, computed once per task. Every failure ends as an
 :class:`Outcome` with a :class:`~ascendcraft.status.Status` and a readable message, never
