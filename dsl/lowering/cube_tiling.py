@@ -253,7 +253,8 @@ def render_header(t: CubeTiling) -> str:
         f"    int64_t numel[{len(names)}];",
         "    { int64_t off = 0;",
         f"      for (int32_t i = 0; i < {len(names)}; ++i) {{ d[i] = dims + off; numel[i] = 1;",
-        "        for (int32_t j = 0; j < ranks[i]; ++j) numel[i] *= d[i][j]; off += ranks[i]; } }",
+        "        for (int32_t j = 0; j < ranks[i]; ++j) { numel[i] *= d[i][j]; }",
+        "        off += ranks[i]; } }",
     ]
     c = p.cube
     if c is not None:
