@@ -3,7 +3,9 @@ and how fast, on one backend.
 
 Correctness runs on reduced shapes (the task's own sets, the generic reducer's, or the shape
 the user gave), several seeds, inputs from the task's generator and from a signed
-distribution, fresh poisoned outputs, each run twice to catch non-determinism. Timing asks
+distribution, fresh poisoned outputs, each run twice to catch non-determinism; the runs go
+to the backend together (one fork-server request on the emulator) and the inputs, reference
+outputs and comparisons are made once per evaluator, shared by its trials. Timing asks
 the backend for the kernel's time at the full task shape and sets it against the task's
 eager-PyTorch baseline and roofline, computed once per task. Every failure ends as an
 :class:`Outcome` with a :class:`~ascendcraft.status.Status` and a readable message, never
@@ -12,6 +14,7 @@ an exception. Vector and cube kernels take the same path: a ``Kernel`` is a list
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +44,28 @@ from .tasks.task import Task
 __all__ = ["DSL_OF_TORCH", "Evaluator", "Outcome", "Prepared", "prepare"]
 
 DSL_OF_TORCH = {dtype: name for name, dtype in TORCH_OF_DSL.items()}
+
+CASE_CACHE_BYTES = 256 << 20
+"""Bytes of check-run inputs and reference outputs an evaluator keeps for its next trials."""
+CHECK_GROUP_BYTES = 64 << 20
+"""Check runs are sent together until their inputs and references reach this size (at the
+reduced shapes: all of them in one request; at full shapes: one input at a time)."""
+COMPARE_CACHE_SIZE = 4096
+"""Comparison results an evaluator remembers (by the output's digest)."""
+
+
+@dataclass
+class _Case:
+    """One check run's inputs (tensors, scalars) and the reference's outputs."""
+
+    key: tuple
+    where: str
+    signed: bool
+    tensors: list[torch.Tensor]
+    scalars: tuple[float, ...]
+    specs: list
+    expected: list
+    nbytes: int  # of its tensors and reference outputs (a run's outputs are about as many)
 
 
 @dataclass
@@ -84,6 +109,9 @@ class Evaluator:
         self.shape_sets = [[tuple(s) for s in ss] for ss in shape_sets]
         self._eager: dict[str, Any] | None = None
         self._outputs: dict[tuple, list] = {}  # input shapes -> reference output (shape, dtype)
+        self._cases: dict[tuple, _Case] = {}  # (shapes, seed, signed) -> inputs and reference
+        self._case_bytes = 0
+        self._compared: dict[tuple, Any] = {}  # (case, output, its bytes' digest) -> CompareResult
         self.phase = ""  # what evaluate() is doing now: build, check run, timing run
 
     # ------------------------------------------------------------ static
@@ -177,38 +205,103 @@ class Evaluator:
         return out
 
     def _check(self, art: Artifact, values: dict[str, int], seeds) -> Outcome:
-        """Run on every shape set, seed and input distribution, twice each; compare."""
-        worst_abs, worst_rel = 0.0, 0.0
-        for shapes in self.shape_sets:
-            for seed in seeds:
-                for signed in (False, True):
-                    where = f"shapes {shapes}, seed {seed}"
-                    self.phase = f"check run ({where})"
-                    inputs = self.task.make_inputs(shapes, seed=seed, signed=signed)
-                    expected = self.task.run_reference(inputs)
-                    tensors = [i for i in inputs if isinstance(i, torch.Tensor)]
-                    tiling = TilingArgs(values, tuple(float(i) for i in inputs if not isinstance(i, torch.Tensor)))
-                    specs = [(tuple(e.shape), e.dtype) for e in expected]
-                    got = None
-                    for attempt in range(2):  # twice: the result must be deterministic
-                        res = self._run(art, tensors, specs, tiling)
-                        if not res.ok:
-                            msg = _in_phase(res.status, "check run", f"{res.message} ({where})")
-                            return Outcome(res.status, msg, shapes=self.shape_sets)
-                        if attempt == 0:
-                            got = res.outputs
-                        elif not all(_same(a, b) for a, b in zip(got, res.outputs, strict=True)):
-                            return Outcome(Status.WRONG, f"non-deterministic output ({where})",
-                                           shapes=self.shape_sets)
-                    for i, (o, e) in enumerate(zip(got, expected, strict=True)):
-                        c = compare(o, e, self.task.tolerance)
-                        worst_abs = max(worst_abs, c.max_abs_err)
-                        worst_rel = max(worst_rel, c.max_rel_err)
-                        if not c.ok:
-                            return Outcome(Status.WRONG, f"output {i}: {c.message} ({where}, "
-                                           f"{'signed' if signed else 'task'} inputs)", max_abs_err=c.max_abs_err,
-                                           max_rel_err=c.max_rel_err, shapes=self.shape_sets)
-        return Outcome(Status.OK, "", True, worst_abs, worst_rel, shapes=self.shape_sets)
+        """Run on every shape set, seed and input distribution, twice each; compare. The runs
+        go to the backend in groups of up to ``CHECK_GROUP_BYTES`` of tensors (one request
+        where it can batch them); their outcomes are judged in order, so the first failure
+        is the one reported, and memory stays bounded at any shape."""
+        worst = [0.0, 0.0]
+        group: list[_Case] = []
+        size = 0
+        keys = [(shapes, seed, signed) for shapes in self.shape_sets for seed in seeds for signed in (False, True)]
+        for n, key in enumerate(keys):
+            case = self._case(*key)
+            group.append(case)
+            size += case.nbytes
+            if size >= CHECK_GROUP_BYTES or n + 1 == len(keys):
+                failed = self._check_group(art, values, group, worst)
+                if failed is not None:
+                    return failed
+                group, size = [], 0
+        return Outcome(Status.OK, "", True, worst[0], worst[1], shapes=self.shape_sets)
+
+    def _check_group(self, art: Artifact, values: dict[str, int], cases: list[_Case],
+                     worst: list[float]) -> Outcome | None:
+        """Run and judge a group of check runs; the first failure's outcome, or None."""
+        self.phase = f"check run ({len(cases)} inputs x 2: {cases[0].where} ...)"
+        runs = [(c.tensors, c.specs, TilingArgs(values, c.scalars)) for c in cases for _ in range(2)]
+        results = self._run_all(art, runs)
+        for ci, case in enumerate(cases):
+            where = case.where
+            self.phase = f"check run ({where})"
+            pair = results[2 * ci : 2 * ci + 2]
+            for res in pair:  # twice: the result must be deterministic
+                if not res.ok:
+                    msg = _in_phase(res.status, "check run", f"{res.message} ({where})")
+                    return Outcome(res.status, msg, shapes=self.shape_sets)
+            got, again = pair[0].outputs, pair[1].outputs
+            if not all(_same(a, b) for a, b in zip(got, again, strict=True)):
+                return Outcome(Status.WRONG, f"non-deterministic output ({where})", shapes=self.shape_sets)
+            for i, (o, e) in enumerate(zip(got, case.expected, strict=True)):
+                c = self._compare(case.key, i, o, e)
+                worst[0] = max(worst[0], c.max_abs_err)
+                worst[1] = max(worst[1], c.max_rel_err)
+                if not c.ok:
+                    return Outcome(Status.WRONG, f"output {i}: {c.message} ({where}, "
+                                   f"{'signed' if case.signed else 'task'} inputs)", max_abs_err=c.max_abs_err,
+                                   max_rel_err=c.max_rel_err, shapes=self.shape_sets)
+        return None
+
+    def _case(self, shapes: list[tuple[int, ...]], seed: int, signed: bool) -> _Case:
+        """The inputs and reference outputs of one check run: made once per evaluator (every
+        trial of every candidate of the task checks on the same ones), while they fit in
+        ``CASE_CACHE_BYTES``."""
+        key = (tuple(shapes), seed, signed)
+        case = self._cases.get(key)
+        if case is None:
+            inputs = self.task.make_inputs(shapes, seed=seed, signed=signed)
+            expected = self.task.run_reference(inputs)
+            tensors = [i for i in inputs if isinstance(i, torch.Tensor)]
+            case = _Case(key, f"shapes {shapes}, seed {seed}", signed, tensors,
+                         tuple(float(i) for i in inputs if not isinstance(i, torch.Tensor)),
+                         [(tuple(e.shape), e.dtype) for e in expected], list(expected),
+                         sum(_nbytes(t) for t in (*tensors, *expected)))
+            if self._case_bytes + case.nbytes <= CASE_CACHE_BYTES:
+                self._cases[key] = case
+                self._case_bytes += case.nbytes
+        return case
+
+    def _compare(self, case: tuple, index: int, got: torch.Tensor, expected: torch.Tensor):
+        """``compare`` of one output, remembered by the output's exact bytes: candidates that
+        compute the same bits on the same inputs (most tilings of a correct kernel) are
+        compared once."""
+        if not isinstance(got, torch.Tensor) or not isinstance(expected, torch.Tensor):
+            return compare(got, expected, self.task.tolerance)
+        key = (case, index, str(got.dtype), tuple(got.shape), _digest(got))
+        c = self._compared.get(key)
+        if c is None:
+            c = compare(got, expected, self.task.tolerance)
+            self._compared[key] = c
+            while len(self._compared) > COMPARE_CACHE_SIZE:
+                self._compared.pop(next(iter(self._compared)))
+        return c
+
+    def _run_all(self, art: Artifact, runs: list) -> list[RunOutcome]:
+        """Every run, in order, stopping at the first that fails: batched when the backend
+        can (``run_many``), one by one otherwise."""
+        many = getattr(self.backend, "run_many", None)
+        if many is not None:
+            try:
+                return many(art, runs, timeout_s=self.timeout_s)
+            except BackendError as e:
+                return [RunOutcome(e.status, str(e))]
+            except Exception as e:  # noqa: BLE001 - one failed trial, never a dead run
+                return [RunOutcome(Status.CRASH, f"{type(e).__name__}: {e}")]
+        out: list[RunOutcome] = []
+        for tensors, specs, tiling in runs:
+            out.append(self._run(art, tensors, specs, tiling))
+            if not out[-1].ok:
+                break
+        return out
 
     def _run(self, art: Artifact, tensors: list[torch.Tensor], specs: list, tiling: TilingArgs) -> RunOutcome:
         """One run; whatever goes wrong comes back as a RunOutcome with its status."""
@@ -279,6 +372,16 @@ def _in_phase(status: Status, phase: str, message: str) -> str:
 
 def _dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).replace("torch.", "")
+
+
+def _nbytes(t: Any) -> int:
+    return t.numel() * t.element_size() if isinstance(t, torch.Tensor) else 0
+
+
+def _digest(t: torch.Tensor) -> bytes:
+    """A digest of a tensor's bytes (its dtype and shape are part of the key beside it)."""
+    raw = t.detach().contiguous().reshape(-1).view(torch.uint8).numpy()
+    return hashlib.blake2b(raw, digest_size=16).digest()
 
 
 def _same(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -1,10 +1,12 @@
 """Seconds and memory per modeled trial over every registry op at its default shapes.
 
 A trial is what the tuner pays for one candidate x one assignment of its tunables: build
-(cold: a fresh, empty ``$ASCENDCRAFT_CACHE``; warm: the same cache again), correctness on
+(cold: a fresh, empty ``$ASCENDCRAFT_CACHE``; warm: the same cache holding the build, made
+by the cold trial or, with ``--no-cold``, by an untimed build first), correctness on
 the reduced shapes, and the timing run (trace-only emulation at the full shapes + the
 timeline model). Every builtin candidate of an op is one trial at its default (or nearest
-feasible) tunables. Prints, per op: the slowest candidate's cold and warm trial seconds,
+feasible) tunables. Prints, per op: the slowest candidate's cold and warm trial seconds
+(wall, and the warm trial's CPU seconds, which do not grow with the machine's load),
 the seconds of its timing run, the peak resident memory of the process tree (this process,
 the emulator's fork server and its child; polled) and the best candidate's modeled time;
 then the median and maximum over all trials against the issue-14 targets
@@ -85,15 +87,38 @@ def _trials(task):
     return ev, out
 
 
+def _cpu_s() -> float:
+    """CPU seconds of this process and the emulator's fork server with its reaped children
+    (the runs): a trial's cost that does not grow with the machine's load, as wall time does.
+    (Compiler processes are not counted.)"""
+    import resource
+
+    from ascendcraft.emulator import runner
+
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    total = ru.ru_utime + ru.ru_stime
+    server = runner._server_obj
+    if server is not None and server.alive():
+        try:
+            fields = Path(f"/proc/{server.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
 def _one(ev, prep, params, mem: PeakMemory) -> dict:
-    """One evaluate() (build + correctness + timing); seconds, peak memory, modeled time."""
+    """One evaluate() (build + correctness + timing); seconds (wall and CPU), peak memory,
+    modeled time."""
     mem.reset()
+    c0 = _cpu_s()
     t0 = time.perf_counter()
     out = ev.evaluate(prep, params, timing=True)
     wall = time.perf_counter() - t0
+    cpu = _cpu_s() - c0
     time.sleep(2 * mem.poll_s)
     tim = out.timing or {}
-    return {"status": out.status, "s": wall, "timing_s": tim.get("model_wall_s"),
+    return {"status": out.status, "s": wall, "cpu_s": cpu, "timing_s": tim.get("model_wall_s"),
             "peak_gib": mem.peak_kib / 2**20, "modeled_us": tim.get("modeled_us"),
             "records": tim.get("trace_records"), "error": tim.get("error") or out.message}
 
@@ -121,16 +146,29 @@ class _Env:
                 os.environ[k] = v
 
 
+def _prime(ev, prep, params) -> None:
+    """Build the trial's kernel (the cache a warm trial finds it in); a failure shows in the
+    trial itself."""
+    try:
+        ev.build(prep, params)
+    except Exception:  # noqa: BLE001 - the timed trial reports it
+        pass
+
+
 def _op_trials(ev, trials, mem: PeakMemory, a: argparse.Namespace) -> list[dict]:
     """Every trial of one op: cold, warm and (``--compare``) fully simulated."""
     per = []
     full = "1" if a.full_sim else "0"
     for name, prep, params in trials:
         r: dict = {"candidate": name}
-        with tempfile.TemporaryDirectory(prefix="trial-cost-cache-") as cache, _Env(ASCENDCRAFT_CACHE=cache):
+        # cold: a fresh, empty cache; --no-cold: the user's own (content-addressed) cache
+        with tempfile.TemporaryDirectory(prefix="trial-cost-cache-") as cache, \
+                (_Env() if a.no_cold else _Env(ASCENDCRAFT_CACHE=cache)):
             with _Env(**{FULL_SIM_ENV: full}):
                 if not a.no_cold:
                     r["cold"] = _one(ev, prep, params, mem)
+                else:  # warm means built: compile into the cache first (untimed)
+                    _prime(ev, prep, params)
                 r["warm"] = _one(ev, prep, params, mem)
             if a.compare:
                 with _Env(**{FULL_SIM_ENV: "1", "ASCENDCRAFT_MAX_TRACE_RECORDS": str(1 << 27)}):
@@ -145,7 +183,8 @@ def _row(name: str, per: list[dict], base: dict | None, compare: bool) -> tuple[
     cold = [r["cold"] for r in per if "cold" in r]
     modeled = [w["modeled_us"] for w in warm if w["modeled_us"]]
     line = (f"{name:26s} {max((c['s'] for c in cold), default=float('nan')):7.2f} "
-            f"{max(w['s'] for w in warm):7.2f} {max((w['timing_s'] or 0) for w in warm):7.2f} "
+            f"{max(w['s'] for w in warm):7.2f} {max(w['cpu_s'] for w in warm):7.2f} "
+            f"{max((w['timing_s'] or 0) for w in warm):7.2f} "
             f"{max(w['peak_gib'] for w in warm + cold):8.2f} {min(modeled, default=float('nan')):11.2f}")
     if base is not None:
         line += (f" {base.get('s', float('nan')):7.2f} {base.get('timing_s', float('nan')):7.2f} "
@@ -200,11 +239,12 @@ def main() -> None:
     tasks = [get_task(n) for n in a.ops.split(",")] if a.ops else list_tasks()
     base = _baseline(a.baseline)
     mem = PeakMemory()
-    rows, all_warm, all_cold, all_timing, peaks, diffs = [], [], [], [], [], []
-    print(f"{'op':26s} {'cold s':>7s} {'warm s':>7s} {'time s':>7s} {'peak GiB':>8s} {'modeled us':>11s}"
+    rows, all_warm, all_cold, all_timing, peaks, diffs, all_cpu = [], [], [], [], [], [], []
+    print(f"{'op':26s} {'cold s':>7s} {'warm s':>7s} {'cpu s':>7s} {'time s':>7s} {'peak GiB':>8s} {'modeled us':>11s}"
           + (f" {'before s':>7s} {'time s':>7s} {'peak GiB':>8s} {'modeled us':>11s}" if base else "")
           + (f" {'diff %':>8s} {'full s':>7s}" if a.compare else "") + "  trials", flush=True)
     t_all = time.perf_counter()
+    print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)", flush=True)
     for task in tasks:
         ev, trials = _trials(task)
         if not trials:
@@ -214,6 +254,7 @@ def main() -> None:
         for r in per:
             r["op"] = task.name
             all_warm.append(r["warm"]["s"])
+            all_cpu.append(r["warm"]["cpu_s"])
             all_timing.append(r["warm"]["timing_s"] or 0.0)
             peaks += [r[k]["peak_gib"] for k in ("cold", "warm") if k in r]
             if "cold" in r:
@@ -224,10 +265,13 @@ def main() -> None:
         print(line, flush=True)
     mem.stop()
     if all_warm:
-        print(f"\n{len(all_warm)} trials over {len({r['op'] for r in rows})} ops in "
+        print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
+        print(f"{len(all_warm)} trials over {len({r['op'] for r in rows})} ops in "
               f"{time.perf_counter() - t_all:.0f} s (MODELED times; seconds are wall time on this machine)")
         print(f"warm trial: median {statistics.median(all_warm):.2f} s (target <= 1), "
               f"max {max(all_warm):.2f} s (target <= 10)")
+        print(f"  CPU seconds (this process + the emulator's runs; load-independent): median "
+              f"{statistics.median(all_cpu):.2f} s, max {max(all_cpu):.2f} s")
         print(f"  of it the timing run (trace-only emulation + model): median "
               f"{statistics.median(all_timing):.2f} s, max {max(all_timing):.2f} s")
         if all_cold:

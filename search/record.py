@@ -33,6 +33,7 @@ from ..status import Status
 from .report import TrialLog, row_from_attrs
 from .result import WallTimes
 from .space import Candidate, TrialOutcome
+from .storage import finish_trial
 
 # study attribute ``requeue:<number>`` = True: a resume must re-run that interrupted trial
 # (on the study, not the trial: finished trials are immutable in Optuna)
@@ -134,9 +135,7 @@ class Record:
                attrs: dict[str, Any]) -> None:
         """Finish a RUNNING trial in both studies."""
         t0 = time.perf_counter()
-        for k, v in attrs.items():
-            c.pstore.set_trial_user_attr(live.trial_id, k, v)
-        c.pstore.set_trial_state_values(live.trial_id, state, None if value is None else [value])
+        finish_trial(c.pstore, live.trial_id, attrs, state, None if value is None else [value])
         t1 = time.perf_counter()
         tell_memory(c.study, live.trial, state, value)
         self.times.storage_s += t1 - t0

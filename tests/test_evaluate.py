@@ -133,3 +133,43 @@ def test_cube_roofline_counts_cube_work_at_the_cube_peak() -> None:
     flops = sum(op.flops for op in eager_us(relu.reference, relu.meta_inputs(), soc).ops)
     assert e["cube_flops"] == 0
     assert e["roofline_us"] == roofline_us(min_bytes([(s.shape, s.dtype) for s in relu.inputs] * 2), flops, soc)
+
+
+class _OneByOne(EmulatorBackend):
+    """A backend without ``run_many``: the evaluator runs its check runs one by one."""
+
+    run_many = None  # type: ignore[assignment]
+
+    def run(self, artifact, inputs, outputs, *, tiling, timeout_s):
+        return EmulatorBackend.run_many(self, artifact, [(inputs, outputs, tiling)], timeout_s=timeout_s)[0]
+
+
+def test_check_runs_are_batched_and_their_inputs_made_once(monkeypatch) -> None:
+    """Every check run of a trial goes to the fork server in one request (per launch); the
+    inputs and reference outputs are made once per evaluator, not per trial; a backend that
+    cannot batch gets the same verdicts, including the first failing run's message."""
+    import ascendcraft.backends.emulator as emu
+
+    batches, made = [], []
+    real_batch, task = emu.run_batch, get_task("relu").with_shape((1 << 12,))
+    monkeypatch.setattr(emu, "run_batch", lambda so, runs, **kw: batches.append(len(runs)) or real_batch(so, runs, **kw))
+    real_inputs = type(task).make_inputs
+    monkeypatch.setattr(type(task), "make_inputs", lambda self, *a, **kw: made.append(1) or real_inputs(self, *a, **kw))
+    ev = Evaluator(task, seeds=(0, 1))
+    prep = _prep(task)
+    n_cases = len(ev.shape_sets) * 2 * 2
+    counts = []
+    for params in ({}, {"TILE": 2048}):
+        assert ev.evaluate(prep, params, timing=False).status is Status.OK
+        counts.append(len(made))
+    assert batches == [2 * n_cases, 2 * n_cases] and counts[0] >= n_cases and counts[1] == counts[0]
+    sub = get_task("sub").with_shape((3000,))
+    add = _prep(get_task("add"))
+    batched = Evaluator(sub, seeds=(0, 1)).evaluate(add, {}, timing=False)
+    single = Evaluator(sub, backend=_OneByOne("Ascend910B2"), seeds=(0, 1)).evaluate(add, {}, timing=False)
+    assert batched.status is single.status is Status.WRONG and batched.message == single.message
+    batches.clear()  # past CHECK_GROUP_BYTES, an input's two runs are a batch of their own
+    monkeypatch.setattr(evaluate_module, "CHECK_GROUP_BYTES", 1)
+    assert ev.evaluate(prep, {}, timing=False).status is Status.OK and batches == [2] * n_cases
+    grouped = Evaluator(sub, seeds=(0, 1)).evaluate(add, {}, timing=False)
+    assert grouped.message == single.message

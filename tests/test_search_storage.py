@@ -248,3 +248,23 @@ def test_grid_sampler_resumes_where_it_stopped(tmp_path):
     # the grid's visited points came back with the stored trials (only the enqueued default,
     # not a grid point, may be proposed again by the grid)
     assert r.duplicates <= 1
+
+
+def test_finish_trial_writes_attrs_and_state_at_once(tmp_path):
+    """One transaction on SQLite gives what the public calls give; a finished trial cannot
+    be finished again (nothing half-written); other storages take the public calls."""
+    import pytest
+    from ascendcraft.search.storage import finish_trial
+    from optuna.storages import InMemoryStorage, RDBStorage
+
+    attrs = {"status": "ok", "message": "", "result": {"params": {"T": 8}, "time_us": 1.5}}
+    for storage in (RDBStorage(f"sqlite:///{tmp_path / 's.db'}"), InMemoryStorage()):
+        study = optuna.create_study(storage=storage, study_name="s")
+        tid = study._storage.create_new_trial(study._study_id)
+        finish_trial(study._storage, tid, attrs, TrialState.COMPLETE, [1.5])
+        t = study.trials[0]
+        assert t.state is TrialState.COMPLETE and t.value == 1.5 and t.user_attrs == attrs
+        assert t.datetime_complete is not None
+        with pytest.raises(RuntimeError):
+            finish_trial(study._storage, tid, {"status": "wrong"}, TrialState.FAIL, None)
+        assert study.trials[0].user_attrs["status"] == "ok"

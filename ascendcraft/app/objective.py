@@ -40,14 +40,16 @@ class KernelObjective:
         return {"ref": self.ref, "soc": self.soc, "backend": self.backend, "_cache": {}}
 
     def _evaluator(self, timeout_s: float | None = None) -> Evaluator:
-        """This process's evaluator; made again only if a trial's time limit changes."""
+        """This process's evaluator, kept for every trial (its check inputs, references,
+        eager baseline and builds are shared by them); a trial's time limit is set on it."""
         ev = self._cache.get("ev")
-        if ev is None or (timeout_s is not None and self._cache.get("timeout_s") != timeout_s):
-            kw = {} if timeout_s is None else {"timeout_s": timeout_s}
+        if ev is None:
             limit_torch_threads()  # in the worker that runs the trials
             ev = Evaluator(self.ref.load(), backend=get_backend(self.backend, self.soc),
-                           seeds=SEARCH_SEEDS, **kw)
-            self._cache.update(ev=ev, timeout_s=timeout_s)
+                           seeds=SEARCH_SEEDS)
+            self._cache["ev"] = ev
+        if timeout_s is not None:
+            ev.timeout_s = timeout_s
         return ev
 
     def _prepared(self, c: Candidate) -> Any:

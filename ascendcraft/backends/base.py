@@ -89,7 +89,10 @@ class Timing:
 
 @runtime_checkable
 class Backend(Protocol):
-    """Where kernels are built, run and timed, for one SoC."""
+    """Where kernels are built, run and timed, for one SoC. A backend may also offer
+    ``run_many(artifact, [(inputs, outputs, tiling), ...], *, timeout_s) -> [RunOutcome]``
+    (``run`` on each case in order, stopping after the first failure) to send several runs
+    at once; the evaluator uses it for a trial's check runs when it is there."""
 
     name: str
     soc: Soc

@@ -24,7 +24,7 @@ import torch
 
 from ascendcraft.dsl.kernel import Kernel, Launch
 from ascendcraft.emulator.build import BuildError, ToolchainError, build_kernel
-from ascendcraft.emulator.runner import RunResult, run_kernel
+from ascendcraft.emulator.runner import BatchRun, RunResult, run_batch, run_kernel
 from ascendcraft.model import MODEL_VERSION
 from ascendcraft.model.timeline import ModelResult, simulate
 from ascendcraft.soc import Soc, load_soc
@@ -43,6 +43,10 @@ TRACE_TIMEOUT_FLOOR_S = 120.0
 CHILD_WALL_FACTOR = 8.0
 """A run's limit is on its child's CPU time; its wall clock is only a backstop, this many
 times longer, so that a machine busy with other work does not turn runs into timeouts."""
+
+BATCH_BYTES = 256 << 20
+"""GM bytes of the runs one :meth:`EmulatorBackend.run_many` request holds at most (more
+runs are split over several requests): batching saves round trips, not memory."""
 
 BUILD_CACHE_SIZE = 256
 """Built artifacts remembered in memory per backend (the on-disk cache keeps every build)."""
@@ -89,31 +93,51 @@ class EmulatorBackend:
     # ------------------------------------------------------------------ run
     def run(self, artifact: Artifact, inputs: Sequence[torch.Tensor], outputs: Sequence[TensorSpec],
             *, tiling: TilingArgs, timeout_s: float) -> RunOutcome:
+        return self.run_many(artifact, [(inputs, outputs, tiling)], timeout_s=timeout_s)[0]
+
+    def run_many(self, artifact: Artifact, cases: Sequence[RunCase], *, timeout_s: float) -> list[RunOutcome]:
+        """:meth:`run` on each case, in order, with the runs of a launch batched into few
+        fork-server requests (:func:`~ascendcraft.emulator.runner.run_batch`). Stops at the
+        first case that fails: one outcome per case up to and including it."""
         t0 = time.perf_counter()
         k = artifact.kernel
-        specs = [(tuple(t.shape), t.dtype) for t in inputs]
-        gm = GmPlan(k, specs, outputs, tiling, self.soc)
-        state: dict[str, Any] = {p.name: _to_numpy(t) for p, t in zip(k.program.inputs, inputs, strict=True)}
-        state.update({p.name: _fresh(spec) for p, spec in zip(k.program.outputs, outputs, strict=True)})
-        state.update({w.name: _fresh(((n // _itemsize(d),), d)) for w, n, d in gm.workspaces})
+        plans, states = [], []
+        for inputs, outputs, tiling in cases:
+            gm = GmPlan(k, [(tuple(t.shape), t.dtype) for t in inputs], outputs, tiling, self.soc)
+            state: dict[str, Any] = {p.name: _to_numpy(t) for p, t in zip(k.program.inputs, inputs, strict=True)}
+            state.update({p.name: _fresh(spec) for p, spec in zip(k.program.outputs, outputs, strict=True)})
+            state.update({w.name: _fresh(((n // _itemsize(d),), d)) for w, n, d in gm.workspaces})
+            plans.append(gm)
+            states.append(state)
+        n_ok = len(cases)  # cases before the first failure
+        failure: RunOutcome | None = None
         for launch, so in zip(k.launches, artifact.files, strict=True):
-            ins, rest = gm.split(launch)
-            res = run_kernel(so, [state[n] for n in ins], outputs=[state[n] for n in rest],
-                             tiling=gm.request(launch), timeout_s=timeout_s, trace=False,
-                             wall_timeout_s=timeout_s * CHILD_WALL_FACTOR,
-                             soc_buffers=self.soc, core_type=launch.core)
-            if not res.ok:
-                return RunOutcome(_status(res), gm.where(launch) + res.message,
-                                  wall_s=time.perf_counter() - t0)
-            state.update(zip(rest, res.outputs, strict=True))
-        got = []
-        for p, (shape, dtype) in zip(k.program.outputs, outputs, strict=True):
-            tensor = _to_torch(state[p.name], shape, dtype)
-            if tensor is None:
-                return RunOutcome(Status.WRONG, f"output '{p.name}' has bytes that are not a bool "
-                                  "(0 or 1): elements left unwritten", wall_s=time.perf_counter() - t0)
-            got.append(tensor)
-        return RunOutcome(Status.OK, "", got, time.perf_counter() - t0)
+            runs, names = [], []
+            for gm, state in zip(plans[:n_ok], states[:n_ok], strict=True):
+                ins, rest = gm.split(launch)
+                runs.append(BatchRun([state[n] for n in ins], [state[n] for n in rest], gm.request(launch)))
+                names.append(rest)
+            results: list[RunResult] = []
+            for chunk in _chunks(runs, BATCH_BYTES):
+                results += run_batch(so, chunk, timeout_s=timeout_s, wall_timeout_s=timeout_s * CHILD_WALL_FACTOR,
+                                     soc_buffers=self.soc, core_type=launch.core)
+                if not results[-1].ok:
+                    break
+            for i, (res, rest) in enumerate(zip(results, names, strict=False)):
+                if res.ok:
+                    states[i].update(zip(rest, res.outputs, strict=True))
+                else:
+                    n_ok = i
+                    failure = RunOutcome(_status(res), plans[i].where(launch) + res.message,
+                                         wall_s=time.perf_counter() - t0)
+                    break
+        out = []
+        for state, (_, outputs, _) in zip(states[:n_ok], cases, strict=False):
+            got = _outputs(k, state, outputs)
+            if isinstance(got, str):
+                return [*out, RunOutcome(Status.WRONG, got, wall_s=time.perf_counter() - t0)]
+            out.append(RunOutcome(Status.OK, "", got, time.perf_counter() - t0))
+        return out + ([failure] if failure is not None else [])
 
     # ------------------------------------------------------------------ time
     def time(self, artifact: Artifact, inputs: Sequence[TensorSpec], outputs: Sequence[TensorSpec],
@@ -157,6 +181,36 @@ class EmulatorBackend:
 
 
 # ---------------------------------------------------------------------------- helpers
+
+
+RunCase = tuple[Sequence[torch.Tensor], Sequence[TensorSpec], TilingArgs]
+"""One case of :meth:`EmulatorBackend.run_many`: input tensors, output specs, tiling args."""
+
+
+def _outputs(k: Kernel, state: dict[str, Any], outputs: Sequence[TensorSpec]) -> list[torch.Tensor] | str:
+    """The kernel's outputs from the GM state of a run as tensors, or why one is invalid."""
+    got = []
+    for p, (shape, dtype) in zip(k.program.outputs, outputs, strict=True):
+        tensor = _to_torch(state[p.name], shape, dtype)
+        if tensor is None:
+            return f"output '{p.name}' has bytes that are not a bool (0 or 1): elements left unwritten"
+        got.append(tensor)
+    return got
+
+
+def _chunks(runs: list[BatchRun], max_bytes: int) -> list[list[BatchRun]]:
+    """Consecutive groups of runs whose GM buffers together stay under ``max_bytes`` (a run
+    larger than that is a group of its own)."""
+    out: list[list[BatchRun]] = []
+    size = 0
+    for run in runs:
+        nbytes = sum(a.nbytes for a in (*run.gm_arrays, *run.outputs))
+        if not out or size + nbytes > max_bytes:
+            out.append([])
+            size = 0
+        out[-1].append(run)
+        size += nbytes
+    return out
 
 
 def _source_hash(units: Sequence[tuple[dict[str, str], str]]) -> str:

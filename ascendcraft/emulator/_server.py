@@ -183,76 +183,38 @@ def _memory_hint(message: str, as_bytes: int) -> str:
 
 
 def _child(req: dict, wfd: int) -> None:
-    """Body of the forked child: tiling, buffers, acx_run; writes a pickled result to wfd."""
+    """Body of the forked child: tiling, buffers, acx_run; writes a pickled result to wfd.
+    A batch request (``req["batch"]``: one dict of run fields per run, sharing the library,
+    the GM file and the limits) runs each in turn in this one child and writes one result
+    frame per run as it ends, stopping after the first run that fails."""
     res: dict = {}
     as_bytes = 0
     try:
         # until the run's own ceiling is known (after the tiling): what is mapped + the margin
         _confine.lower_limit(resource.RLIMIT_AS, _mapped_bytes() + AS_MARGIN, resource.RLIM_INFINITY)
         lib = _lib(req["so"])
-        tiling = req.get("tiling_bytes")
-        block_dim = req.get("block_dim")
-        ws_bytes = int(req.get("workspace_bytes") or 0)
-        if req.get("tiling_request") is not None:
-            tiling, bd, ws = _tiling(lib, req["tiling_request"])
-            block_dim = block_dim or bd
-            ws_bytes = max(ws_bytes, ws)
-        res.update(tiling=tiling or b"", block_dim=block_dim, workspace_bytes=ws_bytes)
+        runs = [{**req, **sub} for sub in req["batch"]] if req.get("batch") else [req]
+        plans = [_plan(lib, r) for r in runs]
         if req.get("tiling_only"):
-            res["rc"] = 0
+            res.update(plans[0][0], rc=0)
             return
-        if not block_dim:
-            raise ValueError("block_dim is 0 (give block_dim or a tiling request)")
         fd = os.open(req["shm"], os.O_RDWR)
         size = os.fstat(fd).st_size
-        as_bytes = _address_space_limit(req, int(block_dim), ws_bytes, size)
-        res["as_bytes"] = as_bytes
+        as_bytes = max(_address_space_limit(r, int(p["block_dim"]), p["workspace_bytes"], size)
+                       for r, (p, _) in zip(runs, plans, strict=True))
         _confine.apply_limits(as_bytes=as_bytes)
         mm = mmap.mmap(fd, size)
         os.close(fd)
         base = ctypes.addressof(ctypes.c_char.from_buffer(mm))
-        trace_only = bool(req["trace_only"])
-        ptrs, sizes = [], []
-        for i, (off, nbytes) in enumerate(req["layout"]):
-            ptrs.append(FAKE_BASE + i * FAKE_SPAN if trace_only else base + off)
-            sizes.append(nbytes)
-        # workspace
-        ws_map = None
-        if ws_bytes:
-            if trace_only:
-                ptrs.append(FAKE_BASE + len(ptrs) * FAKE_SPAN)
-            else:
-                ws_map = mmap.mmap(-1, ws_bytes)
-                ptrs.append(ctypes.addressof(ctypes.c_char.from_buffer(ws_map)))
-        else:
-            ptrs.append(0)
-        sizes.append(ws_bytes)
-        # tiling (always real: kernels read it with plain loads)
-        tb = ctypes.create_string_buffer(bytes(tiling or b""), max(64, len(tiling or b"")))
-        ptrs.append(ctypes.addressof(tb) if tiling else 0)
-        sizes.append(len(tiling or b""))
-        n = len(ptrs)
-        stats = AcxRunStats()
-        ids = req.get("block_ids") or []
-        opt = AcxRunOptions(
-            block_dim=int(block_dim), trace_only=int(trace_only),
-            trace_path=(req["trace_path"].encode() if req.get("trace_path") else None),
-            max_trace_records=int(req.get("max_trace_records") or 0),
-            ub_bytes=int(req["soc"]["ub"]), l1_bytes=int(req["soc"]["l1"]), l0a_bytes=int(req["soc"]["l0a"]),
-            l0b_bytes=int(req["soc"]["l0b"]), l0c_bytes=int(req["soc"]["l0c"]),
-            block_ids=(ctypes.c_uint32 * max(1, len(ids)))(*ids), n_block_ids=len(ids),
-            stack_kib=int(req.get("stack_kib") or 0), stats=ctypes.pointer(stats),
-            core_type=int(req.get("core_type") or 0), trace_summary=int(bool(req.get("trace_summary"))),
-        )
-        rc = lib.acx_run(
-            (ctypes.c_void_p * n)(*ptrs), (ctypes.c_uint64 * n)(*sizes), n, ctypes.byref(opt),
-            ctypes.c_void_p(base), ERR_LEN,
-        )
-        res["rc"] = int(rc)
-        res["message"] = _memory_hint(ctypes.string_at(base).decode(errors="replace"), as_bytes) if rc else ""
-        res["stats"] = {k: int(getattr(stats, k)) for k, _ in AcxRunStats._fields_}
-        if rc == 0 and req.get("trace_summary"):
-            res["summary"] = _summary(lib)
+        for i, (run, (head, tiling)) in enumerate(zip(runs, plans, strict=True)):
+            res = dict(head)
+            if len(runs) > 1:
+                _cpu_budget(float(req["timeout_s"]))
+            res.update(_acx_run(lib, run, res, tiling, base, as_bytes))
+            if i + 1 < len(runs):  # the last frame is written below, like a single run's
+                _write_frame(wfd, res)
+                if res["rc"]:
+                    break
     except BaseException as e:  # noqa: BLE001 - everything becomes a reported error
         res["rc"] = -1
         res["message"] = _memory_hint(f"{type(e).__name__}: {e}", as_bytes)
@@ -262,11 +224,93 @@ def _child(req: dict, wfd: int) -> None:
             ctypes.CDLL(None).fflush(None)  # kernel printf output, before _exit drops it
         except (OSError, AttributeError):
             pass
-        data = pickle.dumps(res)
-        # framed: the result is known complete even if a forked process keeps the pipe open
-        _write_all(wfd, struct.pack("<Q", len(data)) + data)
+        if not (req.get("batch") and res.get("rc") and res.get("written")):
+            _write_frame(wfd, res)
         os.close(wfd)
         os._exit(0)
+
+
+def _plan(lib: ctypes.CDLL, req: dict) -> tuple[dict, bytes]:
+    """A run's tiling bytes, block dim and workspace size (from its tiling request if any)."""
+    tiling = req.get("tiling_bytes")
+    block_dim = req.get("block_dim")
+    ws_bytes = int(req.get("workspace_bytes") or 0)
+    if req.get("tiling_request") is not None:
+        tiling, bd, ws = _tiling(lib, req["tiling_request"])
+        block_dim = block_dim or bd
+        ws_bytes = max(ws_bytes, ws)
+    if not block_dim and not req.get("tiling_only"):
+        raise ValueError("block_dim is 0 (give block_dim or a tiling request)")
+    return {"tiling": tiling or b"", "block_dim": block_dim, "workspace_bytes": ws_bytes}, bytes(tiling or b"")
+
+
+def _cpu_budget(timeout_s: float) -> None:
+    """Before each run of a batch: the CPU-time limit is what the child used so far + one
+    run's limit (so each run of a batch is limited as a single run is)."""
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    soft = int(ru.ru_utime + ru.ru_stime) + max(1, int(-(-(timeout_s + 1) // 1)))
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def _acx_run(lib: ctypes.CDLL, req: dict, res: dict, tiling: bytes, base: int, as_bytes: int) -> dict:
+    """One ``acx_run`` on the mapped GM file at ``base``: rc, message, stats (and summary)."""
+    block_dim = int(res["block_dim"])
+    ws_bytes = int(res["workspace_bytes"])
+    trace_only = bool(req["trace_only"])
+    ptrs, sizes = [], []
+    for i, (off, nbytes) in enumerate(req["layout"]):
+        ptrs.append(FAKE_BASE + i * FAKE_SPAN if trace_only else base + off)
+        sizes.append(nbytes)
+    # workspace
+    ws_map = None
+    if ws_bytes:
+        if trace_only:
+            ptrs.append(FAKE_BASE + len(ptrs) * FAKE_SPAN)
+        else:
+            ws_map = mmap.mmap(-1, ws_bytes)
+            ptrs.append(ctypes.addressof(ctypes.c_char.from_buffer(ws_map)))
+    else:
+        ptrs.append(0)
+    sizes.append(ws_bytes)
+    # tiling (always real: kernels read it with plain loads)
+    tb = ctypes.create_string_buffer(tiling, max(64, len(tiling)))
+    ptrs.append(ctypes.addressof(tb) if tiling else 0)
+    sizes.append(len(tiling))
+    n = len(ptrs)
+    stats = AcxRunStats()
+    ids = req.get("block_ids") or []
+    opt = AcxRunOptions(
+        block_dim=block_dim, trace_only=int(trace_only),
+        trace_path=(req["trace_path"].encode() if req.get("trace_path") else None),
+        max_trace_records=int(req.get("max_trace_records") or 0),
+        ub_bytes=int(req["soc"]["ub"]), l1_bytes=int(req["soc"]["l1"]), l0a_bytes=int(req["soc"]["l0a"]),
+        l0b_bytes=int(req["soc"]["l0b"]), l0c_bytes=int(req["soc"]["l0c"]),
+        block_ids=(ctypes.c_uint32 * max(1, len(ids)))(*ids), n_block_ids=len(ids),
+        stack_kib=int(req.get("stack_kib") or 0), stats=ctypes.pointer(stats),
+        core_type=int(req.get("core_type") or 0), trace_summary=int(bool(req.get("trace_summary"))),
+    )
+    rc = lib.acx_run(
+        (ctypes.c_void_p * n)(*ptrs), (ctypes.c_uint64 * n)(*sizes), n, ctypes.byref(opt),
+        ctypes.c_void_p(base), ERR_LEN,
+    )
+    out: dict = {"rc": int(rc), "as_bytes": as_bytes}
+    out["message"] = _memory_hint(ctypes.string_at(base).decode(errors="replace"), as_bytes) if rc else ""
+    out["stats"] = {k: int(getattr(stats, k)) for k, _ in AcxRunStats._fields_}
+    if rc == 0 and req.get("trace_summary"):
+        out["summary"] = _summary(lib)
+    del ws_map
+    return out
+
+
+def _write_frame(wfd: int, res: dict) -> None:
+    """One result, framed (length first): known complete even if a forked process keeps the
+    pipe open."""
+    data = pickle.dumps(res)
+    _write_all(wfd, struct.pack("<Q", len(data)) + data)
+    res["written"] = True
 
 
 def _confine_child(req: dict, server_pid: int, out_fd: int) -> None:
@@ -283,7 +327,8 @@ def _confine_child(req: dict, server_pid: int, out_fd: int) -> None:
     os.dup2(out_fd, 2)
     os.close(out_fd)
     cap = int(req.get("max_trace_records") or 0) * 64 if req.get("trace_path") else 0
-    _confine.apply_limits(cpu_s=float(req["timeout_s"]) + 1, fsize_bytes=cap + (1 << 20))
+    runs = len(req.get("batch") or ()) or 1  # a batch: each run's own limit is rolled on
+    _confine.apply_limits(cpu_s=runs * (float(req["timeout_s"]) + 1), fsize_bytes=cap + (1 << 20))
 
 
 class _Parent:
@@ -380,17 +425,21 @@ def _serve_one(req: dict, rfd: int) -> dict:
 
 
 def _collect(req: dict, pid: int, r: int, out_r: int, rfd: int, t0: float) -> dict:
-    """Read the child's result and output until it is complete, the child exits or the
-    deadline passes; then judge how the child ended."""
+    """Read the child's result frames and output until they are complete, the child exits
+    or the deadline passes; then judge how the child ended. A batch's deadline is one run's
+    wall limit after the last frame (each run has the time a single run has); its answer
+    holds one result per run that ended (``results``) and the batch's own status."""
     assert _parent is not None
     wall_s = float(req.get("wall_s") or req["timeout_s"])
+    want = len(req.get("batch") or ()) or 1
     deadline = t0 + wall_s
     result = bytearray()
+    frames: list[dict] = []
     passed = 0
     timed_out = False
     exit_fd = _pidfd(pid)  # readable once the child exits (-1: poll instead)
     open_fds = [r, out_r, rfd] + ([exit_fd] if exit_fd >= 0 else [])
-    while r in open_fds and not _complete(result):
+    while r in open_fds and not _done(frames, want):
         left = deadline - time.perf_counter()
         if left <= 0:
             timed_out = True
@@ -415,8 +464,13 @@ def _collect(req: dict, pid: int, r: int, out_r: int, rfd: int, t0: float) -> di
                 open_fds.remove(fd)
             elif fd == r:
                 result += b
+                n = len(frames)
+                _take_frames(result, frames)
+                if len(frames) > n:
+                    deadline = time.perf_counter() + wall_s
             else:
                 passed = _pass_output(b, passed)
+    _take_frames(result, frames)
     if exit_fd >= 0:
         os.close(exit_fd)
     if not timed_out and not _wait_exit(pid, deadline):
@@ -426,8 +480,21 @@ def _collect(req: dict, pid: int, r: int, out_r: int, rfd: int, t0: float) -> di
     _parent.child = 0
     _pass_output(_read_available(out_r), passed)
     wall = time.perf_counter() - t0
+    ended = _ended(req, status, timed_out, frames, wall_s)
+    if not req.get("batch"):
+        return {**frames[0], "wall_s": wall} if ended is None else {**ended, "wall_s": wall}
+    if ended is None and len(frames) < want and not (frames and frames[-1]["status"] != "ok"):
+        ended = {"status": "crash", "message": "crash: the child ended before every run of the batch"}
+    last = frames[-1]["status"] if frames else "ok"
+    return {"status": last if ended is None else ended["status"], "results": frames, "wall_s": wall,
+            **({"message": ended["message"], "ended": ended} if ended else {})}
+
+
+def _ended(req: dict, status: int, timed_out: bool, frames: list[dict], wall_s: float) -> dict | None:
+    """How the child ended, when that is the answer (timeout, signal, no result); None when
+    its result frames are the answer."""
     if timed_out:
-        return {"status": "timeout", "message": f"timeout after {wall_s:g} s (child killed)", "wall_s": wall}
+        return {"status": "timeout", "message": f"timeout after {wall_s:g} s (child killed)"}
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         try:
@@ -435,19 +502,33 @@ def _collect(req: dict, pid: int, r: int, out_r: int, rfd: int, t0: float) -> di
         except ValueError:
             name = f"signal {sig}"
         if sig == signal.SIGXCPU:
-            return {"status": "timeout", "signal": name, "wall_s": wall,
+            return {"status": "timeout", "signal": name,
                     "message": f"timeout: CPU-time limit of {float(req['timeout_s']) + 1:g} s exceeded (child killed)"}
-        return {"status": "crash", "signal": name, "message": f"crash: {name}", "wall_s": wall}
-    try:
-        if not _complete(result):
-            raise EOFError("incomplete result")
-        res = pickle.loads(bytes(result[8:]))
-    except Exception:  # noqa: BLE001
-        return {"status": "crash", "message": f"crash: child exited with status {os.WEXITSTATUS(status)} without a result", "wall_s": wall}
-    res["wall_s"] = wall
-    rc = res.get("rc")
-    res["status"] = "ok" if rc == 0 else "trace_limit" if rc == RC_TRACE_LIMIT else "error"
-    return res
+        return {"status": "crash", "signal": name, "message": f"crash: {name}"}
+    if not frames:
+        return {"status": "crash",
+                "message": f"crash: child exited with status {os.WEXITSTATUS(status)} without a result"}
+    return None
+
+
+def _take_frames(buf: bytearray, frames: list[dict]) -> None:
+    """Move every complete result frame from ``buf`` into ``frames`` (with its status)."""
+    while _complete(buf):
+        n = struct.unpack("<Q", buf[:8])[0]
+        try:
+            res = pickle.loads(bytes(buf[8 : 8 + n]))
+        except Exception:  # noqa: BLE001 - a garbled frame ends the reading like a crash
+            del buf[:]
+            return
+        del buf[: 8 + n]
+        rc = res.get("rc")
+        res["status"] = "ok" if rc == 0 else "trace_limit" if rc == RC_TRACE_LIMIT else "error"
+        frames.append(res)
+
+
+def _done(frames: list[dict], want: int) -> bool:
+    """Every expected frame is in, or one says its run failed (the child stops there)."""
+    return len(frames) >= want or bool(frames and frames[-1].get("rc"))
 
 
 def _complete(frame: bytearray) -> bool:

@@ -339,18 +339,7 @@ def run_kernel(
             "soc": soc,
             "block_dim": int(block_dim) if block_dim else None,
             "workspace_bytes": int(workspace_bytes),
-            "tiling_bytes": bytes(tiling) if isinstance(tiling, (bytes, bytearray)) else None,
-            "tiling_request": (
-                {
-                    "shapes": [list(map(int, s)) for s in tiling.shapes],
-                    "tunables": list(tiling.tunables),
-                    "scalars": list(tiling.scalars),
-                    "core_num": int(tiling.core_num),
-                    "out_cap": int(tiling.out_cap),
-                }
-                if isinstance(tiling, TilingRequest)
-                else None
-            ),
+            **_tiling_fields(tiling),
             "block_ids": list(block_ids or []),
             "stack_kib": int(stack_kib),
             "timeout_s": float(timeout_s),
@@ -361,16 +350,8 @@ def run_kernel(
         status = res.get("status", "crash")
         message = res.get("message", "")
         if status == "crash":
-            detail = bytes(mm[: _server.ERR_LEN]).split(b"\0", 1)[0].decode(errors="replace")
-            if detail:
-                message = f"{message}: {detail}"
-        outs: list[np.ndarray] = []
-        if status == "ok" and not trace_only:
-            for i in range(n_in, len(specs)):
-                o, nb = layout[i]
-                _, shape, dt = specs[i]
-                arr = np.array(mm[o : o + nb]).view(dt if dt is not None else np.uint8)
-                outs.append(arr.reshape(shape) if shape is not None else arr)
+            message = _with_detail(message, mm)
+        outs = _read_outputs(mm, specs, layout, n_in) if status == "ok" and not trace_only else []
         tr: TraceSummary | np.ndarray | None = None
         if trace_path and status in ("ok", "error") and os.path.exists(trace_path):
             tr = np.fromfile(trace_path, dtype=RECORD_DTYPE)
@@ -398,6 +379,125 @@ def run_kernel(
                     pass
 
 
+@dataclass(frozen=True)
+class BatchRun:
+    """One run of a :func:`run_batch`: inputs (arrays), outputs (arrays or specs), tiling."""
+
+    gm_arrays: Sequence[ArraySpec]
+    outputs: Sequence[ArraySpec]
+    tiling: bytes | TilingRequest
+    block_dim: int | None = None  # needed with raw tiling bytes (a request computes it)
+
+
+def _tiling_fields(tiling: bytes | TilingRequest | None) -> dict:
+    """The request fields of a run's tiling: raw bytes or a request for ``acx_tiling``."""
+    return {
+        "tiling_bytes": bytes(tiling) if isinstance(tiling, (bytes, bytearray)) else None,
+        "tiling_request": (
+            {"shapes": [list(map(int, s)) for s in tiling.shapes], "tunables": list(tiling.tunables),
+             "scalars": list(tiling.scalars), "core_num": int(tiling.core_num), "out_cap": int(tiling.out_cap)}
+            if isinstance(tiling, TilingRequest) else None
+        ),
+    }
+
+
+def run_batch(
+    so_path: str | os.PathLike,
+    runs: Sequence[BatchRun],
+    *,
+    timeout_s: float = 60,
+    wall_timeout_s: float | None = None,
+    soc_buffers: Soc | Mapping[str, int] | None = None,
+    core_type: str = "auto",
+) -> list[RunResult]:
+    """Run one kernel library on several sets of buffers (no trace) in ONE child of the fork
+    server, in order: one round trip instead of one per run. Each run is limited as a single
+    :func:`run_kernel` is (its own CPU time ``timeout_s``, its own wall backstop) and starts
+    with fresh arenas (``acx_run`` allocates them per run). The runs stop at the first that
+    does not end ok: the list holds one result per run up to and including that one."""
+    if core_type not in CORE_TYPES:
+        raise ValueError(f"core_type must be one of {sorted(CORE_TYPES)}, not {core_type!r}")
+    if not runs:
+        return []
+    t_start = time.perf_counter()
+    soc = buffer_capacities(soc_buffers)
+    off = (_server.ERR_LEN + _ALIGN - 1) // _ALIGN * _ALIGN
+    plans = []  # per run: its specs, its layout, how many inputs
+    for run in runs:
+        specs = [_spec_nbytes(s) for s in (*run.gm_arrays, *run.outputs)]
+        layout = []
+        for nbytes, _, _ in specs:
+            layout.append((off, nbytes))
+            off += (nbytes + _ALIGN - 1) // _ALIGN * _ALIGN + _ALIGN
+        plans.append((specs, layout, len(run.gm_arrays)))
+    dirs = rundir.run_dirs()
+    shm_path = str(dirs.shm / f"gm-{next(_counter)}")
+    mm = None
+    try:
+        with open(shm_path, "w+b") as f:
+            f.truncate(off)
+            mm = np.memmap(f, dtype=np.uint8, mode="r+", shape=(off,))
+        for run, (_, layout, _) in zip(runs, plans, strict=True):
+            for (o, nb), spec in zip(layout, (*run.gm_arrays, *run.outputs), strict=True):
+                if isinstance(spec, np.ndarray):
+                    mm[o : o + nb] = np.ascontiguousarray(spec).reshape(-1).view(np.uint8)
+        wall = float(max(timeout_s, wall_timeout_s or 0))
+        req = {
+            "so": str(Path(so_path).resolve()), "shm": shm_path, "trace_only": False, "trace_path": None,
+            "trace_summary": False, "max_trace_records": 0, "soc": soc, "block_dim": None,
+            "workspace_bytes": 0, "block_ids": [], "stack_kib": 0, "timeout_s": float(timeout_s),
+            "wall_s": wall, "core_type": CORE_TYPES[core_type],
+            "batch": [{"layout": layout, "block_dim": int(run.block_dim) if run.block_dim else None,
+                       **_tiling_fields(run.tiling)}
+                      for run, (_, layout, _) in zip(runs, plans, strict=True)],
+        }
+        res = _request(req, wall * len(runs))
+        frames = list(res.get("results") or [])
+        out: list[RunResult] = []
+        for frame, (specs, layout, n_in) in zip(frames, plans, strict=False):
+            status = frame.get("status", "crash")
+            outs = _read_outputs(mm, specs, layout, n_in) if status == "ok" else []
+            out.append(_result(frame, status, frame.get("message", ""), outs, t_start))
+        if len(out) < len(runs) and (not out or out[-1].ok):  # the child ended before a run's result
+            message = res.get("message", "") or "crash: no result"
+            if res.get("status", "crash") == "crash":
+                message = _with_detail(message, mm)
+            out.append(_result(res.get("ended") or {}, res.get("status", "crash"), message, [], t_start))
+        return out
+    finally:
+        del mm
+        try:
+            os.unlink(shm_path)
+        except FileNotFoundError:
+            pass
+
+
+def _read_outputs(mm: np.memmap, specs: list, layout: list, n_in: int) -> list[np.ndarray]:
+    """The output buffers of one run, copied out of the GM file."""
+    outs = []
+    for i in range(n_in, len(specs)):
+        o, nb = layout[i]
+        _, shape, dt = specs[i]
+        arr = np.array(mm[o : o + nb]).view(dt if dt is not None else np.uint8)
+        outs.append(arr.reshape(shape) if shape is not None else arr)
+    return outs
+
+
+def _with_detail(message: str, mm: np.memmap) -> str:
+    """A crash message with what the crash handler wrote into the GM file's err buffer."""
+    detail = bytes(mm[: _server.ERR_LEN]).split(b"\0", 1)[0].decode(errors="replace")
+    return f"{message}: {detail}" if detail else message
+
+
+def _result(res: dict, status: str, message: str, outs: list[np.ndarray], t_start: float) -> RunResult:
+    return RunResult(
+        ok=status == "ok", status=status, message=message, outputs=outs,
+        block_dim=int(res.get("block_dim") or 0), tiling=bytes(res.get("tiling") or b""),
+        wall_s=time.perf_counter() - t_start, workspace_bytes=int(res.get("workspace_bytes") or 0),
+        stats=dict(res.get("stats") or {}),
+    )
+
+
 def _trace_mode(trace: bool | str) -> str | None:
     """``run_kernel(trace=...)`` -> "summary", "records" or None."""
     if trace is True:
@@ -415,10 +515,7 @@ def compute_tiling(so_path: str | os.PathLike, request: TilingRequest, *, timeou
         "so": str(Path(so_path).resolve()),
         "tiling_only": True,
         "timeout_s": float(timeout_s),
-        "tiling_request": {
-            "shapes": [list(map(int, s)) for s in request.shapes], "tunables": list(request.tunables),
-            "scalars": list(request.scalars), "core_num": int(request.core_num), "out_cap": int(request.out_cap),
-        },
+        **_tiling_fields(request),
     }
     t0 = time.perf_counter()
     res = _request(req, float(timeout_s))
