@@ -224,12 +224,14 @@ class Numel(Expr):
 
 @dataclass(frozen=True)
 class Scan(Expr):
-    """``scan_sum/scan_prod/scan_max(v, carry)``: inclusive running op along each row of a
-    rows-loop tile, starting from the row value ``carry``."""
+    """``scan_sum/scan_prod/scan_max(v, carry[, lanes])``: inclusive running op along each row
+    of a rows-loop tile, starting from the row value ``carry``. ``lanes`` > 0 asks for the
+    blocked (transposed) scan with that many segments per row; 0 is Hillis-Steele."""
 
     op: str
     arg: Expr
     carry: Expr
+    lanes: int = 0
 
 
 @dataclass(frozen=True)

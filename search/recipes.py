@@ -503,11 +503,16 @@ def _scan(c: _Ctx) -> list[Candidate]:
     body = pre + [f"carry = row_fill({ident})", "for c in chunks(t, CHUNK):", f"    a = {a}",
                   f"    s = scan_{op}({val if n == 'logcumsumexp' else 'a'}, carry)",
                   f"    store(out, c, cast({fin}, {T}))", "    carry = row_last(s)"]
-    return [c.cand("chunked", _render(c, "rows_chunked", body, dtypes=dtypes,
-                                              doc=f"{n} along the last dim: a vectorised scan per chunk, "
-                                              "carried across chunks."))]
+    doc = f"{n} along the last dim: a vectorised scan per chunk, carried across chunks."
+    out = [c.cand("chunked", _render(c, "rows_chunked", body, dtypes=dtypes, doc=doc))]
+    # the blocked scan: each chunk transposed into SCAN_LANES segments scanned side by side
+    blocked = [ln.replace(", carry)", f", carry, {SCAN_LANES})") for ln in body]
+    out.append(c.cand("blocked", _render(c, "rows_chunked", blocked, dtypes=dtypes, doc=doc + (
+        f" Blocked scan: {SCAN_LANES} segments per chunk advanced together, two Gathers per element."))))
+    return out
 
 
+SCAN_LANES = 64  # segments of the blocked scan: one fp32 vector repeat per op
 SCANS = ("cumsum", "cumprod", "cumsum_exclusive", "cumsum_reverse", "masked_cumsum", "logcumsumexp")
 
 
