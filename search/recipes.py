@@ -507,8 +507,15 @@ def _scan(c: _Ctx) -> list[Candidate]:
     out = [c.cand("chunked", _render(c, "rows_chunked", body, dtypes=dtypes, doc=doc))]
     # the blocked scan: each chunk transposed into SCAN_LANES segments scanned side by side
     blocked = [ln.replace(", carry)", f", carry, {SCAN_LANES})") for ln in body]
+    # logcumsumexp in one read: the running max rises per chunk and rescales the carry
+    online = ["m = row_fill(-inf)", "carry = row_fill(0.0)", "for c in chunks(t, CHUNK):", f"    a = {a}",
+              "    mn = maximum(m, row_max(a))", f"    s = scan_sum(exp(a - mn), carry * exp(m - mn), {SCAN_LANES})",
+              f"    store(out, c, cast(mn + log(s), {T}))", "    carry = row_last(s)", "    m = mn"]
     out.append(c.cand("blocked", _render(c, "rows_chunked", blocked, dtypes=dtypes, doc=doc + (
         f" Blocked scan: {SCAN_LANES} segments per chunk advanced together, two Gathers per element."))))
+    if n == "logcumsumexp":
+        out.append(c.cand("online", _render(c, "rows_chunked", online, dtypes=dtypes, doc=doc + (
+            " One read: the running max and the carry rescaled per chunk; blocked scan."))))
     return out
 
 

@@ -2,7 +2,8 @@
 correct for every scan recipe on rows walked in several chunks with a ragged tail (the
 segments of the last chunk padded past the row's end), fp32 and fp16 inputs, the task's and
 signed data (the evaluator checks both); a tail narrower than the lanes falls back to
-Hillis-Steele in the same kernel; and the modeled kernel really takes the blocked path."""
+Hillis-Steele in the same kernel; the one-read logcumsumexp (running max per chunk, carry
+rescaled) is correct too; and the modeled kernel really takes the blocked path."""
 
 from __future__ import annotations
 
@@ -23,13 +24,13 @@ needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is neede
 CHUNKS = {"CHUNK": 1024, "CORES": 4}
 
 
-def _blocked(task):
-    return next(c for c in propose(task) if c.name.endswith("/blocked"))
+def _blocked(task, kind: str = "blocked"):
+    return next(c for c in propose(task) if c.name.endswith("/" + kind))
 
 
-def _check(task, params: dict):
+def _check(task, params: dict, kind: str = "blocked"):
     ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
-    cand = _blocked(task)
+    cand = _blocked(task, kind)
     return ev.evaluate(prepare(cand.name, cand.source), params, timing=False)
 
 
@@ -51,6 +52,13 @@ def test_blocked_scan_is_correct_across_chunks(name: str, dtype: str) -> None:
 ])
 def test_blocked_scan_is_correct_in_the_other_dtype(name: str, dtype: str) -> None:
     out = _check(get_task(name).with_shape((6, 2500), dtype), CHUNKS)
+    assert out.status is Status.OK, out.message
+
+
+@needs_gxx
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+def test_one_read_logcumsumexp_rescales_its_carry_per_chunk(dtype: str) -> None:
+    out = _check(get_task("logcumsumexp").with_shape((6, 2500), dtype), CHUNKS, "online")
     assert out.status is Status.OK, out.message
 
 
