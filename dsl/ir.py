@@ -332,6 +332,7 @@ class Loop:
     window: tuple[int, int, int] = (0, 0, 0)  # windows: (kernel, stride, padding)
     chunk: str | int | None = None  # windows: output columns per tile (tunable or literal)
     fill: float = 0.0  # windows: the value read outside the input (padding)
+    combine: str = ""  # windows: "sum"/"max" = the taps fold with it, (kd, kh) rows combined first
 
 
 @dataclass(frozen=True)

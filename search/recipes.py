@@ -446,7 +446,14 @@ def _pool(c: _Ctx) -> list[Candidate]:
         fill = "0.0"
     src = _render(c, "windows_taps", body, dims=dims, kernel=k, stride=st, padding=pd, fill=fill,
                   doc=f"{n}: kernel {k}, stride {st}, padding {pd}.")
-    return [c.cand("windows", src)]
+    out = [c.cand("windows", src)]
+    if dims > 1:  # separable: the (kd, kh) input rows folded elementwise, then the kw taps
+        how = "max" if n.startswith("max") else "sum"
+        sep = src.replace(f"fill={fill},", f"fill={fill}, combine={how},", 1)
+        # its staging reads are DMA-latency bound: more output rows per tile by default
+        sep = sep.replace("ROWS = tunable(pow2(1, 64), default=16)", "ROWS = tunable(pow2(1, 64), default=32)")
+        out.append(c.cand("separable", sep.replace('"""', '"""Separable (rows, then columns). ', 1)))
+    return out
 
 
 POOLS = ("avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d", "max_pool2d", "max_pool3d")

@@ -557,11 +557,19 @@ class _Compute(GroupOps, ComputeOps):
         wpar = window_params(self.loop)
         (kd, sd, pd), (kh, sh, ph), (kw, sw, pw) = wpar["D"], wpar["H"], wpar["W"]
         x = self.loop.tensor
+        combine = self.loop.combine if self.loop.combine and _folds_taps(s, self.loop.combine) else ""
         dtype = self.p.param(x).dtype
         t = CTYPE[dtype]
         U = self.unit
         loads = [e for e in ir.body_exprs(s.body) if isinstance(e, ir.Load)]
         fill = f"static_cast<{t}>({cconst(self.loop.fill)})"
+        if combine:  # the accumulator stage outlives the (kd, kh) loops
+            if "stage" not in self.pools:
+                self.pools["stage"] = Pool("stage", f"align_up(stageElems, 128) * {NBYTES[dtype]}", "stageBuf")
+            stage_acc = self.pools["stage"].get()
+            self.counter += 1
+            acc = f"sacc{self.counter}"
+            self.emit(f"LocalTensor<{t}> {acc} = {stage_acc.name}.Get<{t}>();")
         self.emit(f"for (int64_t kd = 0; kd < {kd}; ++kd) {{")
         self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
         self.indent += 1
@@ -597,6 +605,9 @@ class _Compute(GroupOps, ComputeOps):
             self.emit("}")
             self.emit(f"{q.name}.EnQue({st});")
             self.emit(f"{st} = {q.name}.DeQue<{t}>();")
+        if combine:  # separable: fold the (kd, kh) rows, then gather only the kw taps
+            st = self._combine_stage(acc, st, q.name, dtype, combine)
+            self.emit(f"const int64_t g0 = acx_max(0, c0 * {sw} - {pw});  // the segment's first input column")
         fo = self._new("col", "f32")
         oi = self._new("col", "i32")
         mask, m = self._mask()
@@ -622,14 +633,37 @@ class _Compute(GroupOps, ComputeOps):
         self._block(s.body, s.var)
         self.indent -= 1
         self.emit("}")
-        if st is not None:
+        if st is not None and not combine:
             self.emit(f"{self.queues[x].name}.FreeTensor({st});")
-        self.indent -= 1
-        self.emit("}")
-        self.emit("}")
+        if not combine:
+            self.indent -= 1
+            self.emit("}")
+            self.emit("}")
         self.pools["mask"].put(mask)
         self._release(fo)
         self._release(oi)
+        if combine:
+            self.pools["stage"].put(stage_acc)
+
+    def _combine_stage(self, acc: str, st: str, q: str, dtype: str, combine: str) -> str:
+        """windows(combine=sum|max): fold the (kd, kh) staged rows into one accumulator stage
+        (the first copied, the rest combined elementwise, each freed), close the (kd, kh)
+        loops and return the accumulator: the taps body then gathers kw taps of it only, so
+        a kd x kh x kw window costs kd * kh elementwise ops on the staged rows and kw
+        Gathers instead of kd * kh * kw Gathers. Exact for max; for sum the order of the
+        additions changes (rows first)."""
+        n = "static_cast<int32_t>(r * td_.stW)"
+        api = {"sum": "Add", "max": "Max"}[combine]
+        self.emit("if (kd == 0 && kh == 0) {")
+        self.emit(f"    DataCopy({acc}, {st}, acx_align_up(r * td_.stW, {32 // NBYTES[dtype]}));")
+        self.emit("} else {")
+        self.emit(f"    {api}({acc}, {acc}, {st}, {n});")
+        self.emit("}")
+        self.emit(f"{q}.FreeTensor({st});")
+        self.indent -= 1
+        self.emit("}")
+        self.emit("}")
+        return acc
 
     def _row_off(self) -> str:
         """GM element offset of the current rows tile (or column chunk)."""
@@ -742,3 +776,18 @@ class _Compute(GroupOps, ComputeOps):
             self.emit(f"CopyRowsOut({gm}[{off}], {name}, 1, cnt, cnt, cnt);")
         self.emit(f"{q.name}.FreeTensor({name});")
 
+
+def _folds_taps(s: ir.InnerLoop, combine: str) -> bool:
+    """Whether a taps body is a fold with ``combine`` (each statement ``v = v + e`` /
+    ``v = maximum(v, e)`` with the loads in ``e``), the one form windows(combine=...) may
+    reorder; anything else is an error, not a silent change of meaning."""
+    op = {"sum": "add", "max": "max"}[combine]
+    loads = [e for e in ir.body_exprs(s.body) if isinstance(e, ir.Load)]
+    for st in s.body:
+        v = getattr(st, "value", None)
+        ok = isinstance(st, ir.Assign) and isinstance(v, ir.Binary) and v.op == op and \
+            isinstance(v.lhs, ir.Var) and v.lhs.name == st.target
+        if not ok:
+            raise DslError(f"windows(combine={combine}): the taps body must fold with {combine} "
+                           f"(acc = {'acc + e' if combine == 'sum' else 'maximum(acc, e)'})", s.loc)
+    return bool(loads)
