@@ -34,23 +34,19 @@ def _check(task, params: dict, kind: str = "blocked"):
     return ev.evaluate(prepare(cand.name, cand.source), params, timing=False)
 
 
+_SLOW = pytest.mark.slow
+
+
 @needs_gxx
 @pytest.mark.parametrize("name,dtype", [
     ("cumsum", "fp32"), ("cumprod", "fp32"), ("logcumsumexp", "fp32"),
     ("cumsum_exclusive", "fp16"), ("cumsum_reverse", "fp16"), ("masked_cumsum", "fp16"),
+    # the other dtype of each: in the slow sweep
+    *(pytest.param(n, d, marks=_SLOW) for n, d in [
+        ("cumsum", "fp16"), ("cumprod", "fp16"), ("logcumsumexp", "fp16"),
+        ("cumsum_exclusive", "fp32"), ("cumsum_reverse", "fp32"), ("masked_cumsum", "fp32")]),
 ])
 def test_blocked_scan_is_correct_across_chunks(name: str, dtype: str) -> None:
-    out = _check(get_task(name).with_shape((6, 2500), dtype), CHUNKS)
-    assert out.status is Status.OK, out.message
-
-
-@needs_gxx
-@pytest.mark.slow
-@pytest.mark.parametrize("name,dtype", [
-    ("cumsum", "fp16"), ("cumprod", "fp16"), ("logcumsumexp", "fp16"),
-    ("cumsum_exclusive", "fp32"), ("cumsum_reverse", "fp32"), ("masked_cumsum", "fp32"),
-])
-def test_blocked_scan_is_correct_in_the_other_dtype(name: str, dtype: str) -> None:
     out = _check(get_task(name).with_shape((6, 2500), dtype), CHUNKS)
     assert out.status is Status.OK, out.message
 
