@@ -609,27 +609,43 @@ class _Compute(GroupOps, ComputeOps):
             st = self._combine_stage(acc, st, q.name, dtype, combine)
             self.emit(f"const int64_t g0 = acx_max(0, c0 * {sw} - {pw});  // the segment's first input column")
         fo = self._new("col", "f32")
-        oi = self._new("col", "i32")
         mask, m = self._mask()
-        self.emit(f"for (int64_t kw = 0; kw < {kw}; ++kw) {{")
-        self.indent += 1
+        self.counter += 1
+        tbl = f"tapOff{self.counter}"  # kw tables of byte offsets, rebuilt only when they change
         if loads:
+            self._calc(f"{tbl}Buf", f"{kw} * align_up(colElems, 128) * 4")
+            self.init_lines += [f"LocalTensor<int32_t> {tbl} = {tbl}Buf.Get<int32_t>();",
+                                f"int64_t {tbl}Key = -3;  // the chunk the tables were built for"]
             a64 = "acx_align_up(wp, 64)"
             sel = "SELMODE::VSEL_TENSOR_SCALAR_MODE"
-            self.emit(f"CreateVecIndex({fo.cpp}, 0.0f, static_cast<uint32_t>(wp));")
-            self.emit(f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(c0), static_cast<int32_t>(wp));")
-            self.emit(f"Muls({fo.cpp}, {fo.cpp}, {float(sw)}f, static_cast<int32_t>(wp));")
-            self.emit(f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(kw - {pw}), static_cast<int32_t>(wp));")
-            self.emit(f"CompareScalar({m}, {fo.cpp}, 0.0f, CMPMODE::GE, {a64});")
-            self.emit(f"Select({fo.cpp}, {m}, {fo.cpp}, -1.0f, {sel}, {a64});")
-            self.emit(f"CompareScalar({m}, {fo.cpp}, static_cast<float>(td_.IW), CMPMODE::LT, {a64});")
-            self.emit(f"Select({fo.cpp}, {m}, {fo.cpp}, -1.0f, {sel}, {a64});")
-            self.emit(f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(-g0), static_cast<int32_t>(wp));")
-            self.emit(f"CompareScalar({m}, {fo.cpp}, 0.0f, CMPMODE::GE, {a64});")
-            self.emit(f"Select({fo.cpp}, {m}, {fo.cpp}, static_cast<float>(td_.stW - {U}), {sel}, {a64});")
-            self.emit(f"Muls({fo.cpp}, {fo.cpp}, {float(NBYTES[dtype])}f, static_cast<int32_t>(wp));")
-            self.emit(f"Cast({oi.cpp}, {fo.cpp}, RoundMode::CAST_RINT, static_cast<int32_t>(wp));")
-        self.tap = (st, oi.cpp, t)
+            self.emit("// an interior chunk (no padding, no right edge) has offsets c0 * SW - PW + ow * SW + kw - g0")
+            self.emit("// = ow * SW + kw whatever c0 is: its tables are shared; edge chunks key on c0")
+            self.emit(f"const bool inner{tbl} = c0 * {sw} >= {pw} && (c0 + wp - 1) * {sw} + {kw - 1} - {pw} < td_.IW;")
+            self.emit(f"const int64_t key{tbl} = inner{tbl} ? -2 : c0;")
+            self.emit(f"if (key{tbl} != {tbl}Key) {{")
+            self.emit(f"    {tbl}Key = key{tbl};")
+            self.emit(f"    for (int64_t kw = 0; kw < {kw}; ++kw) {{")
+            for line in [
+                f"CreateVecIndex({fo.cpp}, 0.0f, static_cast<uint32_t>(wp));",
+                f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(c0), static_cast<int32_t>(wp));",
+                f"Muls({fo.cpp}, {fo.cpp}, {float(sw)}f, static_cast<int32_t>(wp));",
+                f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(kw - {pw}), static_cast<int32_t>(wp));",
+                f"CompareScalar({m}, {fo.cpp}, 0.0f, CMPMODE::GE, {a64});",
+                f"Select({fo.cpp}, {m}, {fo.cpp}, -1.0f, {sel}, {a64});",
+                f"CompareScalar({m}, {fo.cpp}, static_cast<float>(td_.IW), CMPMODE::LT, {a64});",
+                f"Select({fo.cpp}, {m}, {fo.cpp}, -1.0f, {sel}, {a64});",
+                f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(-g0), static_cast<int32_t>(wp));",
+                f"CompareScalar({m}, {fo.cpp}, 0.0f, CMPMODE::GE, {a64});",
+                f"Select({fo.cpp}, {m}, {fo.cpp}, static_cast<float>(td_.stW - {U}), {sel}, {a64});",
+                f"Muls({fo.cpp}, {fo.cpp}, {float(NBYTES[dtype])}f, static_cast<int32_t>(wp));",
+                f"Cast({tbl}[kw * acx_align_up(wp, 128)], {fo.cpp}, RoundMode::CAST_RINT, static_cast<int32_t>(wp));",
+            ]:
+                self.emit("        " + line)
+            self.emit("    }")
+            self.emit("}")
+        self.emit(f"for (int64_t kw = 0; kw < {kw}; ++kw) {{")
+        self.indent += 1
+        self.tap = (st, f"{tbl}[kw * acx_align_up(wp, 128)]", t)
         self._block(s.body, s.var)
         self.indent -= 1
         self.emit("}")
@@ -641,7 +657,6 @@ class _Compute(GroupOps, ComputeOps):
             self.emit("}")
         self.pools["mask"].put(mask)
         self._release(fo)
-        self._release(oi)
         if combine:
             self.pools["stage"].put(stage_acc)
 
