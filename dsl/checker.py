@@ -302,6 +302,12 @@ class _Checker:
             if e.loop_var != loop.var or loop.kind == "tiles":
                 raise DslError("width(t) is the row width of a rows loop or the reduced extent of a slabs loop", e.loc)
             return VType("scalar", "f32", "L")
+        if isinstance(e, ir.Position):
+            return self._position(e, loop, loop_var)
+        if isinstance(e, ir.ScalarLoad):
+            if self.p.dtype_of(e.tensor) not in ("f32", "f16", "bf16"):
+                raise DslError("load_scalar() reads an f32, f16 or bf16 tensor", e.loc)
+            return VType("scalar", "f32", "K")
         if isinstance(e, ir.Var):
             if e.name not in scope:
                 raise DslError(f"'{e.name}' is not defined here (values defined inside an inner loop "
@@ -345,8 +351,9 @@ class _Checker:
             a = self._expr(e.arg, scope, loop_var)
             if a.form in ("scalar", "mask"):
                 raise DslError("cast() takes a tile or row value", e.loc)
-            if e.dtype in ("bool", "i8", "u8"):
-                raise DslError(f"casting to {e.dtype} is not supported; compare and where() instead", e.loc)
+            if e.dtype in ("i8", "u8") or (e.dtype == "bool" and (a.dtype not in ("f32", "f16") or a.form != "tile")):
+                raise DslError(f"casting {a.dtype} to {e.dtype} is not supported; compare and where() instead "
+                               "(cast(v, bool) takes an f32/f16 tile: v != 0)", e.loc)
             return replace(a, dtype=e.dtype)
         if isinstance(e, ir.Index):
             a = self._expr(e.arg, scope, loop_var)
@@ -448,6 +455,17 @@ class _Checker:
                 raise DslError("where(): the compared values and the chosen values must have the same dtype", e.loc)
             return VType("tile", dtype, c.space)
         raise DslError(f"unsupported expression {type(e).__name__}", e.loc)
+
+    def _position(self, e: ir.Position, loop: ir.Loop, loop_var: str) -> VType:
+        """position(k) in a slabs steps loop is a scalar; position(t|c) in a plain rows loop is a
+        tile (a strided rows(axis=) or grouped row has no single column numbering)."""
+        if e.loop_var != loop_var:
+            raise DslError("position(at) takes the innermost loop variable (a step, chunk or rows tile)", e.loc)
+        if loop.kind == "slabs" and e.loop_var != loop.var:
+            return VType("scalar", "f32", "L")
+        if loop.kind == "rows" and loop.axis < 0 and loop.groups == 1 and self.p.cube is None:
+            return VType("tile", "f32", self.loop_space[e.loop_var])
+        raise DslError("position() is the step of a slabs steps loop or the column of a plain rows loop", e.loc)
 
     def _group_binary(self, e: ir.Expr, a: VType, b: VType, forms: set[str]) -> VType:
         """An operation involving groups of per-row values or members."""

@@ -118,6 +118,23 @@ class Extent(Expr):
 
 
 @dataclass(frozen=True)
+class Position(Expr):
+    """``position(at)``: the index along the axis a loop walks, as f32 (exact below 2**24):
+    the step index ``k`` of a slabs ``steps`` loop (a scalar), or each element's column in
+    its row of a rows tile or chunk (a tile) -- what argmax/argmin compare against."""
+
+    loop_var: str
+
+
+@dataclass(frozen=True)
+class ScalarLoad(Expr):
+    """``load_scalar(x)``: the one element of a one-element input tensor, read from GM by
+    the scalar unit, as an f32 kernel scalar (a learned temperature passed as a tensor)."""
+
+    tensor: str
+
+
+@dataclass(frozen=True)
 class Var(Expr):
     name: str
 

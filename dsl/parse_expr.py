@@ -232,6 +232,12 @@ class ExprParser:
         if f == "width":
             want(1)
             return ir.Extent(loc, self._loop_var(args[0]))
+        if f == "load_scalar":
+            want(1)
+            return ir.ScalarLoad(loc, self._tensor_name(args[0], "in"))
+        if f == "position":
+            want(1)
+            return ir.Position(loc, self._loop_var(args[0]))
         if f in GRID_FUNCS:
             want(1)
             return ir.GridReduce(loc, GRID_FUNCS[f], sub(0))

@@ -248,7 +248,7 @@ class _Parser(ExprParser, BlocksParser):
         kind = PARAM_KINDS[ann.value.id]
         if kind == "scalar" and dtype not in ("f32", "i32"):
             raise DslError("Scalar parameters are f32 or i32", loc)
-        if kind == "out" and dtype in ("bool", "i8", "u8"):
+        if kind == "out" and dtype in ("i8", "u8"):
             raise DslError(f"{dtype} is accepted for inputs only", loc)
         self._builtin_clash(a.arg, loc)
         self.params[a.arg] = ir.Param(a.arg, kind, dtype, loc)

@@ -30,8 +30,7 @@ TASKFILES = sorted((Path(__file__).parent / "taskfiles").glob("*.py"))
 REFUSED_DIR = Path(__file__).parent / "taskfiles" / "refused"
 WORKERS = max(1, min(4, os.cpu_count() or 1))
 
-#: registry ops the frontend builds kernels for (everything but the matmul family and the
-#: index results below)
+#: registry ops the frontend builds kernels for (everything but the matmul family)
 HANDLED = {
     # activation
     "celu", "elu", "gelu", "gelu_tanh", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu",
@@ -58,9 +57,7 @@ HANDLED = {
 }
 
 #: registry ops the frontend refuses, with a phrase the error must contain
-REFUSED = {
-    "argmax_dim": "aten.argmax", "argmin_dim": "aten.argmin", "cummax": "aten.cummax",
-}
+REFUSED: dict[str, str] = {}
 
 #: task files (under taskfiles/refused) the frontend must refuse, with the phrase
 REFUSED_FILES = {"channel_scale_rowsum": "does not fit the rows(dims=1)"}
@@ -167,7 +164,8 @@ def _task_file(tmp_path: Path, name: str, forward: str, inputs: str) -> Path:
 
 @pytest.mark.parametrize("name,forward,phrase", [
     ("rscan", "torch.flip(torch.cumprod(torch.flip(x * y, [1]), 1), [1])", "a reversed cumprod"),
-    ("argmax", "torch.argmax(x + y, dim=1)", "aten.argmax.default: index/sorting results"),
+    ("sort", "torch.sort(x + y, dim=1)[0]", "aten.sort.default: index/sorting results"),
+    ("argall", "torch.argmax(x + y)", "aten.argmax.default: argmax over every element (dim=None)"),
     ("cat", "torch.cat([x, y], dim=1)", "a concatenation"),
     ("pool", "torch.nn.functional.max_pool2d(x + y, (2, 3))", "one kernel, stride and padding"),
     ("avgpad", "torch.nn.functional.avg_pool2d(x + y, 3, 1, 1, count_include_pad=False)",
@@ -283,7 +281,8 @@ def test_broadcasts_and_powers_beyond_same_shape(tmp_path: Path, name: str, forw
 
 @pytest.mark.parametrize("forward,phrase", [
     ("x ** y", "a base that may be negative"),
-    ("torch.logical_and(x > 0, y > 0)", "output 0 is bool"),
+    ("(x > y).long()", "a cast to int64"),
+    ("torch.where(x > 0, y > 0, x < y)", "output 0 is bool but not a comparison"),
 ])
 def test_what_stays_refused_says_why(tmp_path: Path, forward: str, phrase: str) -> None:
     task = load_task_file(_task_file(tmp_path, "refuse", forward,
@@ -403,3 +402,58 @@ def test_registry_sweep() -> None:
         missing = names - HANDLED - set(REFUSED)
         assert not missing, f"{cat} ops neither handled nor known refusals: {sorted(missing)}"
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("name,forward,inputs,structures", [
+    # last dim (rows + chunked) and middle dim (slabs), values drawn from 3 levels: many ties,
+    # where only the first-index rule gives PyTorch's answer
+    ("amax_ties", "torch.argmax(x * y, dim=-1)",
+     "torch.randint(0, 3, (6, 300)).float(), torch.randint(1, 3, (6, 300)).float()",
+     {"rows", "chunked"}),
+    ("amin_mid", "torch.argmin(x + y, dim=1, keepdim=True)",
+     "torch.randint(0, 3, (3, 17, 40)).float(), torch.randint(0, 2, (3, 17, 40)).float()",
+     {"slabs"}),
+    ("maxdim", "torch.max(x - y, dim=0)",
+     "torch.randint(0, 4, (23, 5)).float(), torch.randn(23, 5).round()", {"slabs"}),
+    # running indices: the latest position of the running extreme (eager's tie rule)
+    ("cumidx", "torch.cummax(x - y, dim=1)",
+     "torch.randint(0, 3, (5, 70)).float(), torch.randint(0, 2, (5, 70)).float()",
+     {"rows", "chunked"}),
+    ("maskand", "torch.logical_and(x > 0, y > 0.5)", "torch.randn(40, 33), torch.rand(40, 1)",
+     {"rows", "chunked"}),
+])
+def test_index_and_bool_results_match_eager_exactly(tmp_path: Path, name: str, forward: str,
+                                                    inputs: str, structures: set[str]) -> None:
+    task = load_task_file(_task_file(tmp_path, name, forward, inputs))
+    results = evaluate(task, seeds=(0,))
+    assert {r["candidate"].split("-")[-1] for r in results} == structures
+    assert all(r["correct"] for r in results), _summary(results)
+    src = results[0]["source"]
+    assert ("Out[bool]" in src and "bool))" in src) if name == "maskand" else \
+        ("Out[i64]" in src and "position(" in src and "i64))" in src)
+
+
+def test_an_index_too_wide_for_f32_is_refused(tmp_path: Path) -> None:
+    p = _task_file(tmp_path, "wide", "torch.argmax(x + y, dim=0)",
+                   "torch.randn(2 ** 24 + 1, 1, device='meta'), torch.randn(1, device='meta')")
+    with pytest.raises(ProposerError, match="extent above 2"):
+        propose_from_graph(load_task_file(p))
+
+
+def test_prelu_reads_its_slopes_per_channel() -> None:
+    """nn.PReLU(C) is where(x > 0, x, weight * x) with the module's weight as a per-channel input."""
+    task = load_task_file(Path(__file__).parent / "taskfiles" / "corpus" / "prelu_module.py")
+    (cand,) = propose_from_graph(task)
+    assert "rows(x, rows=1, axis=1" in cand.source and "load_per_row(act_weight, t)" in cand.source
+    assert "where(a1 > 0.0, a1, a0 * a1)" in cand.source
+
+
+def test_fp16_intermediates_are_rounded_as_eager_rounds_them(tmp_path: Path) -> None:
+    """Each ATen op's fp16 result is rounded (cast to f16 and back) before the next op reads it;
+    the op's own decomposition (silu = x * sigmoid(x)) and an f32 chain are not."""
+    def source(inputs: str) -> str:
+        task = load_task_file(_task_file(tmp_path, "chain", "torch.nn.functional.silu(x) + y", inputs))
+        return propose_from_graph(task)[0].source
+    half = source("torch.randn(64, 64, dtype=torch.float16), torch.randn(64, 64, dtype=torch.float16)")
+    assert half.count("cast(cast(") == 1 and "cast(cast(a0 * sigmoid(a0), f16), f32) +" in half, half
+    assert "cast(cast(" not in source("torch.randn(64, 64), torch.randn(64, 64)")

@@ -34,13 +34,7 @@ def _timing(task, candidate: str, params: dict | None = None) -> dict:
 @pytest.mark.parametrize("name,shape,candidate,params", [
     ("relu", (4096, 32768), "relu/tiles", {}),               # elementwise, one pass, memory-bound
     ("add", (4096, 8192), "add/tiles", {}),                  # two inputs
-    pytest.param("softmax", (4096, 4096), "softmax/rows", {"ROWS": 2}, marks=pytest.mark.xfail(
-        strict=True, reason="known gap: the builtin softmax/rows kernel models at 0.70x (MTE2 62% + V 29% busy: "
-        "serial). Each row max/sum is read back by the scalar unit (SyncVS + GetValue) before the "
-        "per-row Adds/Muls, so S stalls until the tile's load and reductions are done and only then "
-        "issues the next tile's DataCopy; reading them once per tile (epilogue branch) leaves 0.71x. "
-        "Fix in the lowering: keep row values on the vector side (Brcb broadcast + repeat strides), "
-        "no V->S sync in the tile loop (issue 18)")),
+    ("softmax", (4096, 4096), "softmax/rows", {"ROWS": 2}),  # row values applied on the vector pipe (Brcb)
 ])
 def test_vector_kernel_doing_the_library_work_is_even(name, shape, candidate, params) -> None:
     task = get_task(name)

@@ -5,7 +5,9 @@ nn.Parameter, buffers, a one-element gain), Python-number inputs, broadcasts
 along each axis, middle-dim reductions, odd and prime sizes, 1-8 GiB shapes, fp16/bf16, names
 that collide with registry ops but compute something else, unusual constructor signatures,
 and every matmul form (mm, bmm, addmm, matmul, nn.Linear, transposed, batched against a shared
-matrix, matrix-vector, 1000 x 999 x 1001). The slow test runs ``check`` on each; the fast ones
+matrix, matrix-vector, 1000 x 999 x 1001), int64 index results (argmax/argmin, max/min(dim),
+cummax/cummin indices, ties drawn on purpose), bool masks, one-element tensor inputs, PReLU and
+fp16/bf16 chains that must round as eager does. The slow test runs ``check`` on each; the fast ones
 pin the loader's reading of module state and the cube kernels the matmul files reach.
 """
 

@@ -153,6 +153,8 @@ class Op(enum.IntEnum):
     # gather / index generation
     GATHER = 130
     CREATE_VEC_INDEX = 131
+    # per-row values broadcast into 32 B blocks
+    BRCB = 132
 
 
 def read_trace(path: str) -> np.ndarray:
@@ -183,4 +185,6 @@ OP_INSTR_CLASS: dict[Op, str] = {
     Op.BLOCK_REDUCE_MIN: "block_reduce",
     Op.DATA_COPY_UB2UB: "copy",
     Op.GATHER: "gather", Op.CREATE_VEC_INDEX: "one_input",
+    # Brcb writes 8 blocks (256 B) a repeat, like Duplicate
+    Op.BRCB: "one_input",
 }

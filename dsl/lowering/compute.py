@@ -157,6 +157,7 @@ class _Compute(GroupOps, ComputeOps):
             "row": Pool("row", "rowElems * 4", "rowBuf"),
             "col": Pool("col", "align_up(colElems, 128) * 4", "colBuf"),
             "mask": Pool("mask", "floor_div(align_up(tileElems, 256), 8)", "maskBuf"),
+            "bc": Pool("bc", "rowElems * 32", "bcBuf"),  # a tile's row values, one 32 B block each (Brcb)
         }
         self.queues: dict[str, Buffer] = {}
         self.roles: dict[str, str] = {}
@@ -167,6 +168,7 @@ class _Compute(GroupOps, ComputeOps):
         self.uses_red = False  # total_*: a scalar result buffer and the work buffer
         self.uses_work = False  # row reductions: the work buffer
         self.hoisted: dict[str, str] = {}  # per-row value -> its per-tile array of scalars
+        self.row_blocks: dict[tuple[str, bool], tuple[str, Buffer]] = {}  # (row value, reciprocal) -> Brcb blocks
         tile = self.loop.tile if self.loop else 1
         self.max_rows = max(self.p.tunable(tile).domain.values()) if isinstance(tile, str) else int(tile)
         self.uses_scl = False
@@ -391,6 +393,11 @@ class _Compute(GroupOps, ComputeOps):
             if self.after_cube:
                 return "static_cast<float>(td_.vW)"
             return "static_cast<float>(td_.A * td_.W)" if self.loop.kind == "rows" else "static_cast<float>(td_.K)"
+        if isinstance(e, ir.Position):  # the step of a slabs steps loop
+            return "static_cast<float>(k)"
+        if isinstance(e, ir.ScalarLoad):  # element 0 of a one-element input, a scalar GM read
+            self.roles[e.tensor] = "scalar_in"
+            return f"static_cast<float>({mangle('gm', e.tensor)}.GetValue(0))"
         if isinstance(e, ir.Binary):
             a, b = self._scalar_cpp(e.lhs), self._scalar_cpp(e.rhs)
             if e.op in ("max", "min"):
@@ -491,12 +498,13 @@ class _Compute(GroupOps, ComputeOps):
 
     # ------------------------------------------------------------ loops / memory
     def _inner_loop(self, s: ir.InnerLoop) -> None:
-        outer_hoisted = self.hoisted
+        outer_hoisted, outer_blocks = self.hoisted, self.row_blocks
         if s.kind == "chunks":
             self._hoist_row_scalars(s)
             if self.after_cube:
                 self._stage_chunks(s)
                 self.hoisted = outer_hoisted
+                self._drop_row_blocks(outer_blocks)
                 return
             if self.loop.axis >= 0:  # strided rows: A segments of W elements each
                 self.emit("for (int64_t a = 0; a < td_.A; ++a) {")
@@ -518,13 +526,16 @@ class _Compute(GroupOps, ComputeOps):
             self.indent -= 1
             self.emit("}")
         self.hoisted = outer_hoisted
+        self._drop_row_blocks(outer_blocks)
 
     def _hoist_row_scalars(self, s: ir.InnerLoop) -> None:
         """Per-row values defined before a chunks loop (and not updated in it) that combine with
-        its tiles are read from UB into arrays of scalars once per rows tile — one V->S sync —
-        instead of once in every chunk."""
+        its tiles are put in 32 B blocks once per rows tile (Brcb, see ``_hoist_row_blocks``);
+        those the vector path cannot apply are read into arrays of scalars once per rows tile —
+        one V->S sync — instead of once in every chunk."""
         changed = {x.target for x in ir.walk_stmts(s.body) if isinstance(x, ir.Assign)}
         found: list[str] = []
+        blocks: list[tuple[Val, bool]] = []  # (row value, as its reciprocal)
         for e in ir.body_exprs(s.body):
             if not isinstance(e, ir.Binary):
                 continue
@@ -533,20 +544,35 @@ class _Compute(GroupOps, ComputeOps):
             if {self.tp.type_of(e.lhs).form, self.tp.type_of(e.rhs).form} != {"tile", "row"} \
                     or not isinstance(base, ir.Var) or base.name in changed:
                 continue
-            ref = self._expr(row, s.var).cpp
-            if ref not in found and ref not in self.hoisted:
-                found.append(ref)
+            rv = self._expr(row, s.var)
+            tile = e.rhs if row is e.lhs else e.lhs
+            if self._applies_on_vector(e.op, self.tp.type_of(tile).dtype, rv):
+                recip = e.op == "div" and row is e.rhs
+                if all((v.cpp, k) != (rv.cpp, recip) for v, k in blocks):
+                    blocks.append((rv, recip))
+            elif rv.cpp not in found and rv.cpp not in self.hoisted:
+                found.append(rv.cpp)
+        # Blocks cost a 2-cycle two-input op a repeat where Adds/Muls cost 1, the scalar read one
+        # sync a rows tile: the tiling picks blocks when a row has few chunks (ROW_BLOCKS_CHUNKS).
+        only_scalar = bool(found)
+        if self.after_cube:  # the cube tiling has no rowBlocks field: scalars
+            found += [rv.cpp for rv, _ in blocks if rv.cpp not in found and rv.cpp not in self.hoisted]
+            blocks = []
+        found += [rv.cpp for rv, _ in blocks if rv.cpp not in found and rv.cpp not in self.hoisted]
+        self._hoist_row_blocks(blocks, "td_.rowBlocks")
         if not found:
             return
         self.hoisted = dict(self.hoisted)
-        self.emit("SyncVS();")
         for ref in found:
             self.counter += 1
             self.hoisted[ref] = f"rs{self.counter}"
             self.emit(f"float rs{self.counter}[{self.max_rows}];  // one value per row, read once per tile")
-        self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+        self.emit("{" if only_scalar or not blocks else "if (!td_.rowBlocks) {")
+        self.emit("    SyncVS();")
+        self.emit("    for (int64_t ri = 0; ri < r; ++ri) {")
         for ref in found:
-            self.emit(f"    {self.hoisted[ref]}[ri] = static_cast<float>({ref}.GetValue(ri));")
+            self.emit(f"        {self.hoisted[ref]}[ri] = static_cast<float>({ref}.GetValue(ri));")
+        self.emit("    }")
         self.emit("}")
 
     def _taps_loop(self, s: ir.InnerLoop) -> None:

@@ -23,6 +23,8 @@ CMP_SWAP = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "n
 VEC2 = {o.name: o.api for o in ops.BINARY.values() if o.api}  # one instruction: Add(dst, a, b, n)
 VEC1 = {o.name: o.api for o in ops.UNARY.values() if o.api}  # one instruction: Exp(dst, src, n)
 REDUCE = {o.name: o.api for o in ops.REDUCE.values()}
+ROW_APPLY_OP = {"add": "ACX_ADD", "sub": "ACX_SUB", "mul": "ACX_MUL", "div": "ACX_DIV", "max": "ACX_MAX",
+                "min": "ACX_MIN"}  # a tile with a row value, on the vector pipe (AcxRowApply in the prelude)
 ERF_P, ERF_A = ops.ERF_P, ops.ERF_A
 
 
@@ -170,15 +172,23 @@ class ComputeOps:
         if isinstance(e, ir.RowLast):
             a = self._expr(e.arg, loop_var)
             d = self._dest("row", a.dtype, hint, [], pre)
-            # one Gather at byte offsets (ri * wp + w - 1) * size: no scalar round trip
-            offs = self._new("row", "i32")
-            nb, i32 = NBYTES[a.dtype], "static_cast<int32_t>"
-            self.emit(f"CreateVecIndex({offs.cpp}, {i32}(0), static_cast<uint32_t>(r));")
-            self.emit(f"Muls({offs.cpp}, {offs.cpp}, {i32}(wp * {nb}), {i32}(r));")
-            self.emit(f"Adds({offs.cpp}, {offs.cpp}, {i32}((w - 1) * {nb}), {i32}(r));")
-            self.emit(f"Gather({d.cpp}, {a.cpp}, {offs.cpp}.ReinterpretCast<uint32_t>(), 0u, static_cast<uint32_t>(r));")
-            self._release(offs)
+            if a.dtype in ("f32", "f16"):  # on the vector pipe: no V->S sync in the chunks loop
+                buf = self.pools["bc"].get()
+                self.emit(f"AcxRowLast({d.cpp}, {a.cpp}, {buf.name}.Get<{a.ctype}>(), r, w, wp);")
+                self.pools["bc"].put(buf)
+            else:
+                self.emit("SyncVS();")
+                self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+                self.emit(f"    {d.cpp}.SetValue(ri, {a.cpp}.GetValue(ri * wp + w - 1));")
+                self.emit("}")
+                self.emit("SyncSV();")
             self._done([a], d)
+            return d
+        if isinstance(e, ir.Position):
+            d = self._dest("tile", "f32", hint, [], pre)
+            self.emit("for (int64_t ri = 0; ri < r; ++ri) {  // each element's column in its row")
+            self.emit(f"    CreateVecIndex({d.cpp}[ri * wp], static_cast<float>(c0), static_cast<uint32_t>(wp));")
+            self.emit("}")
             return d
         if isinstance(e, ir.Fill):
             form = "row" if e.kind == "row" else "tile"
@@ -368,8 +378,10 @@ class ComputeOps:
     def _cast(self, a: Val, dtype: str, hint: Val | None, pre) -> Val:
         if a.dtype == dtype:
             return self._finish(a, hint, pre) if hint is not None else a
-        if a.dtype in ("u8", "i8", "bool") and dtype != "f16":
-            mid = self._cast(a, "f16", None, None)
+        if dtype == "bool" and a.form == "tile":
+            return self._cast(self._nonzero(a), "u8", hint, pre)
+        if a.dtype in ("u8", "i8", "bool") and dtype != "f16" or dtype == "u8" and a.dtype != "f16":
+            mid = self._cast(a, "f16", None, None)  # bytes convert to and from f16 only
             return self._cast(mid, dtype, hint, pre)
         if NBYTES[a.dtype] == NBYTES[dtype] and hint is None and a.temp and a.buf and a.buf.kind != "inq":
             d = self._new(a.form, dtype, a.size)  # casting in place between same-size types is not allowed
@@ -377,13 +389,27 @@ class ComputeOps:
             d = self._dest(a.form, dtype, hint, [], pre, a.size)
         if dtype in ("f16", "bf16") and a.dtype == "f32":
             mode = "CAST_RINT"
-        elif dtype == "i32":
+        elif dtype in ("i32", "i64"):
             mode = "CAST_TRUNC"
         else:
             mode = "CAST_NONE"
         self.emit(f"Cast({d.cpp}, {a.cpp}, RoundMode::{mode}, {self._count(a)});")
         self._done([a], d)
         return d
+
+    def _nonzero(self, a: Val) -> Val:
+        """1.0 where a tile is not 0 (NaN included), else 0.0, in its own dtype: what a bool
+        holds (compared before any narrowing, so 1e-8 in f32 stays true)."""
+        ct, full = CTYPE[a.dtype], f"acx_align_up(cnt, {256 // NBYTES[a.dtype]})"
+        ones = self._new("tile", a.dtype)
+        self.emit(f"Duplicate({ones.cpp}, static_cast<{ct}>(1.0f), cnt);")
+        mask, m = self._mask()
+        self.emit(f"CompareScalar({m}, {a.cpp}, static_cast<{ct}>(0.0f), CMPMODE::NE, {full});")
+        self.emit(f"Select({ones.cpp}, {m}, {ones.cpp}, static_cast<{ct}>(0.0f), "
+                  f"SELMODE::VSEL_TENSOR_SCALAR_MODE, {full});")
+        self.pools["mask"].put(mask)
+        self._done([a], ones)
+        return ones
 
     def _power(self, a: Val, n: int, hint: Val | None, pre) -> Val:
         """a ** n (n = 2..4) from one evaluation of a: a*a, (a*a)*a, or (a*a)*(a*a)."""
@@ -496,15 +522,14 @@ class ComputeOps:
         self.counter += 1
         work = f"work{self.counter}"
         self.emit(f"LocalTensor<{ct}> {work} = workBuf.Get<{ct}>();")
-        self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
-        if a.dtype == "f32":  # block reductions, then one whole-repeat reduction (see AcxRowReduce)
+        if a.dtype == "f32":  # narrow rows: one call a tile; else block reductions + one whole-repeat one a row
             kind = {"sum": 0, "max": 1, "min": 2}[op]
-            self.emit(f"    AcxRowReduce<{kind}>({d.cpp}[ri], {a.cpp}[ri * wp], {work}, {work}[td_.workElems], "
-                      "static_cast<int32_t>(w));")
+            self.emit(f"AcxRowsReduce<{kind}>({d.cpp}, {a.cpp}, {work}, {work}[td_.workElems], r, w, wp);")
         else:
             extra = ", false" if op != "sum" else ""
+            self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
             self.emit(f"    {REDUCE[op]}<{ct}>({d.cpp}[ri], {a.cpp}[ri * wp], {work}, static_cast<int32_t>(w){extra});")
-        self.emit("}")
+            self.emit("}")
         self._done([a], d)
         return d
 
@@ -531,8 +556,19 @@ class ComputeOps:
             x, y = (f"{other.cpp}", f"{tile.cpp}[ri * wp]") if swapped else (f"{tile.cpp}[ri * wp]", f"{other.cpp}")
             self.emit(f"    {VEC2[op]}({d.cpp}[ri * wp], {x}, {y}, w);")
             self.emit("}")
+        elif self._applies_on_vector(op, tile.dtype, other) and other.cpp not in self.hoisted:
+            self._row_apply(op, d, tile, other, swapped)
         else:  # row: one scalar per row, read on the scalar unit (or read once per tile before a chunks loop)
             held = self.hoisted.get(other.cpp)
+            dual = held is not None and self._applies_on_vector(op, tile.dtype, other) and \
+                (other.cpp, op == "div" and not swapped) in self.row_blocks
+            if dual:  # the tiling chose blocks or scalars for this shape (see _hoist_row_scalars)
+                self.emit("if (td_.rowBlocks) {")
+                self.indent += 1
+                self._row_apply(op, d, tile, other, swapped)
+                self.indent -= 1
+                self.emit("} else {")
+                self.indent += 1
             if held is None:
                 self.emit("SyncVS();")
             self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
@@ -540,8 +576,81 @@ class ComputeOps:
                       f"    const float s = static_cast<float>({other.cpp}.GetValue(ri));")
             self._scalar_op(op, f"{d.cpp}[ri * wp]", f"{tile.cpp}[ri * wp]", "s", ct, swapped, "w", "    ")
             self.emit("}")
+            if dual:
+                self.indent -= 1
+                self.emit("}")
         self._done([a, b], d)
         return d
+
+    @staticmethod
+    def _applies_on_vector(op: str, tile_dtype: str, row: Val) -> bool:
+        """Whether ``tile (op) row`` runs as Brcb + a repeat-form op (same dtype, f32/f16)."""
+        return op in ROW_APPLY_OP and row.dtype == tile_dtype and tile_dtype in ("f32", "f16") and row.size == 1
+
+    def _row_block_of(self, row: Val, reciprocal: bool) -> tuple[str, Buffer | None]:
+        """The 32 B blocks holding ``row`` (or 1 / ``row``): hoisted before a chunks loop, or
+        made here (the buffer is then the caller's to give back)."""
+        held = self.row_blocks.get((row.cpp, reciprocal))
+        if held is not None:
+            return held[0], None
+        return self._make_row_block(row, reciprocal)
+
+    def _make_row_block(self, row: Val, reciprocal: bool, guard: str = "") -> tuple[str, Buffer]:
+        """Brcb of ``row`` (or of its reciprocal) into a fresh bc buffer; with ``guard`` the
+        instructions run only where that runtime condition holds (the tensor is declared outside)."""
+        buf = self.pools["bc"].get()
+        self.counter += 1
+        bc = f"bc{self.counter}"
+        self.emit(f"LocalTensor<{row.ctype}> {bc} = {buf.name}.Get<{row.ctype}>();")
+        if guard:
+            self.emit(f"if ({guard}) {{")
+            self.indent += 1
+        inv = None
+        if reciprocal:  # x * (1 / s): the reciprocal of r values, not of the tile
+            inv = self._new("row", row.dtype)
+            self.emit(f"Reciprocal({inv.cpp}, {row.cpp}, r);")
+            row = inv
+        self.emit(f"AcxBrcbRows({bc}, {row.cpp}, r);")
+        if inv is not None:
+            self._release(inv)
+        if guard:
+            self.indent -= 1
+            self.emit("}")
+        return bc, buf
+
+    def _hoist_row_blocks(self, rows: list[tuple[Val, bool]], guard: str = "") -> None:
+        """Row values a chunks loop applies to its chunks, put in 32 B blocks once per rows tile
+        (where ``guard`` holds at run time)."""
+        if not rows:
+            return
+        self.row_blocks = dict(self.row_blocks)
+        for row, reciprocal in rows:
+            if (row.cpp, reciprocal) not in self.row_blocks:
+                self.row_blocks[(row.cpp, reciprocal)] = self._make_row_block(row, reciprocal, guard)
+
+    def _drop_row_blocks(self, outer: dict) -> None:
+        """At a chunks loop's end: its hoisted blocks' buffers go back to the pool."""
+        for key, (_, buf) in self.row_blocks.items():
+            if key not in outer:
+                self.pools["bc"].put(buf)
+        self.row_blocks = outer
+
+    def _row_apply(self, op: str, d: Val, tile: Val, row: Val, row_first: bool) -> None:
+        """``d = tile (op) row`` (``row (op) tile`` when ``row_first``) on the vector pipe alone:
+        Brcb puts each row's value in a 32 B block, then repeat-form ops read that block with
+        block stride 0 across the row (``AcxRowApply``) - no V->S sync, no scalar per row. The
+        rounding is the scalar path's: ``x / s`` is ``x * (1 / s)``, ``s / x`` is ``(1 / x) * s``."""
+        src = tile
+        bc, buf = self._row_block_of(row, op == "div" and not row_first)
+        if op == "div" and not row_first:  # x * (1 / s)
+            op = "mul"
+        elif op == "div":  # (1 / x) * s
+            self.emit(f"Reciprocal({d.cpp}, {tile.cpp}, cnt);")
+            src, op, row_first = d, "mul", False
+        self.emit(f"AcxRowApply<{ROW_APPLY_OP[op]}, {'true' if row_first else 'false'}>"
+                  f"({d.cpp}, {src.cpp}, {bc}, r, w, wp);")
+        if buf is not None:
+            self.pools["bc"].put(buf)
 
     def _with_scalar(self, op: str, v: Val, s: Val, scalar_first: bool, hint, pre) -> Val:
         d = self._dest(v.form, v.dtype, hint, [v], pre)

@@ -132,7 +132,7 @@ def tiling_spec(tp: TypedProgram, plan: KernelPlan) -> TilingSpec:
 
 def _gm_size(p: ir.Program, role: str) -> str:
     kind = p.loop.kind
-    if role == "scalar_out":
+    if role in ("scalar_out", "scalar_in"):
         return "1"
     if role == "index":
         return "td.N"

@@ -10,15 +10,15 @@ from .. import ir
 from ..names import mangle
 
 MSOPGEN_TYPE = {"f32": "float", "f16": "float16", "bf16": "bfloat16", "i32": "int32", "i8": "int8",
-                "u8": "uint8", "bool": "bool"}
+                "u8": "uint8", "bool": "bool", "i64": "int64"}
 GE_TYPE = {"f32": "ge::DT_FLOAT", "f16": "ge::DT_FLOAT16", "bf16": "ge::DT_BF16", "i32": "ge::DT_INT32",
-           "i8": "ge::DT_INT8", "u8": "ge::DT_UINT8", "bool": "ge::DT_BOOL"}
+           "i8": "ge::DT_INT8", "u8": "ge::DT_UINT8", "bool": "ge::DT_BOOL", "i64": "ge::DT_INT64"}
 TORCH_TYPE = {"f32": "at::kFloat", "f16": "at::kHalf", "bf16": "at::kBFloat16", "i32": "at::kInt",
-              "i8": "at::kChar", "u8": "at::kByte", "bool": "at::kBool"}
+              "i8": "at::kChar", "u8": "at::kByte", "bool": "at::kBool", "i64": "at::kLong"}
 TORCH_PY_TYPE = {"f32": "torch.float32", "f16": "torch.float16", "bf16": "torch.bfloat16", "i32": "torch.int32",
-                 "i8": "torch.int8", "u8": "torch.uint8", "bool": "torch.bool"}
+                 "i8": "torch.int8", "u8": "torch.uint8", "bool": "torch.bool", "i64": "torch.int64"}
 DTYPE_NAME = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i32": "int32", "i8": "int8",
-              "u8": "uint8", "bool": "bool"}
+              "u8": "uint8", "bool": "bool", "i64": "int64"}
 
 
 

@@ -36,7 +36,7 @@ for _module in (rules_math, rules_layout, rules_reduce, rules_scan, rules_nn):
 
 #: ops the frontend knowingly does not handle, with the reason given to the user
 REASONS: dict[str, str] = {}
-for _n in ("argmax", "argmin", "sort", "topk", "kthvalue", "median", "mode", "nonzero",
+for _n in ("sort", "topk", "kthvalue", "median", "mode", "nonzero",
            "unique", "_unique2"):
     REASONS[_n] = "index/sorting results have no DSL form"
 for _n in ("mm", "bmm", "addmm", "matmul", "linear", "addbmm", "baddbmm",
@@ -129,6 +129,8 @@ def decompose(ag: AtenGraph, task_inputs: list[Any]) -> PrimGraph:
             origin[n] = d["name"]
             try:
                 values[n] = _apply(g, d, resolve, n)
+                g.rounded.update(g.storage(v) for v in values[n] if isinstance(v, Value)
+                                 and v.dtype in (torch.float16, torch.bfloat16))
             except Unsupported as e:  # only an error if a live value reads it (e.g. not
                 failed[n] = e        # BatchNorm's running-statistics updates)
                 values[n] = [None] * max(1, len(d["outputs"]))

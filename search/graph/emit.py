@@ -52,9 +52,11 @@ RESERVED = {
     "rsqrt", "reciprocal", "relu", "tanh", "sigmoid", "erf", "f32", "f16", "bf16", "i32",
     "i8", "u8", "bool", "i64", "TILE", "ROWS", "CHUNK", "CORES", "DEPTH", "total_sum",
     "total_max", "total_min", "numel", "size", "scan_sum", "scan_prod", "scan_max", "row_last",
-    "pick", "windows", "taps", "w",
+    "pick", "windows", "taps", "w", "position", "load_scalar",
 }
 SCAN_INIT = {"sum": 0.0, "prod": 1.0, "max": -math.inf}
+#: ops whose value is never an eager fp16 rounding step (data, constants, masks)
+ROUND_EXEMPT = ("input", "const", "scalar", "extent", "position", "index", "pick", "cmp", "ind")
 MAX_INLINE_DEPTH = 12
 
 
@@ -187,10 +189,20 @@ class Emitter:
             return f"(2.0 / (1.0 + exp({a} * -2.0)) - 1.0)"
         return f"{op}({bare(a)})"
 
-    def ex(self, n: int, scope: Scope) -> str:
+    def ex(self, n: int, scope: Scope, rounded: bool = True) -> str:
+        """The expression of ``n``; an ATen op's fp16/bf16 result rounded as eager rounds it
+        (``cast(cast(e, f16), f32)``) unless ``rounded`` is False (a store casts anyway)."""
         n = self.base(n)
         if n in scope.names:
             return scope.names[n]
+        e = self._ex(n, scope)
+        d = self.pg.g.nodes[n]
+        if rounded and n in self.pg.rounded and d["op"] not in ROUND_EXEMPT and \
+                self.form(n) not in ("s", "g") and d["dtype"] in DSL_DTYPE:
+            return f"cast(cast({bare(e)}, {DSL_DTYPE[d['dtype']]}), f32)"
+        return e
+
+    def _ex(self, n: int, scope: Scope) -> str:
         d = self.pg.g.nodes[n]
         op = d["op"]
         if op == "const":
@@ -203,6 +215,8 @@ class Emitter:
             return self.shape_expr(n, scope)
         if op == "input":
             return self.load(n, scope)
+        if op == "position":
+            return f"position({scope.at})"
         if op == "pick":
             x, idx = self.args(n)
             e = f"pick({self.param[self.pg.attr(x, 'index')]}, t, " \
@@ -254,6 +268,8 @@ class Emitter:
         d = self.pg.g.nodes[n]
         name = self.param[d["index"]]
         f = self.form(n)
+        if f == "s":  # a one-element tensor: a kernel scalar, already f32
+            return f"load_scalar({name})"
         if f in ("t", "w"):
             e = f"load({name}, {scope.at})"
         elif f == "c":
@@ -282,7 +298,9 @@ class Emitter:
                 continue
             if self.form(n) == "g":
                 raise AssertionError("whole-tensor scalars are named before the loop")
-            if self.multipass and scope.inner and self.form(n) == "o" and op != "cmp":
+            lifted = op == "ind" and self.form(self.args(n)[0]) == "o"  # a where() on tiles
+            if self.multipass and scope.inner and self.form(n) == "o" and op != "cmp" and \
+                    not lifted:
                 outer.add(n)  # (a comparison is written inside its where(): its operands are)
                 continue
             if op == "reduce" and self.multipass:
@@ -433,7 +451,9 @@ class Emitter:
 
     def store_expr(self, j: int, scope: Scope) -> str:
         n, _, dt = self.plan.outputs[j]
-        e = bare(self.ex(n, scope))
+        if dt == torch.bool:  # a mask: its 1.0/0.0 tile, stored as bytes
+            return f"cast(where({self.cond(n, scope)}, 1.0, 0.0), bool)"
+        e = bare(self.ex(n, scope, rounded=False))
         return f"cast({e}, {DSL_DTYPE[dt]})" if dt != torch.float32 else e
 
     def total(self, r: int, e: str, scope: Scope, top: Scope) -> None:

@@ -42,7 +42,7 @@ from ...tasks.task import Shape, Task
 from .prims import BINARY, TRANSPARENT, UNARY, PrimGraph
 from .trace import Unsupported
 
-OUTPUT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+OUTPUT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.bool)
 
 
 @dataclass(frozen=True)
@@ -476,6 +476,21 @@ def _check_loop_reduce(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int
                           f"does not match the {domain.describe(ref_shape)} loop")
 
 
+def _position_form(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int],
+                   ref_shape: Shape) -> str:
+    """An index along one dim is the column of a rows loop whose rows are that dim, or the
+    step of a slabs loop over it: a full tile either way."""
+    shape, dim = pg.attr(n, "shape"), pg.attr(n, "dim")
+    inner = math.prod(shape[dim + 1:])
+    if domain.kind == "rows" and domain.groups == 1 and inner == 1 and shape[dim] == ext["W"]:
+        return "t"
+    if domain.kind == "slabs" and math.prod(shape[:dim]) == ext["A"] and shape[dim] == ext["K"] \
+            and inner == ext["B"]:
+        return "t"
+    raise Unsupported(f"an index along dim {dim} of a {list(shape)} value (argmax/argmin) is "
+                      f"neither the row of the {domain.describe(ref_shape)} loop nor its step axis")
+
+
 def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[Shape]
                 ) -> tuple[dict[int, str], set[int]]:
     """The form of every live node in ``domain`` (raises Unsupported when one has none)."""
@@ -528,9 +543,7 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
             elif m == outer and kind != "tiles":
                 f = "o"
             elif m == 1:
-                raise Unsupported(f"input {d['name']!r} is a one-element tensor: the DSL cannot "
-                                  "broadcast one value read from GM over the whole loop (give it "
-                                  "as a Python number to make it a Scalar parameter)")
+                f = "s"  # one element read from GM as a kernel scalar (load_scalar)
             else:
                 raise Unsupported(f"input {d['name']!r} of shape {list(d['shape'])} does not fit "
                                   f"the {domain.describe(ref_shape)} loop: it is neither full "
@@ -542,6 +555,9 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
             continue
         if op == "index":
             forms[n] = "i"
+            continue
+        if op == "position":
+            forms[n] = _position_form(pg, n, domain, ext, ref_shape)
             continue
         if op in ("const", "scalar"):
             forms[n] = "s"
@@ -638,7 +654,9 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
             (f,) = nonscalar
         # a comparison is only ever written as a where() condition, where the emitter lifts
         # per-row / per-column operands to full tiles; the where() itself must be a tile
-        lifted_cond = op == "cmp" and all(pg.op(u) == "where" and pg.g.nodes[u]["args"][0] == n
+        # (likewise a mask read as 1.0/0.0, ``ind``, is written as where(cond, 1.0, 0.0))
+        lifted_cond = op == "cmp" and all(pg.op(u) == "ind" or pg.op(u) == "where" and
+                                          pg.g.nodes[u]["args"][0] == n
                                           for u in pg.g.successors(n) if u in alive)
         if op in ("cmp", "where") and kind in ("rows", "channels") and f != "t" and \
                 not lifted_cond:
@@ -699,6 +717,11 @@ def make_plan(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[S
                                                                          "broadcast value")
             raise Unsupported(f"output {i} is {what}, which the {domain.describe(ref_shape)} "
                               "loop cannot store")
+        if dt == torch.int64 and v.node not in pg.index_results:
+            raise Unsupported(f"output {i} is int64 but not an index (argmax/argmin/max(dim) "
+                              "indices): integer arithmetic has no DSL form")
+        if dt == torch.bool and pg.op(v.node) != "cmp":
+            raise Unsupported(f"output {i} is bool but not a comparison or logical op of them")
         outputs.append((v.node, f, dt))
     plan = Plan(pg, domain, forms, outputs, live, materialize, full_shape=ref_shape)
     plan.level = grid_levels(pg, live, forms)

@@ -15,6 +15,8 @@ ATen ops are decomposed (:mod:`.decompose`) into a handful of primitives held in
   result keeps the reduced dims as 1, a ``view`` drops them);
 - ``scan`` (attribute ``red``: ``sum prod max``, ``dim``): an inclusive running op;
 - ``pick`` (x, index): per row, ``x[row, index[row]]`` of a task input ``x``;
+- ``position`` (attribute ``dim``, a leaf): each element's index along ``dim`` as f32 (the
+  argmax/argmin decompositions: the first position where a slice reaches its extreme);
 - ``pool`` (attributes ``red`` ``sum``/``max``, ``dims``, ``kernel``, ``stride``, ``padding``):
   a window reduction over the last ``dims`` dims (padding reads as the op's identity);
 - ``flip`` / ``slice``: data movement, only valid where a rule folds it away (a reversed
@@ -125,6 +127,11 @@ class PrimGraph:
         self.g = nx.DiGraph()
         self._cse: dict[tuple, int] = {}
         self.outputs: list[Value] = []
+        #: nodes holding an index as f32 (argmax and friends): the values an int64 output takes
+        self.index_results: set[int] = set()
+        #: nodes that are an ATen op's fp16/bf16 result: eager rounds them, so a kernel that
+        #: computes in f32 rounds them too (an fp16 chain then matches eager op by op)
+        self.rounded: set[int] = set()
 
     # ------------------------------------------------------------ raw nodes
     def _add(self, op: str, args: Sequence[Value], shape: Shape, real: Shape,
@@ -151,6 +158,13 @@ class PrimGraph:
     def op(self, v: Value | int) -> str:
         n = v.node if isinstance(v, Value) else v
         return self.g.nodes[n]["op"]
+
+    def storage(self, v: Value) -> int:
+        """The node whose data ``v`` shows (through views and expands)."""
+        n = v.node
+        while self.op(n) in TRANSPARENT:
+            n = self.g.nodes[n]["args"][0]
+        return n
 
     def const_value(self, v: Value) -> float | None:
         """The number a value folds to (constants; runtime scalars are folded by value)."""
@@ -182,6 +196,12 @@ class PrimGraph:
         while self.op(n) == "view":
             n = self.g.nodes[n]["args"][0]
         return self._add("extent", (), (), (), torch.float32, of=n)
+
+    def position(self, like: Value, dim: int) -> Value:
+        """Each element's index along ``dim`` of ``like``, as f32 (exact below 2**24): what
+        an argmax compares (``position(at)`` in the DSL: a slabs step, a rows column)."""
+        d = dim % len(like.shape)
+        return self._add("position", (), like.shape, like.shape, torch.float32, dim=d)
 
     # ------------------------------------------------------------ elementwise
     def as_float(self, v: Value, dtype: torch.dtype = torch.float32) -> Value:

@@ -117,6 +117,7 @@ FORMULAS: dict[str, Any] = {
     "hardsigmoid": clamp(X + 3.0, 0.0, 6.0) / 6.0,
     "log_sigmoid": Fn(_log_sigmoid, X),
     "hardshrink": where(abs_(X) > arg("lambd", 0.5), X, 0.0, X),
+    "_prelu_kernel": where(X > 0.0, X, Arg("weight") * X, X),
     "addcmul": X + Fn(scaled, Arg("tensor1") * Arg("tensor2"), Arg("value", 1)),
     "addcdiv": X + Fn(scaled, Arg("tensor1") / Arg("tensor2"), Arg("value", 1)),
     "lerp": X + Arg("weight") * (Arg("end") - X),

@@ -141,12 +141,45 @@ def _max_min(red: str) -> Rule:
             return g.binary(red, x, a["other"])
         if "dim" not in a:
             return g.reduce(red, x, None, False)
-        return [g.reduce(red, x, dims_of(x, a["dim"]), bool(a.get("keepdim", False))), None]
+        k = bool(a.get("keepdim", False))
+        d = a["dim"]
+        return [g.reduce(red, x, dims_of(x, d), k), arg_extreme(g, x, red, d, k)]
     return fn
 
 
 RULES["max"] = _max_min("max")
 RULES["min"] = _max_min("min")
+
+#: the largest extent whose indices f32 holds exactly
+MAX_INDEX_EXTENT = 2 ** 24
+
+
+def arg_extreme(g: PrimGraph, x: Value, red: str, dim: Any, keepdim: bool) -> Value:
+    """argmax/argmin over one dim: the smallest position where the slice equals its max (min),
+    so ties give the first index, PyTorch's documented rule. The value is computed in f32 and
+    stored as int64. NaN is not matched: PyTorch returns the first NaN's index; here a NaN
+    never equals the extreme, so the index of a slice holding one is unspecified."""
+    if dim is None or isinstance(dim, (list, tuple)):
+        raise Unsupported(f"arg{red} over every element (dim=None): the index of a whole-tensor "
+                          "extreme needs a total_* of positions, which the DSL does not have")
+    if not x.dtype.is_floating_point:
+        raise Unsupported(f"arg{red} of a {str(x.dtype).replace('torch.', '')} tensor (integer "
+                          "tensors are read only as class targets)")
+    d = dim % len(x.shape) if x.shape else 0
+    if not x.shape or x.shape[d] > MAX_INDEX_EXTENT:
+        raise Unsupported(f"arg{red} over an extent above 2**24 (f32 holds indices exactly below it)"
+                          if x.shape else f"arg{red} of a 0-dim tensor")
+    hit = g.cmp("eq", x, g.reduce(red, x, [d], True))
+    first = g.reduce("min", g.where(hit, g.position(x, d), math.inf), [d], True)
+    v = keep(g, first, x, [d], keepdim)
+    g.index_results.add(v.node)
+    return Value(v.node, v.shape, v.real, torch.int64)
+
+
+@rule("argmax", "argmin")
+def _argmax(g: PrimGraph, a: dict) -> Value:
+    red = "max" if "argmax" in str(a["__op__"]) else "min"
+    return arg_extreme(g, a["self"], red, a.get("dim"), bool(a.get("keepdim", False)))
 
 
 @rule("_softmax", "softmax", "_safe_softmax")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import torch
+
 from .formulas import Rule, registrar
 from .prims import PrimGraph, Value
 from .rules_layout import to_dtype
@@ -30,13 +32,30 @@ def _scan(red: str, cast: bool) -> Rule:
 
 RULES["cumsum"] = _scan("sum", cast=True)
 RULES["cumprod"] = _scan("prod", cast=True)
-RULES["cummax"] = lambda g, a: [_scan("max", cast=False)(g, a), None]  # no index output
+def running_index(g: PrimGraph, x: Value, values: Value, dim: int) -> Value:
+    """The indices of ``cummax``/``cummin``: the last position so far where ``x`` equals the
+    running extreme (on ties PyTorch's kernels return the latest index: cummax of
+    [1, 1, 0, 1] gives [0, 1, 1, 3]), a running max of positions, stored as int64."""
+    if not x.shape or x.shape[dim % len(x.shape)] > 2 ** 24:
+        raise Unsupported("cummax/cummin indices of a 0-dim tensor or over an extent above 2**24")
+    hit = g.cmp("eq", x, values)
+    last = g.scan("max", g.where(hit, g.position(x, dim), -math.inf), dim)
+    g.index_results.add(last.node)
+    return Value(last.node, last.shape, last.real, torch.int64)
+
+
+@rule("cummax")
+def _cummax(g: PrimGraph, a: dict) -> list:
+    x, dim = a["self"], int(a["dim"])
+    values = g.scan("max", x, dim)
+    return [values, running_index(g, x, values, dim)]
 
 
 @rule("cummin")
 def _cummin(g: PrimGraph, a: dict) -> list:
-    x = a["self"]
-    return [g.unary("neg", g.scan("max", g.unary("neg", x), int(a["dim"]))), None]
+    x, dim = a["self"], int(a["dim"])
+    values = g.unary("neg", g.scan("max", g.unary("neg", x), dim))
+    return [values, running_index(g, x, values, dim)]
 
 
 @rule("logcumsumexp")

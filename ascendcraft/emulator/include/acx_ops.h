@@ -289,12 +289,15 @@ namespace AscendC {
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, int32_t count) { \
         acx::VBinary(#NAME, acx::OP, ALLOWED, dst, src0, src1, count, [](auto x, auto y) { return EXPR; });          \
     }
-ACX_BIN(Add, OP_ADD, acx::M_FP | acx::M_I16 | acx::M_I32, x + y)
-ACX_BIN(Sub, OP_SUB, acx::M_FP | acx::M_I16 | acx::M_I32, x - y)
-ACX_BIN(Mul, OP_MUL, acx::M_FP | acx::M_I16 | acx::M_I32, x * y)
-ACX_BIN(Div, OP_DIV, acx::M_FP, x / y)
-ACX_BIN(Max, OP_MAX, acx::M_FP | acx::M_I16 | acx::M_I32, (x > y ? x : y))
-ACX_BIN(Min, OP_MIN, acx::M_FP | acx::M_I16 | acx::M_I32, (x < y ? x : y))
+// The arithmetic binaries, once for their count forms and once for their repeat forms (below).
+#define ACX_ARITH2(X)                                                   \
+    X(Add, OP_ADD, acx::M_FP | acx::M_I16 | acx::M_I32, x + y)          \
+    X(Sub, OP_SUB, acx::M_FP | acx::M_I16 | acx::M_I32, x - y)          \
+    X(Mul, OP_MUL, acx::M_FP | acx::M_I16 | acx::M_I32, x * y)          \
+    X(Div, OP_DIV, acx::M_FP, x / y)                                    \
+    X(Max, OP_MAX, acx::M_FP | acx::M_I16 | acx::M_I32, (x > y ? x : y)) \
+    X(Min, OP_MIN, acx::M_FP | acx::M_I16 | acx::M_I32, (x < y ? x : y))
+ACX_ARITH2(ACX_BIN)
 ACX_BIN(And, OP_AND, acx::M_I16 | acx::M_U16, (x & y))
 ACX_BIN(Or, OP_OR, acx::M_I16 | acx::M_U16, (x | y))
 #undef ACX_BIN
@@ -859,5 +862,117 @@ inline void CreateVecIndex(LocalTensor<T> dst, const T& firstValue, uint32_t cou
     T* d = dst.ptr();
     auto f = acx::Ld(firstValue);
     for (uint32_t i = 0; i < count; i++) d[i] = acx::St<T>(f + (decltype(f))i);
+}
+}  // namespace AscendC
+
+// ---------------------------------------------------------------- repeat forms: per-row values on the vector side
+// A repeat covers up to 256 B in 8 blocks of 32 B; lane l of repeat r of an operand lives at
+// base + (r * repStride + (l / epb) * blkStride) * 32 + (l % epb) * sizeof(T) (strides in 32 B
+// blocks, as in the API reference's BinaryRepeatParams / BrcbRepeatParams). A block stride of 0
+// reads one 32 B block for the whole repeat: a per-row value broadcast over a row.
+namespace AscendC {
+struct BinaryRepeatParams {
+    BinaryRepeatParams() = default;
+    BinaryRepeatParams(uint8_t dB, uint8_t s0B, uint8_t s1B, uint8_t dR, uint8_t s0R, uint8_t s1R)
+        : dstBlkStride(dB), src0BlkStride(s0B), src1BlkStride(s1B), dstRepStride(dR), src0RepStride(s0R), src1RepStride(s1R) {}
+    uint32_t blockNumber = 8;
+    uint8_t dstBlkStride = 1, src0BlkStride = 1, src1BlkStride = 1;
+    uint8_t dstRepStride = 8, src0RepStride = 8, src1RepStride = 8;
+    bool repeatStrideMode = false, strideSizeMode = false;
+};
+struct BrcbRepeatParams {
+    BrcbRepeatParams() = default;
+    BrcbRepeatParams(uint16_t dB, uint16_t dR) : dstBlkStride(dB), dstRepStride(dR) {}
+    uint32_t blockNumber = 8;
+    uint16_t dstRepStride = 8, dstBlkStride = 1;
+};
+}  // namespace AscendC
+
+namespace acx {
+// Bytes from an operand's start to the end of the last 32 B block a repeat-form call touches.
+inline uint64_t StridedExtent(int32_t repeat, uint32_t repStride, uint32_t blkStride, int32_t nb) {
+    return ((uint64_t)(repeat - 1) * repStride + (uint64_t)(nb - 1) * blkStride) * 32 + 32;
+}
+inline uint64_t LaneAt(int32_t r, int32_t l, uint32_t repStride, uint32_t blkStride, int32_t epb, uint32_t sz) {
+    return ((uint64_t)r * repStride + (uint64_t)(l / epb) * blkStride) * 32 + (uint64_t)(l % epb) * sz;
+}
+// Binary op, repeat form: each repeat reads its lanes of src0 and src1, then writes dst.
+template <class T, class F>
+inline void VBinaryRepeat(const char* api, uint16_t op, uint32_t allowed, const LocalTensor<T>& d, const LocalTensor<T>& a,
+                          const LocalTensor<T>& b, const AscendC::Lanes<T>& ln, int32_t repeat,
+                          const AscendC::BinaryRepeatParams& p, F f) {
+    CheckDtype<T>(api, allowed);
+    if (repeat < 0 || repeat > 255) Fail("%s: repeatTimes=%d not in [0, 255]", api, repeat);
+    if (repeat == 0) return;
+    const int32_t epb = 32 / sizeof(T), nb = ln.maxLane / epb + 1;
+    Operand(api, "dst", d, StridedExtent(repeat, p.dstRepStride, p.dstBlkStride, nb));
+    Operand(api, "src0", a, StridedExtent(repeat, p.src0RepStride, p.src0BlkStride, nb));
+    Operand(api, "src1", b, StridedExtent(repeat, p.src1RepStride, p.src1BlkStride, nb));
+    EmitInstr(P_V, op, DT<T>::id, 0, repeat, 0, (uint64_t)repeat * ln.active * sizeof(T), (uint64_t)repeat * ln.active);
+    if (TraceOnly()) return;
+    uint8_t* pd = (uint8_t*)d.ptr();
+    const uint8_t* pa = (const uint8_t*)a.ptr();
+    const uint8_t* pb = (const uint8_t*)b.ptr();
+    const uint32_t sz = sizeof(T);
+    T out[128];
+    for (int32_t r = 0; r < repeat; r++) {
+        for (int32_t l = 0; l <= ln.maxLane; l++) {
+            if (!ln.On(l)) continue;
+            T x, y;
+            std::memcpy((void*)&x, pa + LaneAt(r, l, p.src0RepStride, p.src0BlkStride, epb, sz), sz);
+            std::memcpy((void*)&y, pb + LaneAt(r, l, p.src1RepStride, p.src1BlkStride, epb, sz), sz);
+            out[l] = St<T>(f(Ld(x), Ld(y)));
+        }
+        for (int32_t l = 0; l <= ln.maxLane; l++)
+            if (ln.On(l)) std::memcpy(pd + LaneAt(r, l, p.dstRepStride, p.dstBlkStride, epb, sz), (const void*)&out[l], sz);
+    }
+}
+}  // namespace acx
+
+namespace AscendC {
+#define ACX_BIN_REP(NAME, OP, ALLOWED, EXPR)                                                                         \
+    template <class T, bool isSetMask = true>                                                                        \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, uint64_t mask, \
+                     const uint8_t repeatTimes, const BinaryRepeatParams& repeatParams) {                           \
+        acx::VBinaryRepeat(#NAME, acx::OP, ALLOWED, dst, src0, src1, Lanes<T>(#NAME, (int32_t)mask), repeatTimes,    \
+                           repeatParams, [](auto x, auto y) { return EXPR; });                                       \
+    }                                                                                                                \
+    template <class T, bool isSetMask = true>                                                                        \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,              \
+                     const uint64_t mask[], const uint8_t repeatTimes, const BinaryRepeatParams& repeatParams) {     \
+        acx::VBinaryRepeat(#NAME, acx::OP, ALLOWED, dst, src0, src1, Lanes<T>(#NAME, mask), repeatTimes,             \
+                           repeatParams, [](auto x, auto y) { return EXPR; });                                       \
+    }
+ACX_ARITH2(ACX_BIN_REP)
+#undef ACX_BIN_REP
+#undef ACX_ARITH2
+
+// Brcb: each repeat takes 8 consecutive elements of src0 and fills one 32 B block of dst with
+// each (block b of repeat r at dst + (r * dstRepStride + b * dstBlkStride) * 32). b16/b32 types;
+// src0 and dst must not overlap.
+template <class T>
+inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const uint8_t repeatTime, const BrcbRepeatParams& p) {
+    const char* api = "Brcb";
+    acx::CheckDtype<T>(api, acx::M_FP | acx::M_BF16 | acx::M_I16 | acx::M_U16 | acx::M_I32 | acx::M_U32);
+    if (repeatTime == 0) return;
+    const uint64_t sz = sizeof(T), epb = 32 / sz;
+    const uint64_t sbytes = (uint64_t)repeatTime * 8 * sz;
+    const uint64_t dext = ((uint64_t)(repeatTime - 1) * p.dstRepStride + 7ull * p.dstBlkStride) * 32 + 32;
+    acx::Operand(api, "src0", src0, sbytes);
+    acx::Operand(api, "dst", dst, dext);
+    if (dst.base_ == src0.base_ && MemOf(dst.pos_) == MemOf(src0.pos_) && dst.off_ < src0.off_ + sbytes &&
+        src0.off_ < dst.off_ + dext)
+        acx::Fail("Brcb: dst (UB [%u, %llu)) and src0 (UB [%u, %llu)) overlap; the API forbids the same memory", dst.off_,
+                  (unsigned long long)(dst.off_ + dext), src0.off_, (unsigned long long)(src0.off_ + sbytes));
+    acx::EmitInstr(acx::P_V, acx::OP_BRCB, acx::DT<T>::id, 0, repeatTime, 0, (uint64_t)repeatTime * 256, (uint64_t)repeatTime * 8);
+    if (acx::TraceOnly()) return;
+    const T* s = src0.ptr();
+    uint8_t* d = (uint8_t*)dst.ptr();
+    for (uint64_t r = 0; r < repeatTime; r++)
+        for (uint64_t b = 0; b < 8; b++) {
+            const T v = s[r * 8 + b];
+            uint8_t* blk = d + (r * p.dstRepStride + b * p.dstBlkStride) * 32;
+            for (uint64_t k = 0; k < epb; k++) std::memcpy(blk + k * sz, (const void*)&v, sz);
+        }
 }
 }  // namespace AscendC

@@ -35,6 +35,7 @@ enum TraceOp : uint16_t {
     OP_AND = 110, OP_OR = 111,
     OP_INIT_GLOBAL_MEMORY = 120,  // appended: InitGlobalMemory (vector core fills GM via MTE3)
     OP_GATHER = 130, OP_CREATE_VEC_INDEX = 131,  // appended: vector gather / index generation
+    OP_BRCB = 132,  // appended: per-row values broadcast into 32 B blocks
 };
 
 // trace record flags

@@ -82,6 +82,107 @@ __aicore__ inline void AcxRowReduce(const LocalTensor<float>& dst, const LocalTe
     AcxBlockFold<KIND>(work2, work, m);
     AcxWholeReduce<KIND>(dst, work2, (m + 7) / 8);
 }
+// A tile's r rows (UB row stride wp) into dst[0..r): rows of at most one 256 B repeat in one
+// whole-repeat reduction a repeat per row (the per-row call's arithmetic), wider rows one by one.
+template <int KIND>
+__aicore__ inline void AcxRowsReduce(const LocalTensor<float>& dst, const LocalTensor<float>& src,
+                                     const LocalTensor<float>& work, const LocalTensor<float>& work2, int64_t r, int64_t n,
+                                     int64_t wp) {
+    if (n <= 64 && wp / 8 <= 255) {
+        const int32_t cnt = static_cast<int32_t>(n), stride = static_cast<int32_t>(wp / 8);
+        for (int64_t r0 = 0; r0 < r; r0 += 255) {
+            const int32_t k = static_cast<int32_t>(acx_min(255, r - r0));
+            if (KIND == 0) WholeReduceSum<float>(dst[r0], src[r0 * wp], cnt, k, 1, 1, stride);
+            else if (KIND == 1) WholeReduceMax<float>(dst[r0], src[r0 * wp], cnt, k, 1, 1, stride, ReduceOrder::ORDER_ONLY_VALUE);
+            else WholeReduceMin<float>(dst[r0], src[r0 * wp], cnt, k, 1, 1, stride, ReduceOrder::ORDER_ONLY_VALUE);
+        }
+        return;
+    }
+    for (int64_t ri = 0; ri < r; ++ri) AcxRowReduce<KIND>(dst[ri], src[ri * wp], work, work2, static_cast<int32_t>(n));
+}
+
+// dst = src (OP) v, or v (OP) src when ROW_FIRST, for each of r rows of w elements (UB row
+// stride wp) with the row's value v held in one 32 B block of bc (put there by Brcb): that
+// operand's block stride is 0, so the vector pipe applies a tile's row values with no scalar
+// read. Rows of few 256 B repeats go down the rows (one call per 256 B column, a repeat per
+// row), wider rows along each row (one call per row, a repeat per 256 B).
+// Each row's element at column w - 1 into dst[ri] on the vector pipe: one strided UB->UB copy
+// takes the 32 B block holding it out of every row, then a block reduction with one lane a block
+// picks it (tmp: one 32 B block a row, 8 rows a repeat).
+template <typename T>
+__aicore__ inline void AcxRowLast(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& tmp, int64_t r,
+                                  int64_t w, int64_t wp) {
+    constexpr int64_t epb = 32 / sizeof(T);
+    const int64_t k = (w - 1) % epb, first = w - 1 - k;
+    for (int64_t r0 = 0; r0 < r; r0 += 4095) {
+        const int64_t n = acx_min(4095, r - r0);
+        DataCopy(tmp[r0 * epb], src[r0 * wp + first], DataCopyParams(n, 1, wp / epb - 1, 0));
+    }
+    PipeBarrier<PIPE_V>();
+    uint64_t mask[2] = {0, 0};
+    for (int64_t b = 0; b < 8; ++b) mask[(b * epb + k) / 64] |= 1ull << ((b * epb + k) % 64);
+    for (int64_t r0 = 0; r0 < r; r0 += 255 * 8) {
+        const int32_t n = static_cast<int32_t>(acx_min(255, (r - r0 + 7) / 8));
+        BlockReduceMax<T>(dst[r0], tmp[r0 * epb], n, mask, 1, 1, 8);
+    }
+}
+enum AcxBinOp { ACX_ADD, ACX_SUB, ACX_MUL, ACX_DIV, ACX_MAX, ACX_MIN };
+// r row values into r 32 B blocks (8 rows a Brcb repeat, <= 255 repeats a call).
+template <typename T>
+__aicore__ inline void AcxBrcbRows(const LocalTensor<T>& bc, const LocalTensor<T>& v, int64_t r) {
+    constexpr int64_t epb = 32 / sizeof(T);
+    for (int64_t r0 = 0; r0 < r; r0 += 255 * 8) {
+        const int64_t n = acx_min(255, (r - r0 + 7) / 8);
+        Brcb(bc[r0 * epb], v[r0], static_cast<uint8_t>(n), BrcbRepeatParams(1, 8));
+    }
+    PipeBarrier<PIPE_V>();
+}
+template <int OP, typename T>
+__aicore__ inline void AcxBinRep(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, uint64_t mask,
+                                 uint8_t rep, const BinaryRepeatParams& p) {
+    if (OP == ACX_ADD) Add(d, a, b, mask, rep, p);
+    else if (OP == ACX_SUB) Sub(d, a, b, mask, rep, p);
+    else if (OP == ACX_MUL) Mul(d, a, b, mask, rep, p);
+    else if (OP == ACX_DIV) Div(d, a, b, mask, rep, p);
+    else if (OP == ACX_MAX) Max(d, a, b, mask, rep, p);
+    else Min(d, a, b, mask, rep, p);
+}
+template <int OP, bool ROW_FIRST, typename T>
+__aicore__ inline void AcxRowApply(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& bc, int64_t r,
+                                   int64_t w, int64_t wp) {
+    constexpr int64_t epr = 256 / sizeof(T), epb = 32 / sizeof(T);
+    const int64_t cols = (w + epr - 1) / epr, stride = wp / epb;
+    if (cols <= r && stride <= 255) {
+        const uint8_t s = static_cast<uint8_t>(stride);
+        for (int64_t j = 0; j < cols; ++j) {
+            const uint64_t mask = static_cast<uint64_t>(acx_min(epr, w - j * epr));
+            for (int64_t r0 = 0; r0 < r; r0 += 255) {
+                const uint8_t n = static_cast<uint8_t>(acx_min(255, r - r0));
+                const int64_t at = r0 * wp + j * epr;
+                if (ROW_FIRST) AcxBinRep<OP>(dst[at], bc[r0 * epb], src[at], mask, n, BinaryRepeatParams(1, 0, 1, s, 1, s));
+                else AcxBinRep<OP>(dst[at], src[at], bc[r0 * epb], mask, n, BinaryRepeatParams(1, 1, 0, s, s, 1));
+            }
+        }
+        return;
+    }
+    const BinaryRepeatParams p = ROW_FIRST ? BinaryRepeatParams(1, 0, 1, 8, 0, 8) : BinaryRepeatParams(1, 1, 0, 8, 8, 0);
+    for (int64_t ri = 0; ri < r; ++ri) {
+        const LocalTensor<T> v = bc[ri * epb];
+        for (int64_t c0 = 0; c0 < w; c0 += 255 * epr) {  // <= 255 whole repeats a call, then the ragged end
+            const int64_t left = w - c0, n = acx_min(255, left / epr), at = ri * wp + c0;
+            if (n > 0) {
+                if (ROW_FIRST) AcxBinRep<OP>(dst[at], v, src[at], epr, static_cast<uint8_t>(n), p);
+                else AcxBinRep<OP>(dst[at], src[at], v, epr, static_cast<uint8_t>(n), p);
+            }
+            if (n < 255 && left % epr) {
+                const int64_t t = at + n * epr;
+                const uint64_t mask = static_cast<uint64_t>(left % epr);
+                if (ROW_FIRST) AcxBinRep<OP>(dst[t], v, src[t], mask, 1, p);
+                else AcxBinRep<OP>(dst[t], src[t], v, mask, 1, p);
+            }
+        }
+    }
+}
 
 // GM -> UB: `rows` rows of `len` elements, `gmStride` apart in GM, `ubStride` apart in UB.
 // Whole 32 B blocks in one contiguous run use DataCopy; anything ragged uses DataCopyPad

@@ -82,6 +82,107 @@ __aicore__ inline void AcxRowReduce(const LocalTensor<float>& dst, const LocalTe
     AcxBlockFold<KIND>(work2, work, m);
     AcxWholeReduce<KIND>(dst, work2, (m + 7) / 8);
 }
+// A tile's r rows (UB row stride wp) into dst[0..r): rows of at most one 256 B repeat in one
+// whole-repeat reduction a repeat per row (the per-row call's arithmetic), wider rows one by one.
+template <int KIND>
+__aicore__ inline void AcxRowsReduce(const LocalTensor<float>& dst, const LocalTensor<float>& src,
+                                     const LocalTensor<float>& work, const LocalTensor<float>& work2, int64_t r, int64_t n,
+                                     int64_t wp) {
+    if (n <= 64 && wp / 8 <= 255) {
+        const int32_t cnt = static_cast<int32_t>(n), stride = static_cast<int32_t>(wp / 8);
+        for (int64_t r0 = 0; r0 < r; r0 += 255) {
+            const int32_t k = static_cast<int32_t>(acx_min(255, r - r0));
+            if (KIND == 0) WholeReduceSum<float>(dst[r0], src[r0 * wp], cnt, k, 1, 1, stride);
+            else if (KIND == 1) WholeReduceMax<float>(dst[r0], src[r0 * wp], cnt, k, 1, 1, stride, ReduceOrder::ORDER_ONLY_VALUE);
+            else WholeReduceMin<float>(dst[r0], src[r0 * wp], cnt, k, 1, 1, stride, ReduceOrder::ORDER_ONLY_VALUE);
+        }
+        return;
+    }
+    for (int64_t ri = 0; ri < r; ++ri) AcxRowReduce<KIND>(dst[ri], src[ri * wp], work, work2, static_cast<int32_t>(n));
+}
+
+// dst = src (OP) v, or v (OP) src when ROW_FIRST, for each of r rows of w elements (UB row
+// stride wp) with the row's value v held in one 32 B block of bc (put there by Brcb): that
+// operand's block stride is 0, so the vector pipe applies a tile's row values with no scalar
+// read. Rows of few 256 B repeats go down the rows (one call per 256 B column, a repeat per
+// row), wider rows along each row (one call per row, a repeat per 256 B).
+// Each row's element at column w - 1 into dst[ri] on the vector pipe: one strided UB->UB copy
+// takes the 32 B block holding it out of every row, then a block reduction with one lane a block
+// picks it (tmp: one 32 B block a row, 8 rows a repeat).
+template <typename T>
+__aicore__ inline void AcxRowLast(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& tmp, int64_t r,
+                                  int64_t w, int64_t wp) {
+    constexpr int64_t epb = 32 / sizeof(T);
+    const int64_t k = (w - 1) % epb, first = w - 1 - k;
+    for (int64_t r0 = 0; r0 < r; r0 += 4095) {
+        const int64_t n = acx_min(4095, r - r0);
+        DataCopy(tmp[r0 * epb], src[r0 * wp + first], DataCopyParams(n, 1, wp / epb - 1, 0));
+    }
+    PipeBarrier<PIPE_V>();
+    uint64_t mask[2] = {0, 0};
+    for (int64_t b = 0; b < 8; ++b) mask[(b * epb + k) / 64] |= 1ull << ((b * epb + k) % 64);
+    for (int64_t r0 = 0; r0 < r; r0 += 255 * 8) {
+        const int32_t n = static_cast<int32_t>(acx_min(255, (r - r0 + 7) / 8));
+        BlockReduceMax<T>(dst[r0], tmp[r0 * epb], n, mask, 1, 1, 8);
+    }
+}
+enum AcxBinOp { ACX_ADD, ACX_SUB, ACX_MUL, ACX_DIV, ACX_MAX, ACX_MIN };
+// r row values into r 32 B blocks (8 rows a Brcb repeat, <= 255 repeats a call).
+template <typename T>
+__aicore__ inline void AcxBrcbRows(const LocalTensor<T>& bc, const LocalTensor<T>& v, int64_t r) {
+    constexpr int64_t epb = 32 / sizeof(T);
+    for (int64_t r0 = 0; r0 < r; r0 += 255 * 8) {
+        const int64_t n = acx_min(255, (r - r0 + 7) / 8);
+        Brcb(bc[r0 * epb], v[r0], static_cast<uint8_t>(n), BrcbRepeatParams(1, 8));
+    }
+    PipeBarrier<PIPE_V>();
+}
+template <int OP, typename T>
+__aicore__ inline void AcxBinRep(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, uint64_t mask,
+                                 uint8_t rep, const BinaryRepeatParams& p) {
+    if (OP == ACX_ADD) Add(d, a, b, mask, rep, p);
+    else if (OP == ACX_SUB) Sub(d, a, b, mask, rep, p);
+    else if (OP == ACX_MUL) Mul(d, a, b, mask, rep, p);
+    else if (OP == ACX_DIV) Div(d, a, b, mask, rep, p);
+    else if (OP == ACX_MAX) Max(d, a, b, mask, rep, p);
+    else Min(d, a, b, mask, rep, p);
+}
+template <int OP, bool ROW_FIRST, typename T>
+__aicore__ inline void AcxRowApply(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& bc, int64_t r,
+                                   int64_t w, int64_t wp) {
+    constexpr int64_t epr = 256 / sizeof(T), epb = 32 / sizeof(T);
+    const int64_t cols = (w + epr - 1) / epr, stride = wp / epb;
+    if (cols <= r && stride <= 255) {
+        const uint8_t s = static_cast<uint8_t>(stride);
+        for (int64_t j = 0; j < cols; ++j) {
+            const uint64_t mask = static_cast<uint64_t>(acx_min(epr, w - j * epr));
+            for (int64_t r0 = 0; r0 < r; r0 += 255) {
+                const uint8_t n = static_cast<uint8_t>(acx_min(255, r - r0));
+                const int64_t at = r0 * wp + j * epr;
+                if (ROW_FIRST) AcxBinRep<OP>(dst[at], bc[r0 * epb], src[at], mask, n, BinaryRepeatParams(1, 0, 1, s, 1, s));
+                else AcxBinRep<OP>(dst[at], src[at], bc[r0 * epb], mask, n, BinaryRepeatParams(1, 1, 0, s, s, 1));
+            }
+        }
+        return;
+    }
+    const BinaryRepeatParams p = ROW_FIRST ? BinaryRepeatParams(1, 0, 1, 8, 0, 8) : BinaryRepeatParams(1, 1, 0, 8, 8, 0);
+    for (int64_t ri = 0; ri < r; ++ri) {
+        const LocalTensor<T> v = bc[ri * epb];
+        for (int64_t c0 = 0; c0 < w; c0 += 255 * epr) {  // <= 255 whole repeats a call, then the ragged end
+            const int64_t left = w - c0, n = acx_min(255, left / epr), at = ri * wp + c0;
+            if (n > 0) {
+                if (ROW_FIRST) AcxBinRep<OP>(dst[at], v, src[at], epr, static_cast<uint8_t>(n), p);
+                else AcxBinRep<OP>(dst[at], src[at], v, epr, static_cast<uint8_t>(n), p);
+            }
+            if (n < 255 && left % epr) {
+                const int64_t t = at + n * epr;
+                const uint64_t mask = static_cast<uint64_t>(left % epr);
+                if (ROW_FIRST) AcxBinRep<OP>(dst[t], v, src[t], mask, 1, p);
+                else AcxBinRep<OP>(dst[t], src[t], v, mask, 1, p);
+            }
+        }
+    }
+}
 
 // GM -> UB: `rows` rows of `len` elements, `gmStride` apart in GM, `ubStride` apart in UB.
 // Whole 32 B blocks in one contiguous run use DataCopy; anything ragged uses DataCopyPad
@@ -138,6 +239,8 @@ public:
         pipe.InitBuffer(outq_out, DEPTH, static_cast<uint32_t>(td.outq_outBytes));
         pipe.InitBuffer(tmpBuf0, static_cast<uint32_t>(td.tmpBuf0Bytes));
         pipe.InitBuffer(rowBuf0, static_cast<uint32_t>(td.rowBuf0Bytes));
+        pipe.InitBuffer(rowBuf1, static_cast<uint32_t>(td.rowBuf1Bytes));
+        pipe.InitBuffer(bcBuf0, static_cast<uint32_t>(td.bcBuf0Bytes));
         pipe.InitBuffer(workBuf, static_cast<uint32_t>(td.workBufBytes));
     }
 
@@ -161,33 +264,27 @@ public:
                 // DSL line 9: e = exp(a - row_max(a))
                 LocalTensor<float> v2 = rowBuf0.Get<float>();
                 LocalTensor<float> work3 = workBuf.Get<float>();
-                for (int64_t ri = 0; ri < r; ++ri) {
-                    AcxRowReduce<1>(v2[ri], ld1_x[ri * wp], work3, work3[td_.workElems], static_cast<int32_t>(w));
-                }
+                AcxRowsReduce<1>(v2, ld1_x, work3, work3[td_.workElems], r, w, wp);
                 LocalTensor<float> v4 = tmpBuf0.Get<float>();
-                SyncVS();
-                for (int64_t ri = 0; ri < r; ++ri) {
-                    const float s = static_cast<float>(v2.GetValue(ri));
-                    Adds(v4[ri * wp], ld1_x[ri * wp], static_cast<float>(-(s)), w);
-                }
+                LocalTensor<float> bc5 = bcBuf0.Get<float>();
+                AcxBrcbRows(bc5, v2, r);
+                AcxRowApply<ACX_SUB, false>(v4, ld1_x, bc5, r, w, wp);
                 Exp(v4, v4, cnt);
                 inq_x.FreeTensor(ld1_x);
                 // DSL line 10: store(out, t, cast(e / row_sum(e), f32))
-                LocalTensor<float> v6 = rowBuf0.Get<float>();
-                LocalTensor<float> work7 = workBuf.Get<float>();
-                for (int64_t ri = 0; ri < r; ++ri) {
-                    AcxRowReduce<0>(v6[ri], v4[ri * wp], work7, work7[td_.workElems], static_cast<int32_t>(w));
-                }
-                LocalTensor<float> out5_out = outq_out.AllocTensor<float>();
-                SyncVS();
-                for (int64_t ri = 0; ri < r; ++ri) {
-                    const float s = static_cast<float>(v6.GetValue(ri));
-                    Muls(out5_out[ri * wp], v4[ri * wp], static_cast<float>(1.0f / (s)), w);
-                }
-                outq_out.EnQue(out5_out);
-                out5_out = outq_out.DeQue<float>();
-                CopyRowsOut(gm_out[gr * td_.W + c0], out5_out, r, w, td_.W, wp);
-                outq_out.FreeTensor(out5_out);
+                LocalTensor<float> v7 = rowBuf0.Get<float>();
+                LocalTensor<float> work8 = workBuf.Get<float>();
+                AcxRowsReduce<0>(v7, v4, work8, work8[td_.workElems], r, w, wp);
+                LocalTensor<float> out6_out = outq_out.AllocTensor<float>();
+                LocalTensor<float> bc9 = bcBuf0.Get<float>();
+                LocalTensor<float> v10 = rowBuf1.Get<float>();
+                Reciprocal(v10, v7, r);
+                AcxBrcbRows(bc9, v10, r);
+                AcxRowApply<ACX_MUL, false>(out6_out, v4, bc9, r, w, wp);
+                outq_out.EnQue(out6_out);
+                out6_out = outq_out.DeQue<float>();
+                CopyRowsOut(gm_out[gr * td_.W + c0], out6_out, r, w, td_.W, wp);
+                outq_out.FreeTensor(out6_out);
             }
         }
     }
@@ -198,6 +295,8 @@ private:
     TQue<QuePosition::VECOUT, DEPTH> outq_out;
     TBuf<QuePosition::VECCALC> tmpBuf0;
     TBuf<QuePosition::VECCALC> rowBuf0;
+    TBuf<QuePosition::VECCALC> rowBuf1;
+    TBuf<QuePosition::VECCALC> bcBuf0;
     TBuf<QuePosition::VECCALC> workBuf;
     GlobalTensor<float> gm_x;
     GlobalTensor<float> gm_out;

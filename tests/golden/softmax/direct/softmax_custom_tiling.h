@@ -36,10 +36,13 @@ struct SoftmaxCustomTilingData {
     int64_t rowElems;
     int64_t colElems;
     int64_t workElems;
+    int64_t rowBlocks;
     int64_t inq_xBytes;
     int64_t outq_outBytes;
     int64_t tmpBuf0Bytes;
     int64_t rowBuf0Bytes;
+    int64_t rowBuf1Bytes;
+    int64_t bcBuf0Bytes;
     int64_t workBufBytes;
     int64_t ubBytes;
     int64_t workspaceBytes;
@@ -92,6 +95,8 @@ inline const char* SoftmaxCustomComputeTiling(const int64_t* dims, const int32_t
     t->colElems = colElems;
     const int64_t workElems = align_up(ceil_div(max(chunkPad, rowElems), 8), 64);
     t->workElems = workElems;
+    const int64_t rowBlocks = sel(ceil_div(W, chunk) > 4, 0, 1);
+    t->rowBlocks = rowBlocks;
     const int64_t inq_xBytes = align_up(tileElems, 128) * 4;
     t->inq_xBytes = inq_xBytes;
     const int64_t outq_outBytes = align_up(tileElems, 128) * 4;
@@ -100,9 +105,13 @@ inline const char* SoftmaxCustomComputeTiling(const int64_t* dims, const int32_t
     t->tmpBuf0Bytes = tmpBuf0Bytes;
     const int64_t rowBuf0Bytes = rowElems * 4;
     t->rowBuf0Bytes = rowBuf0Bytes;
+    const int64_t rowBuf1Bytes = rowElems * 4;
+    t->rowBuf1Bytes = rowBuf1Bytes;
+    const int64_t bcBuf0Bytes = rowElems * 32;
+    t->bcBuf0Bytes = bcBuf0Bytes;
     const int64_t workBufBytes = workElems * 4 + 256;
     t->workBufBytes = workBufBytes;
-    t->ubBytes = tun_DEPTH * inq_xBytes + tun_DEPTH * outq_outBytes + 1 * tmpBuf0Bytes + 1 * rowBuf0Bytes + 1 * workBufBytes;
+    t->ubBytes = tun_DEPTH * inq_xBytes + tun_DEPTH * outq_outBytes + 1 * tmpBuf0Bytes + 1 * rowBuf0Bytes + 1 * rowBuf1Bytes + 1 * bcBuf0Bytes + 1 * workBufBytes;
     t->workspaceBytes = 0 * blockDim * 32;
     return nullptr;
 }

@@ -82,10 +82,13 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context) {
     tiling.set_rowElems(plain.rowElems);
     tiling.set_colElems(plain.colElems);
     tiling.set_workElems(plain.workElems);
+    tiling.set_rowBlocks(plain.rowBlocks);
     tiling.set_inq_xBytes(plain.inq_xBytes);
     tiling.set_outq_outBytes(plain.outq_outBytes);
     tiling.set_tmpBuf0Bytes(plain.tmpBuf0Bytes);
     tiling.set_rowBuf0Bytes(plain.rowBuf0Bytes);
+    tiling.set_rowBuf1Bytes(plain.rowBuf1Bytes);
+    tiling.set_bcBuf0Bytes(plain.bcBuf0Bytes);
     tiling.set_workBufBytes(plain.workBufBytes);
     tiling.set_ubBytes(plain.ubBytes);
     tiling.set_workspaceBytes(plain.workspaceBytes);

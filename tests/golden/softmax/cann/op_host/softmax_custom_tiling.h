@@ -23,10 +23,13 @@ BEGIN_TILING_DATA_DEF(SoftmaxCustomTilingData)
     TILING_DATA_FIELD_DEF(int64_t, rowElems);        // align_up(tileRows, 64)
     TILING_DATA_FIELD_DEF(int64_t, colElems);        // chunkPad
     TILING_DATA_FIELD_DEF(int64_t, workElems);       // align_up(ceil_div(max(chunkPad, rowElems), 8), 64)
+    TILING_DATA_FIELD_DEF(int64_t, rowBlocks);       // sel(ceil_div(W, chunk) > 4, 0, 1)
     TILING_DATA_FIELD_DEF(int64_t, inq_xBytes);      // align_up(tileElems, 128) * 4
     TILING_DATA_FIELD_DEF(int64_t, outq_outBytes);   // align_up(tileElems, 128) * 4
     TILING_DATA_FIELD_DEF(int64_t, tmpBuf0Bytes);    // align_up(tileElems, 128) * 4
     TILING_DATA_FIELD_DEF(int64_t, rowBuf0Bytes);    // rowElems * 4
+    TILING_DATA_FIELD_DEF(int64_t, rowBuf1Bytes);    // rowElems * 4
+    TILING_DATA_FIELD_DEF(int64_t, bcBuf0Bytes);     // rowElems * 32
     TILING_DATA_FIELD_DEF(int64_t, workBufBytes);    // workElems * 4 + 256
     TILING_DATA_FIELD_DEF(int64_t, ubBytes);         // UB bytes used by all buffers
     TILING_DATA_FIELD_DEF(int64_t, workspaceBytes);  //

@@ -1,4 +1,3 @@
-# pending: bool outputs have no DSL form (graph frontend: output 0 is bool; it produces float32/float16/bfloat16 outputs only).
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,3 @@
-# pending: aten._prelu_kernel has no decomposition rule yet (it is where(x > 0, x, weight * x) with weight [C] per channel); a FORMULAS row in rules_math.py plus the per-channel operand would serve it.
 import torch
 import torch.nn as nn
 

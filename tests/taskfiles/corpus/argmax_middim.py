@@ -1,4 +1,3 @@
-# pending: int64 index outputs have no DSL form (graph frontend: aten.argmax.default: index/sorting results have no DSL form).
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,3 @@
-# pending: wrong at fp16 tolerance: eager rounds silu(x) to fp16 before adding r, the fused kernel adds in fp32 (the same fp16-intermediate class as bcast_rowcol_fp16).
 import torch
 import torch.nn as nn
 

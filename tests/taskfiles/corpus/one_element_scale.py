@@ -1,4 +1,3 @@
-# pending: a one-element GM tensor cannot be broadcast over a loop: the DSL has no scalar load (graph frontend: input 't' is a one-element tensor; a Python number would be a Scalar parameter).
 import torch
 import torch.nn as nn
 
