@@ -241,12 +241,14 @@ class Numel(Expr):
 
 @dataclass(frozen=True)
 class Scan(Expr):
-    """``scan_sum/scan_prod/scan_max(v, carry)``: inclusive running op along each row of a
-    rows-loop tile, starting from the row value ``carry``."""
+    """``scan_sum/scan_prod/scan_max(v, carry[, lanes])``: inclusive running op along each row
+    of a rows-loop tile, starting from the row value ``carry``. ``lanes`` > 0 asks for the
+    blocked (transposed) scan with that many segments per row; 0 is Hillis-Steele."""
 
     op: str
     arg: Expr
     carry: Expr
+    lanes: int = 0
 
 
 @dataclass(frozen=True)
@@ -347,6 +349,7 @@ class Loop:
     window: tuple[int, int, int] = (0, 0, 0)  # windows: (kernel, stride, padding)
     chunk: str | int | None = None  # windows: output columns per tile (tunable or literal)
     fill: float = 0.0  # windows: the value read outside the input (padding)
+    combine: str = ""  # windows: "sum"/"max" = the taps fold with it, (kd, kh) rows combined first
 
 
 @dataclass(frozen=True)

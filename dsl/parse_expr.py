@@ -23,6 +23,8 @@ BINARY_FUNCS = ops.spelled("binary")
 REDUCE_FUNCS = ops.spelled("reduce", "row_")
 GRID_FUNCS = ops.spelled("reduce", "total_")
 SCAN_FUNCS = ops.spelled("scan")
+#: segment counts of the blocked scan (``scan_sum(v, carry, lanes)``): whole vector repeats
+SCAN_LANES = (64, 128, 256, 512)
 LOAD_FUNCS = {"load": "tile", "load_bcast": "bcast", "load_per_row": "per_row"}
 GROUP_LOADS = {"load_cols": "cols", "load_group": "group"}
 CONSTANTS = {"inf": math.inf, "pi": math.pi}
@@ -254,8 +256,11 @@ class ExprParser:
                 raise DslError(f"size(x, {dim}): a dim is in {-MAX_RANK}..{MAX_RANK - 1}", loc)
             return ir.Numel(loc, self._tensor_name(args[0]), dim)
         if f in SCAN_FUNCS:
-            want(2)
-            return ir.Scan(loc, SCAN_FUNCS[f], sub(0), sub(1))
+            want(2, 3)
+            lanes = self._static_int(args[2]) if len(args) == 3 else 0
+            if len(args) == 3 and lanes not in SCAN_LANES:
+                raise DslError(f"{f}(v, carry, lanes): lanes is one of {', '.join(map(str, SCAN_LANES))}", loc)
+            return ir.Scan(loc, SCAN_FUNCS[f], sub(0), sub(1), lanes)
         if f == "row_last":
             want(1)
             return ir.RowLast(loc, sub(0))

@@ -312,7 +312,7 @@ class _Parser(ExprParser, BlocksParser):
                    "rows": {"rows", "cores", "depth", "dims", "groups", "axis"},
                    "slabs": {"dim", "tile", "cores", "depth"},
                    "windows": {"dims", "kernel", "stride", "padding", "rows", "chunk", "cores", "depth",
-                               "fill"}}[kind]
+                               "fill", "combine"}}[kind]
         kw = {}
         for k in call.keywords:
             if k.arg not in allowed:
@@ -370,6 +370,13 @@ class _Parser(ExprParser, BlocksParser):
                     raise DslError("windows(fill=...) is a constant (the value outside the input)",
                                    _loc(kw["fill"]))
                 fill = f.value
+        combine = ""
+        if kind == "windows" and "combine" in kw:
+            c = kw["combine"]
+            if not (isinstance(c, ast.Name) and c.id in ("sum", "max")):
+                raise DslError("windows(combine=...) is sum or max: the op the taps fold with",
+                               _loc(c))
+            combine = c.id
         var = st.target.id
         self._fresh_name(var, _loc(st.target))
         self._line(st)
@@ -377,7 +384,7 @@ class _Parser(ExprParser, BlocksParser):
         body = self._block(st.body, var, kind)
         del self.loop_vars[var]  # sequential distribution loops may reuse the name
         return ir.Loop(kind, var, tensor, tile, cores, dim, depth, tuple(body), loc, groups, axis,
-                       window, chunk, fill)
+                       window, chunk, fill, combine)
 
     def _size(self, node: ast.AST) -> str | int:
         if isinstance(node, ast.Name):

@@ -446,7 +446,14 @@ def _pool(c: _Ctx) -> list[Candidate]:
         fill = "0.0"
     src = _render(c, "windows_taps", body, dims=dims, kernel=k, stride=st, padding=pd, fill=fill,
                   doc=f"{n}: kernel {k}, stride {st}, padding {pd}.")
-    return [c.cand("windows", src)]
+    out = [c.cand("windows", src)]
+    if dims > 1:  # separable: the (kd, kh) input rows folded elementwise, then the kw taps
+        how = "max" if n.startswith("max") else "sum"
+        sep = src.replace(f"fill={fill},", f"fill={fill}, combine={how},", 1)
+        # its staging reads are DMA-latency bound: more output rows per tile by default
+        sep = sep.replace("ROWS = tunable(pow2(1, 64), default=16)", "ROWS = tunable(pow2(1, 64), default=32)")
+        out.append(c.cand("separable", sep.replace('"""', '"""Separable (rows, then columns). ', 1)))
+    return out
 
 
 POOLS = ("avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d", "max_pool2d", "max_pool3d")
@@ -503,11 +510,23 @@ def _scan(c: _Ctx) -> list[Candidate]:
     body = pre + [f"carry = row_fill({ident})", "for c in chunks(t, CHUNK):", f"    a = {a}",
                   f"    s = scan_{op}({val if n == 'logcumsumexp' else 'a'}, carry)",
                   f"    store(out, c, cast({fin}, {T}))", "    carry = row_last(s)"]
-    return [c.cand("chunked", _render(c, "rows_chunked", body, dtypes=dtypes,
-                                              doc=f"{n} along the last dim: a vectorised scan per chunk, "
-                                              "carried across chunks."))]
+    doc = f"{n} along the last dim: a vectorised scan per chunk, carried across chunks."
+    out = [c.cand("chunked", _render(c, "rows_chunked", body, dtypes=dtypes, doc=doc))]
+    # the blocked scan: each chunk transposed into SCAN_LANES segments scanned side by side
+    blocked = [ln.replace(", carry)", f", carry, {SCAN_LANES})") for ln in body]
+    # logcumsumexp in one read: the running max rises per chunk and rescales the carry
+    online = ["m = row_fill(-inf)", "carry = row_fill(0.0)", "for c in chunks(t, CHUNK):", f"    a = {a}",
+              "    mn = maximum(m, row_max(a))", f"    s = scan_sum(exp(a - mn), carry * exp(m - mn), {SCAN_LANES})",
+              f"    store(out, c, cast(mn + log(s), {T}))", "    carry = row_last(s)", "    m = mn"]
+    out.append(c.cand("blocked", _render(c, "rows_chunked", blocked, dtypes=dtypes, doc=doc + (
+        f" Blocked scan: {SCAN_LANES} segments per chunk advanced together, two Gathers per element."))))
+    if n == "logcumsumexp":
+        out.append(c.cand("online", _render(c, "rows_chunked", online, dtypes=dtypes, doc=doc + (
+            " One read: the running max and the carry rescaled per chunk; blocked scan."))))
+    return out
 
 
+SCAN_LANES = 64  # segments of the blocked scan: one fp32 vector repeat per op
 SCANS = ("cumsum", "cumprod", "cumsum_exclusive", "cumsum_reverse", "masked_cumsum", "logcumsumexp")
 
 

@@ -583,11 +583,19 @@ class _Compute(GroupOps, ComputeOps):
         wpar = window_params(self.loop)
         (kd, sd, pd), (kh, sh, ph), (kw, sw, pw) = wpar["D"], wpar["H"], wpar["W"]
         x = self.loop.tensor
+        combine = self.loop.combine if self.loop.combine and _folds_taps(s, self.loop.combine) else ""
         dtype = self.p.param(x).dtype
         t = CTYPE[dtype]
         U = self.unit
         loads = [e for e in ir.body_exprs(s.body) if isinstance(e, ir.Load)]
         fill = f"static_cast<{t}>({cconst(self.loop.fill)})"
+        if combine:  # the accumulator stage outlives the (kd, kh) loops
+            if "stage" not in self.pools:
+                self.pools["stage"] = Pool("stage", f"align_up(stageElems, 128) * {NBYTES[dtype]}", "stageBuf")
+            stage_acc = self.pools["stage"].get()
+            self.counter += 1
+            acc = f"sacc{self.counter}"
+            self.emit(f"LocalTensor<{t}> {acc} = {stage_acc.name}.Get<{t}>();")
         self.emit(f"for (int64_t kd = 0; kd < {kd}; ++kd) {{")
         self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
         self.indent += 1
@@ -623,39 +631,80 @@ class _Compute(GroupOps, ComputeOps):
             self.emit("}")
             self.emit(f"{q.name}.EnQue({st});")
             self.emit(f"{st} = {q.name}.DeQue<{t}>();")
+        if combine:  # separable: fold the (kd, kh) rows, then gather only the kw taps
+            st = self._combine_stage(acc, st, q.name, dtype, combine)
+            self.emit(f"const int64_t g0 = acx_max(0, c0 * {sw} - {pw});  // the segment's first input column")
         fo = self._new("col", "f32")
-        oi = self._new("col", "i32")
         mask, m = self._mask()
-        self.emit(f"for (int64_t kw = 0; kw < {kw}; ++kw) {{")
-        self.indent += 1
+        self.counter += 1
+        tbl = f"tapOff{self.counter}"  # kw tables of byte offsets, rebuilt only when they change
         if loads:
+            self._calc(f"{tbl}Buf", f"{kw} * align_up(colElems, 128) * 4")
+            self.init_lines += [f"LocalTensor<int32_t> {tbl} = {tbl}Buf.Get<int32_t>();",
+                                f"int64_t {tbl}Key = -3;  // the chunk the tables were built for"]
             a64 = "acx_align_up(wp, 64)"
             sel = "SELMODE::VSEL_TENSOR_SCALAR_MODE"
-            self.emit(f"CreateVecIndex({fo.cpp}, 0.0f, static_cast<uint32_t>(wp));")
-            self.emit(f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(c0), static_cast<int32_t>(wp));")
-            self.emit(f"Muls({fo.cpp}, {fo.cpp}, {float(sw)}f, static_cast<int32_t>(wp));")
-            self.emit(f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(kw - {pw}), static_cast<int32_t>(wp));")
-            self.emit(f"CompareScalar({m}, {fo.cpp}, 0.0f, CMPMODE::GE, {a64});")
-            self.emit(f"Select({fo.cpp}, {m}, {fo.cpp}, -1.0f, {sel}, {a64});")
-            self.emit(f"CompareScalar({m}, {fo.cpp}, static_cast<float>(td_.IW), CMPMODE::LT, {a64});")
-            self.emit(f"Select({fo.cpp}, {m}, {fo.cpp}, -1.0f, {sel}, {a64});")
-            self.emit(f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(-g0), static_cast<int32_t>(wp));")
-            self.emit(f"CompareScalar({m}, {fo.cpp}, 0.0f, CMPMODE::GE, {a64});")
-            self.emit(f"Select({fo.cpp}, {m}, {fo.cpp}, static_cast<float>(td_.stW - {U}), {sel}, {a64});")
-            self.emit(f"Muls({fo.cpp}, {fo.cpp}, {float(NBYTES[dtype])}f, static_cast<int32_t>(wp));")
-            self.emit(f"Cast({oi.cpp}, {fo.cpp}, RoundMode::CAST_RINT, static_cast<int32_t>(wp));")
-        self.tap = (st, oi.cpp, t)
+            self.emit("// an interior chunk (no padding, no right edge) has offsets c0 * SW - PW + ow * SW + kw - g0")
+            self.emit("// = ow * SW + kw whatever c0 is: its tables are shared; edge chunks key on c0")
+            self.emit(f"const bool inner{tbl} = c0 * {sw} >= {pw} && (c0 + wp - 1) * {sw} + {kw - 1} - {pw} < td_.IW;")
+            self.emit(f"const int64_t key{tbl} = inner{tbl} ? -2 : c0;")
+            self.emit(f"if (key{tbl} != {tbl}Key) {{")
+            self.emit(f"    {tbl}Key = key{tbl};")
+            self.emit(f"    for (int64_t kw = 0; kw < {kw}; ++kw) {{")
+            for line in [
+                f"CreateVecIndex({fo.cpp}, 0.0f, static_cast<uint32_t>(wp));",
+                f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(c0), static_cast<int32_t>(wp));",
+                f"Muls({fo.cpp}, {fo.cpp}, {float(sw)}f, static_cast<int32_t>(wp));",
+                f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(kw - {pw}), static_cast<int32_t>(wp));",
+                f"CompareScalar({m}, {fo.cpp}, 0.0f, CMPMODE::GE, {a64});",
+                f"Select({fo.cpp}, {m}, {fo.cpp}, -1.0f, {sel}, {a64});",
+                f"CompareScalar({m}, {fo.cpp}, static_cast<float>(td_.IW), CMPMODE::LT, {a64});",
+                f"Select({fo.cpp}, {m}, {fo.cpp}, -1.0f, {sel}, {a64});",
+                f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(-g0), static_cast<int32_t>(wp));",
+                f"CompareScalar({m}, {fo.cpp}, 0.0f, CMPMODE::GE, {a64});",
+                f"Select({fo.cpp}, {m}, {fo.cpp}, static_cast<float>(td_.stW - {U}), {sel}, {a64});",
+                f"Muls({fo.cpp}, {fo.cpp}, {float(NBYTES[dtype])}f, static_cast<int32_t>(wp));",
+                f"Cast({tbl}[kw * acx_align_up(wp, 128)], {fo.cpp}, RoundMode::CAST_RINT, static_cast<int32_t>(wp));",
+            ]:
+                self.emit("        " + line)
+            self.emit("    }")
+            self.emit("}")
+        self.emit(f"for (int64_t kw = 0; kw < {kw}; ++kw) {{")
+        self.indent += 1
+        self.tap = (st, f"{tbl}[kw * acx_align_up(wp, 128)]", t)
         self._block(s.body, s.var)
         self.indent -= 1
         self.emit("}")
-        if st is not None:
+        if st is not None and not combine:
             self.emit(f"{self.queues[x].name}.FreeTensor({st});")
+        if not combine:
+            self.indent -= 1
+            self.emit("}")
+            self.emit("}")
+        self.pools["mask"].put(mask)
+        self._release(fo)
+        if combine:
+            self.pools["stage"].put(stage_acc)
+
+    def _combine_stage(self, acc: str, st: str, q: str, dtype: str, combine: str) -> str:
+        """windows(combine=sum|max): fold the (kd, kh) staged rows into one accumulator stage
+        (the first copied, the rest combined elementwise, each freed), close the (kd, kh)
+        loops and return the accumulator: the taps body then gathers kw taps of it only, so
+        a kd x kh x kw window costs kd * kh elementwise ops on the staged rows and kw
+        Gathers instead of kd * kh * kw Gathers. Exact for max; for sum the order of the
+        additions changes (rows first)."""
+        n = "static_cast<int32_t>(r * td_.stW)"
+        api = {"sum": "Add", "max": "Max"}[combine]
+        self.emit("if (kd == 0 && kh == 0) {")
+        self.emit(f"    DataCopy({acc}, {st}, acx_align_up(r * td_.stW, {32 // NBYTES[dtype]}));")
+        self.emit("} else {")
+        self.emit(f"    {api}({acc}, {acc}, {st}, {n});")
+        self.emit("}")
+        self.emit(f"{q}.FreeTensor({st});")
         self.indent -= 1
         self.emit("}")
         self.emit("}")
-        self.pools["mask"].put(mask)
-        self._release(fo)
-        self._release(oi)
+        return acc
 
     def _row_off(self) -> str:
         """GM element offset of the current rows tile (or column chunk)."""
@@ -768,3 +817,18 @@ class _Compute(GroupOps, ComputeOps):
             self.emit(f"CopyRowsOut({gm}[{off}], {name}, 1, cnt, cnt, cnt);")
         self.emit(f"{q.name}.FreeTensor({name});")
 
+
+def _folds_taps(s: ir.InnerLoop, combine: str) -> bool:
+    """Whether a taps body is a fold with ``combine`` (each statement ``v = v + e`` /
+    ``v = maximum(v, e)`` with the loads in ``e``), the one form windows(combine=...) may
+    reorder; anything else is an error, not a silent change of meaning."""
+    op = {"sum": "add", "max": "max"}[combine]
+    loads = [e for e in ir.body_exprs(s.body) if isinstance(e, ir.Load)]
+    for st in s.body:
+        v = getattr(st, "value", None)
+        ok = isinstance(st, ir.Assign) and isinstance(v, ir.Binary) and v.op == op and \
+            isinstance(v.lhs, ir.Var) and v.lhs.name == st.target
+        if not ok:
+            raise DslError(f"windows(combine={combine}): the taps body must fold with {combine} "
+                           f"(acc = {'acc + e' if combine == 'sum' else 'maximum(acc, e)'})", s.loc)
+    return bool(loads)

@@ -168,7 +168,7 @@ class ComputeOps:
         if isinstance(e, ir.Scan):
             a = self._expr(e.arg, loop_var)
             carry = self._expr(e.carry, loop_var)
-            return self._scan(e.op, a, carry, hint, pre)
+            return self._scan(e.op, a, carry, hint, pre, e.lanes)
         if isinstance(e, ir.RowLast):
             a = self._expr(e.arg, loop_var)
             d = self._dest("row", a.dtype, hint, [], pre)
@@ -227,15 +227,33 @@ class ComputeOps:
             return self._sinkhorn(e, loop_var, hint, pre)
         raise DslError(f"cannot lower {type(e).__name__}", e.loc)
 
-    def _scan(self, op: str, a: Val, carry: Val, hint: Val | None, pre) -> Val:
-        """Inclusive scan along each row, vectorised (Hillis-Steele): for s = 1, 2, 4, ... < w
-        every element combines with the one s to its left, fetched with Gather (byte offsets
-        max(j - s, 0) * 4); lanes j < s take the identity via CompareScalar + Select. Then
-        each row combines with its carry. log2(w) steps of three vector ops per row."""
+    def _scan(self, op: str, a: Val, carry: Val, hint: Val | None, pre, lanes: int = 0) -> Val:
+        """Inclusive scan along each row, then each row combined with its carry. ``lanes`` > 0:
+        the blocked scan (:meth:`_scan_blocked`) where the chunk allows it, Hillis-Steele in
+        the other branch; 0: Hillis-Steele only."""
         if a.dtype != "f32":
             raise DslError("scan_*() runs on f32 tiles: cast first")
-        ident, vop = cconst(ops.SCAN[op].identity), ops.SCAN[op].api
         d = self._dest("tile", "f32", hint, [a], pre)
+        if lanes:
+            steps = int(math.log2(lanes))
+            self.counter += 1
+            self.emit(f"const int64_t sS{self.counter} = acx_align_up((w + {lanes} - 1) / {lanes}, 8);")
+            seg = f"sS{self.counter}"
+            self.emit(f"if (w > {lanes} && {seg} * {lanes} <= wp && {(steps + 3) * lanes} <= acx_align_up(wp, 128)) {{")
+            self._scan_blocked(op, a, d, carry, lanes, seg)
+            self.emit("} else {")
+            self._scan_steps(op, a, d, carry)
+            self.emit("}")
+        else:
+            self._scan_steps(op, a, d, carry)
+        self._done([a, carry], d)
+        return d
+
+    def _scan_steps(self, op: str, a: Val, d: Val, carry: Val) -> None:
+        """Hillis-Steele: for s = 1, 2, 4, ... < w every element combines with the one s to its
+        left, fetched with Gather (byte offsets max(j - s, 0) * 4); lanes j < s take the
+        identity via CompareScalar + Select. log2(w) steps of three vector ops per row."""
+        ident, vop = cconst(ops.SCAN[op].identity), ops.SCAN[op].api
         if d.buf is not a.buf or d.cpp != a.cpp:
             self._copy(d, a)
         idx = self._new("col", "i32")
@@ -260,15 +278,75 @@ class ComputeOps:
         self.pools["mask"].put(mask)
         for v in (idx, col, off, g):
             self._release(v)
-        # combine each row with its carry
         self.emit("SyncVS();")
         self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
         self.emit(f"    const float cv = static_cast<float>({carry.cpp}.GetValue(ri));")
         self._scalar_op({"sum": "add", "prod": "mul", "max": "max"}[op], f"{d.cpp}[ri * wp]",
                         f"{d.cpp}[ri * wp]", "cv", "float", False, "w", "    ")
         self.emit("}")
-        self._done([a, carry], d)
-        return d
+
+    def _scan_blocked(self, op: str, a: Val, d: Val, carry: Val, L: int, S: str) -> None:
+        """The blocked scan: a row's chunk of w is cut into L contiguous segments of S (a
+        multiple of 8, S * L >= w) and transposed by one Gather into [S][L], so one vector op
+        of L lanes advances every segment by one element: S - 1 ops scan all segments at once.
+        The segments' totals (the last of the S rows) get an exclusive Hillis-Steele scan on
+        L lanes only, combined with the row's carry; one op per row of [S][L] applies it and
+        a second Gather transposes back. Per element: two Gathers and two ops, against
+        log2(w) x (Gather, Select, op) for Hillis-Steele. Positions past w (the padding of
+        the last segments) come last in the scan order, so they never reach an output."""
+        ident, vop = cconst(ops.SCAN[op].identity), ops.SCAN[op].api
+        steps = int(math.log2(L))
+        t = self._new("col", "f32")  # the transposed chunk [S][L]
+        fw = self._new("col", "i32")  # Gather offsets chunk -> [S][L]: (l * S + s) * 4, clamped to w - 1
+        inv = self._new("col", "i32")  # Gather offsets [S][L] -> chunk: (s * L + l) * 4 at l * S + s
+        sh = self._new("col", "i32")  # rows 0..steps: shift offsets max(l - (1, 1, 2, 4, ...), 0) * 4; lane ids; zeros
+        e = self._new("col", "f32")  # the segments' exclusive prefix [L]
+        gt = self._new("col", "f32")  # a shifted copy of it [L] (Gather forbids dst overlapping src)
+        mask, m = self._mask()
+        i32 = "static_cast<int32_t>"
+        lf = f"{sh.cpp}[{(steps + 1) * L}].ReinterpretCast<float>()"
+        self.emit(f"CreateVecIndex({fw.cpp}, {i32}(0), {L}u);")
+        self.emit(f"Muls({fw.cpp}, {fw.cpp}, {i32}(4 * {S}), {L});")
+        self.emit(f"for (int64_t k = 1; k < {S}; k *= 2) Adds({fw.cpp}[k * {L}], {fw.cpp}, {i32}(4 * k), "
+                  f"{i32}(acx_min(k, {S} - k) * {L}));")
+        self.emit(f"if (w < {S} * {L}) Mins({fw.cpp}, {fw.cpp}, {i32}(4 * (w - 1)), {i32}({S} * {L}));")
+        self.emit(f"CreateVecIndex({inv.cpp}, {i32}(0), static_cast<uint32_t>({S}));")
+        self.emit(f"Muls({inv.cpp}, {inv.cpp}, {i32}({4 * L}), {i32}({S}));")
+        self.emit(f"for (int64_t k = 1; k < {L}; k *= 2) Adds({inv.cpp}[k * {S}], {inv.cpp}, {i32}(4 * k), "
+                  f"{i32}(acx_min(k, {L} - k) * {S}));")
+        self.emit(f"CreateVecIndex({sh.cpp}, {i32}(0), {L}u);")
+        self.emit(f"Muls({sh.cpp}, {sh.cpp}, {i32}(4), {L});")
+        self.emit(f"for (int64_t k = {steps}; k >= 0; --k) {{")
+        self.emit(f"    Adds({sh.cpp}[k * {L}], {sh.cpp}, {i32}(-4 * (k == 0 ? 1 : (1 << (k - 1)))), {L});")
+        self.emit(f"    Maxs({sh.cpp}[k * {L}], {sh.cpp}[k * {L}], {i32}(0), {L});")
+        self.emit("}")
+        self.emit(f"CreateVecIndex({lf}, 0.0f, {L}u);")
+        zero = f"{sh.cpp}[{(steps + 2) * L}]"
+        self.emit(f"Duplicate({zero}, {i32}(0), {L});")
+        g = gt.cpp
+        self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+        self.emit(f"    Gather({t.cpp}, {a.cpp}[ri * wp], {fw.cpp}.ReinterpretCast<uint32_t>(), 0u, "
+                  f"static_cast<uint32_t>({S} * {L}));")
+        self.emit(f"    for (int64_t s = 1; s < {S}; ++s) {vop}({t.cpp}[s * {L}], {t.cpp}[s * {L}], "
+                  f"{t.cpp}[(s - 1) * {L}], {L});")
+        self.emit(f"    Gather({e.cpp}, {t.cpp}[({S} - 1) * {L}], {sh.cpp}.ReinterpretCast<uint32_t>(), 0u, {L}u);")
+        self.emit(f"    CompareScalar({m}, {lf}, 1.0f, CMPMODE::GE, {L});")
+        self.emit(f"    Select({e.cpp}, {m}, {e.cpp}, {ident}, SELMODE::VSEL_TENSOR_SCALAR_MODE, {L});")
+        self.emit(f"    for (int64_t k = 1; k <= {steps}; ++k) {{")
+        self.emit(f"        Gather({g}, {e.cpp}, {sh.cpp}[k * {L}].ReinterpretCast<uint32_t>(), 0u, {L}u);")
+        self.emit(f"        CompareScalar({m}, {lf}, static_cast<float>(1 << (k - 1)), CMPMODE::GE, {L});")
+        self.emit(f"        Select({g}, {m}, {g}, {ident}, SELMODE::VSEL_TENSOR_SCALAR_MODE, {L});")
+        self.emit(f"        {vop}({e.cpp}, {e.cpp}, {g}, {L});")
+        self.emit("    }")
+        self.emit(f"    Gather({g}, {carry.cpp}, {zero}.ReinterpretCast<uint32_t>(), static_cast<uint32_t>(ri * 4), {L}u);")
+        self.emit(f"    {vop}({e.cpp}, {e.cpp}, {g}, {L});")
+        self.emit(f"    for (int64_t s = 0; s < {S}; ++s) {vop}({t.cpp}[s * {L}], {t.cpp}[s * {L}], {e.cpp}, {L});")
+        self.emit(f"    Gather({d.cpp}[ri * wp], {t.cpp}, {inv.cpp}.ReinterpretCast<uint32_t>(), 0u, "
+                  "static_cast<uint32_t>(w));")
+        self.emit("}")
+        self.pools["mask"].put(mask)
+        for v in (t, fw, inv, sh, e, gt):
+            self._release(v)
 
     def _pick(self, e: ir.Pick, hint: Val | None, pre) -> Val:
         """x[row, idx[row]] per row: two scalar GM reads per row (an index gather)."""
