@@ -24,6 +24,17 @@ from ascendcraft.emulator._server import AS_MARGIN, SUMMARY_AS_FACTOR
 from ascendcraft.emulator.build import COMPILER_AS_BYTES, entry_glue
 from ascendcraft.emulator.runner import DEFAULT_MAX_SUMMARY_RECORDS
 
+
+def _shell_signals() -> None:
+    """Run in a caller's child before exec: the signal state a caller started from a shell
+    has (default dispositions, nothing blocked), whatever the test process inherited or
+    changed (pytest-xdist workers, Ray, earlier tests in the same worker)."""
+    sigs = (signal.SIGINT, signal.SIGHUP, signal.SIGTERM)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, sigs)
+    for sig in sigs:
+        signal.signal(sig, signal.SIG_DFL)
+
+
 pytestmark = [
     pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is needed to build emulator kernels"),
     pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="walks /proc (Linux)"),
@@ -275,7 +286,7 @@ def test_kernel_output_reaches_stderr_and_is_capped(confine_so):
             assert r.ok, r.message
         print("done")
     """)
-    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    p = subprocess.run([sys.executable, "-c", script], preexec_fn=_shell_signals, capture_output=True, text=True, timeout=60)
     tail = f"{len(p.stderr)} B of stderr, ending {p.stderr[-300:]!r}"
     assert p.returncode == 0 and p.stdout == "done\n", tail
     assert p.stderr.startswith("kernel says hello\n"), tail  # flushed before the child exits
@@ -414,7 +425,7 @@ def test_compiler_dies_with_its_caller(tmp_path):
         build_kernel({{"{marker}.cpp": {SLOW_SRC!r}}}, "{marker}.cpp", timeout_s=300)
     """)
     env = {**os.environ, "ASCENDCRAFT_CACHE": str(tmp_path / "cache")}
-    caller = subprocess.Popen([sys.executable, "-c", script], env=env, start_new_session=True)
+    caller = subprocess.Popen([sys.executable, "-c", script], preexec_fn=_shell_signals, env=env, start_new_session=True)
     try:
         _wait_until(lambda: _cc1plus_running(marker), 30, "cc1plus")
         caller.kill()
@@ -437,7 +448,7 @@ def test_ctrl_c_during_a_compile_kills_the_compiler(tmp_path):
             import time; time.sleep(30)  # still alive: the compiler must be gone already
     """)
     env = {**os.environ, "ASCENDCRAFT_CACHE": str(tmp_path / "cache")}
-    caller = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
+    caller = subprocess.Popen([sys.executable, "-c", script], preexec_fn=_shell_signals, env=env, stdout=subprocess.PIPE, text=True)
     try:
         _wait_until(lambda: _cc1plus_running(marker), 30, "cc1plus")
         caller.send_signal(signal.SIGINT)
@@ -468,7 +479,7 @@ def test_ctrl_c_during_a_run_kills_the_child_and_the_next_run_is_clean(confine_s
         assert r.ok and r.outputs[0][0] > 0, (r.status, r.message)
         print("clean")
     """)
-    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+    p = subprocess.run([sys.executable, "-c", script], preexec_fn=_shell_signals, capture_output=True, text=True, timeout=60,
                        env={**os.environ, "TMPDIR": str(tmp_path)})
     assert p.returncode == 0 and p.stdout == "clean\n", p.stderr[-2000:]
     assert list(tmp_path.iterdir()) == []
@@ -485,7 +496,7 @@ def test_check_killed_mid_timing_leaves_no_process_and_no_file(tmp_path):
     through the parent-death signal, stdin EOF and a parent poll) has killed the emulator
     child and removed the caller's run directories; nothing of it is left. The trace
     never touches $TMPDIR (it is summarised in the child's memory).
-    avg_pool3d at its default full shape traces 33 M records over a few seconds (an emulator
+    avg_pool3d at its default full shape, fully simulated ($ASCENDCRAFT_FULL_SIM), traces for seconds (an emulator
     child alive for over a second is that run: the correctness runs take milliseconds);
     ``--shape`` is not used because the CLI then also checks correctness at that shape."""
     tmp = tmp_path / "tmp"
@@ -493,7 +504,8 @@ def test_check_killed_mid_timing_leaves_no_process_and_no_file(tmp_path):
     env = {**os.environ, "TMPDIR": str(tmp)}
     env.pop("ASCENDCRAFT_MAX_TRACE_RECORDS", None)
     env.pop("ASCENDCRAFT_MAX_TRACE_BYTES", None)
-    cli = subprocess.Popen([sys.executable, "-c", CHECK, "check", "--op", "avg_pool3d"], env=env,
+    env["ASCENDCRAFT_FULL_SIM"] = "1"  # every loop iteration traced: the run lasts, however fast the kernel
+    cli = subprocess.Popen([sys.executable, "-c", CHECK, "check", "--op", "avg_pool3d"], preexec_fn=_shell_signals, env=env,
                            cwd=tmp_path, start_new_session=True, stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE)
     roots = [tmp, rundir.shm_root()]
@@ -535,7 +547,7 @@ def test_sweep_removes_what_a_fully_killed_run_left(tmp_path, confine_so):
     """)
     env = {**os.environ, "TMPDIR": str(tmp)}
     env.pop("ASCENDCRAFT_MAX_TRACE_RECORDS", None)
-    caller = subprocess.Popen([sys.executable, "-c", script], env=env, start_new_session=True)
+    caller = subprocess.Popen([sys.executable, "-c", script], preexec_fn=_shell_signals, env=env, start_new_session=True)
     tree: dict[int, int] = {}
     try:
         def tracing() -> bool:
@@ -553,7 +565,7 @@ def test_sweep_removes_what_a_fully_killed_run_left(tmp_path, confine_so):
         _wait_until(lambda: not _survivors(caller.pid, tree), 5, "the killed processes to die")
         left = _scratch_of(caller.pid, [tmp, rundir.shm_root()])
         assert left, "expected leftovers: the server had no chance to clean"
-        nxt = subprocess.run([sys.executable, "-c", script.replace("2, 0", "0, 0")], env=env, timeout=60)
+        nxt = subprocess.run([sys.executable, "-c", script.replace("2, 0", "0, 0")], preexec_fn=_shell_signals, env=env, timeout=60)
         assert nxt.returncode == 0  # the next run of the emulator, anywhere, sweeps on start
         assert not _scratch_of(caller.pid, [tmp, rundir.shm_root()])
         assert mine.shm.is_dir() and mine.tmp.is_dir()
@@ -577,7 +589,7 @@ def test_terminating_signal_of_the_caller_removes_its_files(tmp_path, confine_so
         run_kernel({str(confine_so)!r}, [], outputs=[(8, np.int32)], tiling=struct.pack("<II", 1, 0),
                    block_dim=1, timeout_s=120)
     """)
-    caller = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "TMPDIR": str(tmp)},
+    caller = subprocess.Popen([sys.executable, "-c", script], preexec_fn=_shell_signals, env={**os.environ, "TMPDIR": str(tmp)},
                               stderr=subprocess.DEVNULL)
     tree: dict[int, int] = {}
     try:
@@ -621,7 +633,7 @@ def test_server_started_by_a_thread_outlives_that_thread(confine_so):
         assert runner._server_obj.proc.pid == pid and runner._server_obj.alive()
         print("same server")
     """)
-    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    p = subprocess.run([sys.executable, "-c", script], preexec_fn=_shell_signals, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and p.stdout == "same server\n", p.stderr[-2000:]
 
 

@@ -126,7 +126,8 @@ def test_nested_power_is_a_small_kernel(levels: int) -> None:
     lk = lower(program(nested_pow(levels)))
     src = lk.emulator_source()
     assert time.perf_counter() - t0 < 20
-    assert src.count("Mul(") == 2 * levels  # x ** 4 is two multiplies of one value
+    glue = lower(program("a")).emulator_source().count("Mul(")  # the prelude's own helpers
+    assert src.count("Mul(") - glue == 2 * levels  # x ** 4 is two multiplies of one value
     assert len(src) < 100_000, len(src)
 
 
@@ -137,7 +138,8 @@ def test_nested_power_scalars_and_cube_stay_small() -> None:
     t0 = time.perf_counter()
     lk = lower_cube(cube_with(nested_pow(30, "v")))
     assert time.perf_counter() - t0 < 20
-    assert lk.vector_class.count("Mul(") == 2 * 30
+    glue = lower_cube(cube_with("v")).vector_class.count("Mul(")  # the prelude's own helpers
+    assert lk.vector_class.count("Mul(") - glue == 2 * 30
     assert len(lk.vector_class) < 200_000
 
 
