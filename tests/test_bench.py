@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-import optuna
+from study_keys import evaluated_keys
 
 ROOT = Path(__file__).resolve().parents[1]
 TASKFILES = ROOT / "tests" / "taskfiles"
@@ -23,18 +23,6 @@ TASKFILES = ROOT / "tests" / "taskfiles"
 
 def _bench(*args: str) -> list[str]:
     return [sys.executable, "-m", "ascendcraft.cli", "bench", *args]
-
-
-def _evaluated_keys(db: Path) -> list[tuple[str, tuple]]:
-    keys = []
-    for s in optuna.get_all_study_summaries(storage=f"sqlite:///{db}"):
-        study = optuna.load_study(study_name=s.study_name, storage=f"sqlite:///{db}")
-        for t in study.trials:
-            assert t.state.is_finished(), (db, t)
-            res = t.user_attrs.get("result") or {}
-            if res.get("evaluated"):
-                keys.append((s.study_name, tuple(sorted(res["params"].items()))))
-    return keys
 
 
 def test_bench_killed_mid_run_regenerated_and_resumed(tmp_path):
@@ -83,7 +71,7 @@ def test_bench_killed_mid_run_regenerated_and_resumed(tmp_path):
         assert t["speedup"] == t["eager_us"] / t["best_us"] and t["bound"]
         assert t["params"] and t["wall_s"] > 0
         # nothing lost or run twice by the kill: exactly the budget, each point once
-        keys = _evaluated_keys(out / "runs" / f"{t['name']}@Ascend910B2" / "study.db")
+        keys = evaluated_keys(out / "runs" / f"{t['name']}@Ascend910B2" / "study.db")
         assert len(keys) == len(set(keys)) == 2
     md = (out / "BENCHMARK.md").read_text()
     assert "status: complete; 2 start(s)" in md and "resumed with" in md

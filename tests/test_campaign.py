@@ -14,6 +14,7 @@ from pathlib import Path
 import optuna
 import pytest
 from ascendcraft.cluster import ExecutorConfig
+from study_keys import evaluated_keys
 
 from ascendcraft.app.errors import UserError
 from ascendcraft.campaign import CampaignConfig, plan, run_campaign, state
@@ -163,12 +164,5 @@ def test_campaign_command_stopped_mid_run_and_resumed(tmp_path):
     # the run stopped mid-way lost nothing: every trial of it ended, none twice
     for op in ops:
         db = out / "runs" / f"{op}@Ascend910B2" / "study.db"
-        keys = []
-        for s in optuna.get_all_study_summaries(storage=f"sqlite:///{db}"):
-            study = optuna.load_study(study_name=s.study_name, storage=f"sqlite:///{db}")
-            for t in study.trials:
-                assert t.state.is_finished(), (op, t)
-                res = t.user_attrs.get("result") or {}
-                if res.get("evaluated"):
-                    keys.append((s.study_name, tuple(sorted(res["params"].items()))))
+        keys = evaluated_keys(db)
         assert len(keys) == len(set(keys)) == units[f"{op}@Ascend910B2"]["trials"]
