@@ -168,7 +168,7 @@ class _Checker:
                            "one tiling", loop.loc)
         if loop.kind == "slabs" and loop.dim < 0:
             raise DslError("slabs(dim=...) takes a non-negative axis", loop.loc)
-        for size in (loop.tile, loop.cores):
+        for size in (loop.tile, loop.cores, loop.step_rows):
             if isinstance(size, str) and size not in {t.name for t in self.p.tunables}:
                 raise DslError(f"'{size}' is not a tunable", loop.loc)
 

@@ -350,6 +350,7 @@ class Loop:
     chunk: str | int | None = None  # windows: output columns per tile (tunable or literal)
     fill: float = 0.0  # windows: the value read outside the input (padding)
     combine: str = ""  # windows: "sum"/"max" = the taps fold with it, (kd, kh) rows combined first
+    step_rows: str | int | None = None  # slabs(rows=R): R steps of K per copy, folded after the steps
 
 
 @dataclass(frozen=True)
