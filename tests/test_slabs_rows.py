@@ -9,13 +9,16 @@ silently reordered."""
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 from ascendcraft.search.builtin import propose
+from ascendcraft.search.graph import propose_from_graph
 
 from ascendcraft.evaluate import Evaluator, prepare
 from ascendcraft.status import Status
 from ascendcraft.tasks.registry import get_task
+from ascendcraft.tasks.taskfile import load_task_file
 
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is needed")
 
@@ -78,3 +81,29 @@ def sum_dim(x: In[f32], y: Out[f32]):
 def test_a_steps_body_that_is_not_a_fold_is_refused(update: str, match: str) -> None:
     with pytest.raises(Exception, match=match):
         prepare("sum_dim/bad", BAD.format(update=update)).lower({})
+
+
+TASKS = Path(__file__).parent / "taskfiles"
+
+
+@needs_gxx
+@pytest.mark.parametrize("path,dtype", [("wild/prime_middim_var.py", None), ("corpus/sum_middim_3d.py", None),
+                                        ("corpus/norm_middim.py", "fp16")])
+def test_the_graph_frontend_offers_the_blocked_slabs_and_it_is_correct(path: str, dtype: str | None) -> None:
+    task = load_task_file(TASKS / path)
+    if dtype:
+        task = task.with_shape(task.inputs[0].shape, dtype)
+    cand = next(c for c in propose_from_graph(task) if c.name.endswith("/graph-slabs_rows"))
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,))
+    prep = prepare(cand.name, cand.source)
+    params = {"TILE": 32, "ROWS": 4, "CORES": 4, "DEPTH": 2}
+    assert ev.feasible(prep, params) is None
+    out = ev.evaluate(prep, params, timing=False)
+    assert out.status is Status.OK, out.message
+
+
+@pytest.mark.parametrize("path", ["corpus/argmax_middim.py", "corpus/cummin_middim_ties.py"])
+def test_no_blocked_slabs_for_step_indices_or_scans(path: str) -> None:
+    names = [c.name for c in propose_from_graph(load_task_file(TASKS / path))]
+    assert any(n.endswith("/graph-slabs") for n in names), names
+    assert not any(n.endswith("/graph-slabs_rows") for n in names), names

@@ -93,7 +93,9 @@ class Emitter:
         self.plan = plan
         self.pg = plan.pg
         self.task = task
-        self.structure = structure
+        # "slabs_rows" is slabs with several steps a copy (slabs(rows=...)), written alike
+        self.blocked = structure == "slabs_rows"
+        self.structure = "slabs" if self.blocked else structure
         self.kind = plan.domain.kind
         self.lines: list[str] = []
         self.taken: set[str] = set()
@@ -438,6 +440,9 @@ class Emitter:
             head = (f"for t in windows({ref}, dims={a['dims']}, kernel={a['kernel'][0]}, "
                     f"stride={a['stride'][0]}, padding={a['padding'][0]}, fill={fill}, "
                     f"rows=ROWS, chunk=CHUNK, {tail}):")
+        elif self.blocked:  # defaults as the recipes' slabs_blocked template
+            tun = ["TILE = tunable(pow2(32, 4096), default=64)", "ROWS = tunable(pow2(1, 256), default=64)"]
+            head = f"for t in slabs({ref}, dim={dom.dim}, tile=TILE, rows=ROWS, {tail}):"
         else:
             tun = ["TILE = tunable(pow2(64, 16384), default=2048)"]
             head = f"for t in slabs({ref}, dim={dom.dim}, tile=TILE, {tail}):"
@@ -663,6 +668,9 @@ def bare(e: str) -> str:
 def structures(plan: Plan) -> list[str]:
     """Sensible structures for a plan, best guess first."""
     kind = plan.domain.kind
+    if kind == "slabs" and not any(plan.pg.op(n) in ("scan", "position") for n in plan.order) and \
+            all(f != "t" for _, f, _ in plan.outputs):
+        return ["slabs", "slabs_rows"]  # reductions only: also several steps a copy, folded
     if kind in ("tiles", "slabs", "channels", "windows"):
         return [kind]
     w = plan.domain.extents(plan.full_shape)["W"]
