@@ -107,3 +107,25 @@ def test_no_blocked_slabs_for_step_indices_or_scans(path: str) -> None:
     names = [c.name for c in propose_from_graph(load_task_file(TASKS / path))]
     assert any(n.endswith("/graph-slabs") for n in names), names
     assert not any(n.endswith("/graph-slabs_rows") for n in names), names
+
+
+TWO_LOOPS = '''
+@kernel(category="reduce")
+def sum_dim(x: In[f32], y: Out[f32]):
+    for t in slabs(x, dim=1, tile=64, rows=8):
+        acc = tile_fill(0.0)
+        for k in steps(t):
+            acc = acc + load(x, k)
+        tot = total_sum(acc)
+    for t in slabs(x, dim=1, tile=64):
+        acc = tile_fill(0.0)
+        for k in steps(t):
+            acc = acc + load(x, k)
+        store(y, t, acc / tot)
+'''
+
+
+def test_every_slabs_loop_of_a_kernel_copies_the_same_steps() -> None:
+    # the loops share one tiling (one stepRows): a second header without rows= is refused
+    with pytest.raises(Exception, match="same header"):
+        prepare("sum_dim/two", TWO_LOOPS).lower({})
