@@ -88,7 +88,10 @@ TASKS = Path(__file__).parent / "taskfiles"
 
 @needs_gxx
 @pytest.mark.parametrize("path,dtype", [("wild/prime_middim_var.py", None), ("corpus/sum_middim_3d.py", None),
-                                        ("corpus/norm_middim.py", "fp16")])
+                                        ("corpus/norm_middim.py", "fp16"),
+                                        # a per-step output (x - amax): kb rows stored a copy
+                                        ("corpus/amax_middim_keepdim.py", "fp16"),
+                                        ("wild/middim_center.py", None)])
 def test_the_graph_frontend_offers_the_blocked_slabs_and_it_is_correct(path: str, dtype: str | None) -> None:
     task = load_task_file(TASKS / path)
     if dtype:
@@ -129,3 +132,24 @@ def test_every_slabs_loop_of_a_kernel_copies_the_same_steps() -> None:
     # the loops share one tiling (one stepRows): a second header without rows= is refused
     with pytest.raises(Exception, match="same header"):
         prepare("sum_dim/two", TWO_LOOPS).lower({})
+
+
+@pytest.mark.parametrize("body,match", [
+    # a running sum stored per step is a scan: its rows would hold partial sums
+    (["acc = acc + load(x, k)", "store(y2, k, acc)"], "store per step"),
+    # a fold of another accumulator's partial rows
+    (["m = maximum(m, load(x, k))", "acc = acc + exp(load(x, k) - m)", "store(y2, k, load(x, k))"],
+     "must be a fold"),
+])
+def test_steps_that_read_partial_folds_are_refused(body: list[str], match: str) -> None:
+    src = '''
+@kernel(category="reduce")
+def f(x: In[f32], y: Out[f32], y2: Out[f32]):
+    for t in slabs(x, dim=1, tile=64, rows=8):
+        acc = tile_fill(0.0)
+        m = tile_fill(-inf)
+        for k in steps(t):
+''' + "".join(f"            {ln}\n" for ln in body) + '''        store(y, t, acc + m)
+'''
+    with pytest.raises(Exception, match=match):
+        prepare("f/bad", src).lower({})

@@ -823,6 +823,11 @@ class _Compute(GroupOps, ComputeOps):
             self.emit(f"CopyRowsIn({name}, {gm}, 1, cnt, cnt, cnt);")
         self.emit(f"{q.name}.EnQue({name});")
         self.emit(f"{name} = {q.name}.DeQue<{t}>();")
+        if blocked(self.loop) and self.roles.get(e.tensor) == "outer":  # as tall as the steps' rows
+            if dtype not in ("f32", "f16", "i32"):
+                raise DslError(f"slabs(rows=...): '{e.tensor}' ({dtype}) is loaded at the slab; rows= "
+                               "repeats such loads with Muls (f32, f16, i32 only): drop rows=", e.loc)
+            self.emit(f"AcxRepeatRows({name}, td_.stepRows, cntp);")
         return Val(form, dtype, name, q, temp=True)
 
     def _store(self, s: ir.Store, loop_var: str) -> None:
@@ -861,8 +866,12 @@ class _Compute(GroupOps, ComputeOps):
             self.emit(f"CopyRowsOut({gm}[gr * td_.OW + c0], {name}, r, w, td_.OW, wp);")
         else:
             off = self._gm_offset(s.tensor, s.at, "tile")
-            n = "bcnt" if blocked(self.loop) else "cnt"  # blocked: row 0 of the folded rows
-            self.emit(f"CopyRowsOut({gm}[{off}], {name}, 1, {n}, {n}, {n});")
+            if blocked(self.loop) and self.roles.get(s.tensor) == "step":  # kb steps in one copy
+                self.emit(f"CopyRowsOut({gm}[{off}], {name}, kb, bcnt, td_.B, cntp);")
+            elif blocked(self.loop):  # row 0 of the folded rows
+                self.emit(f"CopyRowsOut({gm}[{off}], {name}, 1, bcnt, bcnt, bcnt);")
+            else:
+                self.emit(f"CopyRowsOut({gm}[{off}], {name}, 1, cnt, cnt, cnt);")
         self.emit(f"{q.name}.FreeTensor({name});")
 
 

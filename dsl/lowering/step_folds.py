@@ -25,6 +25,10 @@ def blocked_slab_tile(unit: int) -> list[str]:
             "    const int64_t cnt = td_.stepRows * cntp;"]
 
 
+def _reads(e: ir.Expr) -> set[str]:
+    return {x.name for x in ir.walk_exprs(e) if isinstance(x, ir.Var)}
+
+
 def _is_var(e: ir.Expr, name: str) -> bool:
     return isinstance(e, ir.Var) and e.name == name
 
@@ -63,24 +67,41 @@ def step_folds(s: ir.InnerLoop, def_id: dict[int, int], carried: dict[int, int])
     rescaled sum is relative to): every row of an accumulator holds the fold of its own steps,
     so the loop must be plain folds (``acc = acc + e``, ``acc * e``, ``maximum(acc, e)``,
     ``minimum(acc, e)``, e free of acc, or ``m = mn`` with ``mn = maximum(m, e)``), the online
-    log-sum-exp's rescaled sum (``s = s * exp(m - mn) + e``), and temporaries; anything else
-    would change the meaning and is an error."""
+    log-sum-exp's rescaled sum (``s = s * exp(m - mn) + e``), temporaries and stores at the
+    step (``kb`` rows out in one copy); anything else would change the meaning and is an error."""
     out, temps = [], {}
+    accs = {st.target for st in s.body if isinstance(st, ir.Assign) and def_id.get(id(st)) in carried}
+    partial = set(accs)  # names whose rows hold partial folds inside the loop
     for st in s.body:
+        if isinstance(st, ir.Store) and st.at == s.var:  # an elementwise result, kb rows a copy
+            if _reads(st.value) & partial:
+                raise DslError("slabs(rows=...): a store per step cannot read an accumulator of its "
+                               "own steps loop (inside the loop its rows hold partial folds)", st.loc)
+            continue
         if isinstance(st, (ir.Store, ir.InnerLoop)):
-            raise DslError("slabs(rows=...) steps loops only fold accumulators (no store per step)", st.loc)
+            raise DslError("slabs(rows=...) steps loops fold accumulators and store per step", st.loc)
         if not isinstance(st, ir.Assign):
             continue
         if def_id.get(id(st)) not in carried:
             temps[st.target] = st.value
+            if _reads(st.value) & partial:
+                partial.add(st.target)
             continue
         v, op, rel = st.value, _fold_of(st.value, st.target), ""
+        others = partial - {st.target}
+        if op is not None and _reads(v) & others:
+            op = None
         if op is None and isinstance(v, ir.Var) and v.name in temps:
             op = _fold_of(temps[v.name], st.target)
+            if op is not None and _reads(temps[v.name]) & (others - {v.name}):
+                op = None
         if op is None and (pair := _rescaled_sum(v, st.target, temps)):
-            op, rel = "add", pair[0]
+            m, mn = pair
+            if not _reads(v) & (others - {m, mn}) and not _reads(temps[mn]) & (others - {m, mn}):
+                op, rel = "add", m
         if op is None:
             raise DslError(f"slabs(rows=...): '{st.target}' must be a fold (acc = acc + e, acc * e, "
-                           "maximum(acc, e) or minimum(acc, e)) to be split over rows", st.loc)
+                           "maximum(acc, e) or minimum(acc, e), e free of the loop's accumulators) "
+                           "to be split over rows", st.loc)
         out.append((def_id[id(st)], op, rel))
     return out

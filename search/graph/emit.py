@@ -668,9 +668,8 @@ def bare(e: str) -> str:
 def structures(plan: Plan) -> list[str]:
     """Sensible structures for a plan, best guess first."""
     kind = plan.domain.kind
-    if kind == "slabs" and not any(plan.pg.op(n) in ("scan", "position") for n in plan.order) and \
-            all(f != "t" for _, f, _ in plan.outputs):
-        return ["slabs", "slabs_rows"]  # reductions only: also several steps a copy, folded
+    if kind == "slabs" and not any(plan.pg.op(n) in ("scan", "position") for n in plan.order):
+        return ["slabs", "slabs_rows"]  # folds and stores only: also several steps a copy
     if kind in ("tiles", "slabs", "channels", "windows"):
         return [kind]
     w = plan.domain.extents(plan.full_shape)["W"]
