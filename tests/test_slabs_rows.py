@@ -112,20 +112,11 @@ def test_no_blocked_slabs_for_step_indices_or_scans(path: str) -> None:
     assert not any(n.endswith("/graph-slabs_rows") for n in names), names
 
 
-TWO_LOOPS = '''
-@kernel(category="reduce")
-def sum_dim(x: In[f32], y: Out[f32]):
-    for t in slabs(x, dim=1, tile=64, rows=8):
-        acc = tile_fill(0.0)
-        for k in steps(t):
-            acc = acc + load(x, k)
-        tot = total_sum(acc)
+# the blocked loop of BAD, then a second distribution loop without rows=
+TWO_LOOPS = BAD.format(update="acc + load(x, k)").replace("        store(y, t, acc)\n", """        tot = total_sum(acc)
     for t in slabs(x, dim=1, tile=64):
-        acc = tile_fill(0.0)
-        for k in steps(t):
-            acc = acc + load(x, k)
-        store(y, t, acc / tot)
-'''
+        store(y, t, tile_fill(0.0) + tot)
+""")
 
 
 def test_every_slabs_loop_of_a_kernel_copies_the_same_steps() -> None:
