@@ -99,6 +99,29 @@ def test_split_k_and_vector_epilogue() -> None:
     np.testing.assert_allclose(out.astype(np.float32), ref.astype(np.float32), rtol=2e-3, atol=2e-2)
 
 
+@pytest.mark.parametrize("tail", [0, 1])
+def test_tail_split_pieces_cover_the_last_wave(tail: int) -> None:
+    """tail=1 cuts the blocks of the last, partial wave along N (a ragged last column too):
+    the result is the same as whole blocks, with split-K partial sums as well."""
+    m, k, n = 150, 1000, 200
+    torch.manual_seed(2)
+    a, b, bias = torch.randn(m, k).half(), torch.randn(k, n).half(), torch.randn(n).half()
+    ref = (a.float() @ b.float()).half().numpy()
+    plan, lk, libs = _build(_mm_src()[0])
+    params = {"BM": 64, "BN": 64, "BK": 32, "KL1": 128, "GROUP": 2, "CORES": 8, "TAIL": tail}
+    (out,), t = _run(plan, lk, libs, [a.numpy(), b.numpy()], [(ref.shape, np.float16)], params)
+    assert (t["blocks"], t["fullTiles"], t["tparts"], t["items"]) == ((12, 8, 2, 16) if tail else (12, 8, 1, 12))
+    np.testing.assert_allclose(out.astype(np.float32), ref.astype(np.float32), rtol=2e-3, atol=2e-2)
+    ref2 = (a.float() @ b.float() + bias.float()).half().numpy()
+    src = _mm_src(extra=(("bias", "f16"),), epilogue="v + cast(load_bcast(bias, cc), f32)")[0]
+    plan, lk, libs = _build(src)
+    params = {"BM": 64, "BN": 128, "BK": 32, "KL1": 128, "SPLITK": 2, "CORES": 8, "TAIL": tail, "VROWS": 4,
+              "VCHUNK": 256}
+    (out,), t = _run(plan, lk, libs, [a.numpy(), b.numpy(), bias.numpy()], [(ref2.shape, np.float16)], params)
+    assert (t["blocks"], t["tparts"]) == ((12, 2) if tail else (12, 1))
+    np.testing.assert_allclose(out.astype(np.float32), ref2.astype(np.float32), rtol=2e-3, atol=2e-2)
+
+
 def test_tiling_header_matches_python() -> None:
     plan, lk, libs = _build(_mm_src()[1])
     p = lk.program
