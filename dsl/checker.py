@@ -116,6 +116,8 @@ class _Checker:
                                "and reduce it in the vector stage (load(ws, c) sums the splits)", c.store_loc)
             if c.relu:
                 raise DslError("relu of a split-K partial sum is wrong: apply it in the vector stage", c.store_loc)
+            if tgt != "f32":
+                raise DslError(f"split-K partial sums are summed in fp32: workspace(f32), not {tgt}", c.store_loc)
         if c.batched and (c.a.split is not None or c.b.split is not None):
             raise DslError("batched=True takes 3-D operands as they are (no matrix(...) views)", c.loc)
 

@@ -56,6 +56,7 @@ class MatmulSpec:
     epilogue: str = ""  # vector-stage expression of v (fp32 result) and cc (chunk), "" = none
     doc: str = ""
     order: tuple[tuple[str, str], ...] = ()  # every input (name, dsl dtype) in the task's order
+    rounded: bool = False  # the reference rounds the product to the output dtype before the epilogue
 
 
 def _params(spec: MatmulSpec) -> str:
@@ -153,6 +154,9 @@ def matmul_candidates(name: str, spec: MatmulSpec, dims: tuple[int, int, int, in
     cands.append(Candidate(f"{name}/splitk_vec", _template("cube_matmul_epilogue").format(
         epilogue=epi, splits=SPLITS, split_default=split_default(*dims) if dims else 1, **common),
         origin=CubeProposer.name))
+    if spec.rounded and spec.epilogue and spec.out_dtype != "f32" and spec.dtype == spec.out_dtype:
+        cands.append(Candidate(f"{name}/rounded_vec", _template("cube_matmul_rounded").format(
+            epilogue=epi, out_dtype=spec.out_dtype, **common), origin=CubeProposer.name))
     return cands
 
 
@@ -231,7 +235,7 @@ def traced_spec(task: Task) -> MatmulSpec | str:
     relu = v == "relu(v)"
     return MatmulSpec(a, b, T, T, transpose_a=form.a.transpose, transpose_b=form.b.transpose,
                       batched=form.batched, relu=relu, epilogue="" if v in ("v", "relu(v)") else v,
-                      order=tuple((n, T) for n in names),
+                      order=tuple((n, T) for n in names), rounded=T != "f32",
                       doc=f"Task file {task.name}: " + " -> ".join(form.ops) + ".")
 
 
@@ -316,7 +320,8 @@ def _kernel_name(name: str) -> str:
 
 #: names in the matmul templates (and the epilogue's own) that an input name must avoid
 _TEMPLATE_NAMES = frozenset(
-    words_of(_template("cube_matmul") + _template("cube_matmul_epilogue")) | {"c", "v", "cc"})
+    words_of(_template("cube_matmul") + _template("cube_matmul_epilogue") + _template("cube_matmul_rounded"))
+    | {"c", "v", "cc"})
 
 
 def _input_names(specs: list) -> list[str]:

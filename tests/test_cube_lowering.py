@@ -122,6 +122,23 @@ def test_tail_split_pieces_cover_the_last_wave(tail: int) -> None:
     np.testing.assert_allclose(out.astype(np.float32), ref2.astype(np.float32), rtol=2e-3, atol=2e-2)
 
 
+def test_rounded_workspace_mirrors_the_rounded_product() -> None:
+    """The rounded candidate stores fp16(A @ B) in an f16 workspace and adds the bias after, as
+    an fp16 reference does: relu(fp16(fp16(A @ B) + bias))."""
+    m, k, n = 70, 200, 90
+    torch.manual_seed(3)
+    a, b, bias = torch.randn(m, k).half(), torch.randn(k, n).half(), torch.randn(n).half()
+    mm = (a.float() @ b.float()).half()
+    ref = torch.relu((mm.float() + bias.float()).half()).numpy()
+    src = [c.source for c in matmul_candidates("mm", MatmulSpec(
+        "a", "b", "f16", "f16", extra=(("bias", "f16"),), rounded=True,
+        epilogue="relu(v + cast(load_bcast(bias, cc), f32))")) if "workspace(f16)" in c.source][0]
+    plan, lk, libs = _build(src)
+    params = {"BM": 64, "BN": 64, "BK": 32, "KL1": 128, "CORES": 8, "VROWS": 4, "VCHUNK": 256}
+    (out,), t = _run(plan, lk, libs, [a.numpy(), b.numpy(), bias.numpy()], [(ref.shape, np.float16)], params)
+    np.testing.assert_allclose(out.astype(np.float32), ref.astype(np.float32), rtol=2e-3, atol=4e-3)
+
+
 def test_tiling_header_matches_python() -> None:
     plan, lk, libs = _build(_mm_src()[1])
     p = lk.program
