@@ -108,6 +108,19 @@ def tail_default(bt: int, m: int, n: int, k: int) -> int:
     return 1 if m >= 64 and (k >= 1024 or tiles < 8 * _CUBE_CORES) else 0
 
 
+def cores_default(bt: int, m: int, n: int, k: int) -> int:
+    """Default cube core count (``CORES``): all of them, except for a few-row M (decode-like,
+    HBM-bound: each block streams its B panel once) where the count of ``CORES`` that leaves
+    the fewest idle block slots, ``ceil(blocks / c) x c``, wins (larger on ties): in the model
+    a core's HBM share is the chip's over the cores running, so even blocks per core beat
+    more cores (matmul_small_m: 64 blocks on 16 cores, not 3 waves of 24)."""
+    choices = [int(x) for x in CORES.split(",")]
+    if m >= 64:
+        return max(choices)
+    tiles = bt * -(-m // _BLOCK_M) * -(-n // _BLOCK_N)
+    return min(choices, key=lambda c: (-(-tiles // c) * c, -c))
+
+
 def spec_dims(task: Task, spec: MatmulSpec) -> tuple[int, int, int, int] | None:
     """(batch, M, N, K) of ``spec``'s product at ``task``'s shapes (None if not found)."""
     names = [nm for nm, _ in spec.order] if spec.order else [x.name for x in task.tensor_inputs]
@@ -137,7 +150,8 @@ def matmul_candidates(name: str, spec: MatmulSpec, dims: tuple[int, int, int, in
     set the split-K candidate's default split (:func:`split_default`)."""
     cands = []
     common = dict(name=_kernel_name(name), params=_params(spec), doc=doc_text(spec.doc), a=spec.a, b=spec.b,
-                  a_name=spec.a, b_name=spec.b, flags=_flags(spec), cores=CORES, cores_default=24, out="c",
+                  a_name=spec.a, b_name=spec.b, flags=_flags(spec), cores=CORES,
+                  cores_default=cores_default(*dims) if dims else 24, out="c",
                   tail_default=tail_default(*dims) if dims else 1)
     if not spec.epilogue:
         store = "acc"

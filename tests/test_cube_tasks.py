@@ -9,6 +9,7 @@ import pytest
 import torch
 from ascendcraft.dsl import ir
 from ascendcraft.search.cube_builtin import (
+    cores_default,
     handles,
     propose_cube,
     split_default,
@@ -168,5 +169,7 @@ def test_shape_aware_defaults_split_k_and_tail() -> None:
     assert tail_default(1, 16, 16384, 8192) == 0
     assert tail_default(32, 1024, 1024, 512) == 0
     assert tail_default(1, 1000, 1001, 999) == 1
+    assert cores_default(1, 16, 16384, 8192) == 16  # 64 blocks: 4 per core on 16, not 3 waves of 24
+    assert cores_default(1, 4096, 4096, 4096) == 24
     srcs = {c.name: c.source for c in propose_cube(get_task("matmul_large_k"))}
     assert "default=3)   # K splits" in srcs["matmul_large_k/splitk_vec"]
