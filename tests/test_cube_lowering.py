@@ -139,6 +139,21 @@ def test_rounded_workspace_mirrors_the_rounded_product() -> None:
     np.testing.assert_allclose(out.astype(np.float32), ref.astype(np.float32), rtol=2e-3, atol=4e-3)
 
 
+@pytest.mark.parametrize("m, k, n, bm, bk", [(70, 150, 90, 64, 32), (33, 7, 20, 64, 32), (100, 200, 50, 128, 64),
+                                          (48, 40, 30, 64, 32)])
+def test_fp32_a_stored_k_by_m(m: int, k: int, n: int, bm: int, bk: int) -> None:
+    """fp32 A.T @ B: A staged as 16-row strips and transposed into L0A square by square,
+    including K steps with an odd number of 8-wide K fractals (k = 7, 22, 8)."""
+    torch.manual_seed(0)
+    a, b = torch.randn(m, k), torch.randn(k, n)
+    ref = (a.double() @ b.double()).float().numpy()
+    src = _mm_src(dtype="f32", out_dtype="f32", transpose_a=True)[0]
+    plan, lk, libs = _build(src)
+    params = {"BM": bm, "BN": 64, "BK": bk, "KL1": 128}
+    (out,), _ = _run(plan, lk, libs, [a.t().contiguous().numpy(), b.numpy()], [(ref.shape, np.float32)], params)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+
+
 def test_tiling_header_matches_python() -> None:
     plan, lk, libs = _build(_mm_src()[1])
     p = lk.program

@@ -106,6 +106,20 @@ __aicore__ inline void Load2DTrans32(const LocalTensor<CUBE_T>& dst, const Local
     LoadDataWithTranspose(dst, src, p);
 }
 
+// fp32 A stored K x M: each 16-row (k) strip of L1 holds m16 / 16 squares of 16 k x 16 m; transposed,
+// square q gives the Zz fractals (m block q, k fractals 2ks and 2ks + 1), `k1f` fractals per m block.
+__aicore__ inline void Load2DTrans32A(const LocalTensor<CUBE_T>& dst, const LocalTensor<CUBE_T>& src,
+                                      int64_t squares, int64_t k1f) {
+    LoadData2dTransposeParams p;
+    p.startIndex = 0;
+    p.repeatTimes = static_cast<uint8_t>(squares);
+    p.srcStride = 1;
+    p.dstGap = static_cast<uint16_t>(k1f - 1);
+    p.dstFracGap = 0;
+    p.addrMode = 0;
+    LoadDataWithTranspose(dst, src, p);
+}
+
 __aicore__ inline void Load2D(const LocalTensor<CUBE_T>& dst, const LocalTensor<CUBE_T>& src, int64_t repeat,
                               int64_t srcStride, bool transpose) {
     LoadData2DParams p;
@@ -196,7 +210,10 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         f"                // GM -> L1 (ND -> Nz), DSL line {c.loc.line}",
         f"                LocalTensor<{T}> a1 = qA1.AllocTensor<{T}>();",
     ]
-    if ta:
+    a32_km = ta and DTYPE_BYTES[dt] == 4
+    if a32_km:
+        L.append(f"                CopyNd2Strips(a1, aGm[{a_off}], kB, mB, td_.M, m16);  // fp32 A stored K x M")
+    elif ta:
         L.append(f"                CopyNd2Nz(a1, aGm[{a_off}], kB, mB, td_.M, k16);  // A stored K x M")
     else:
         L.append(f"                CopyNd2Nz(a1, aGm[{a_off}], mB, kB, td_.K, m16);")
@@ -219,7 +236,19 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "                    // L1 -> L0A (Zz) and L1 -> L0B (Zn)",
         f"                    LocalTensor<{T}> a2 = qA2.AllocTensor<{T}>();",
     ]
-    if ta:
+    if a32_km:  # the last strip first: with an odd k1f its second fractal spills into the next m block's
+        # first slot, which strip 0 then writes
+        # (one K fractal: square by square, in order, each spill overwritten by the next square)
+        L += ["                    if (k1f == 1) {",
+              "                        for (int64_t q = 0; q < m16 / 16; ++q)",
+              f"                            Load2DTrans32A(a2[q * {fr}], a1[(k0 / 16) * 16 * m16 + q * 256], 1, 1);",
+              "                    } else {",
+              "                        for (int64_t j = 0, ns = (kb0 + 15) / 16; j < ns; ++j) {",
+              "                            const int64_t ks = j == 0 ? ns - 1 : j - 1;",
+              f"                            Load2DTrans32A(a2[2 * ks * {fr}], a1[(k0 / 16 + ks) * 16 * m16], m16 / 16, k1f);",
+              "                        }",
+              "                    }"]
+    elif ta:
         L += ["                    for (int64_t mb = 0; mb < m16 / 16; ++mb)",
               f"                        Load2D(a2[mb * k1f * {fr}], a1[(mb * (k16 / 16) + kf0) * {fr}], k1f, 1, true);"]
     else:
