@@ -249,13 +249,16 @@ class Scan(Expr):
     arg: Expr
     carry: Expr
     lanes: int = 0
+    reverse: bool = False  # rscan_*: from the row's end (element j combines j..w-1, then carry)
 
 
 @dataclass(frozen=True)
 class RowLast(Expr):
-    """``row_last(v)``: the last element of each row of a tile (the carry of a scan)."""
+    """``row_last(v)``: the last element of each row of a tile (the carry of a scan);
+    ``row_first(v)`` (``first``): the first (the carry of a reverse scan)."""
 
     arg: Expr
+    first: bool = False
 
 
 @dataclass(frozen=True)
@@ -322,6 +325,7 @@ class InnerLoop(Stmt):
     size: str | int | None  # chunk size (tunable name or literal); None for steps
     body: tuple[Stmt, ...]
     parts: int = 1  # chunks(t, S, parts=P): each row is P equal parts, chunked in step
+    reverse: bool = False  # chunks(t, S, reverse=True): the last chunk first (reverse scans)
 
 
 @dataclass(frozen=True)

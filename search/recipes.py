@@ -489,8 +489,14 @@ def _scan(c: _Ctx) -> list[Candidate]:
                              "acc = tile_fill(0.0)", "for k in steps(t):", f"    acc = acc + exp({step} - m)",
                              f"    store(out, k, cast(m + log(acc), {T}))"],
         }[n]
-        return [c.cand("slabs", _render(c, "slabs_steps", body, dim=1, dtypes=dtypes,
-                                                doc=f"{n} along axis 1 (a strided running accumulator)."))]
+        out = [c.cand("slabs", _render(c, "slabs_steps", body, dim=1, dtypes=dtypes,
+                                       doc=f"{n} along axis 1 (a strided running accumulator)."))]
+        if n == "cumsum_reverse":  # the steps from the end: a running sum, nothing subtracted
+            rev = ["acc = tile_fill(0.0)", "for k in steps(t, reverse=True):", f"    acc = acc + {step}",
+                   f"    store(out, k, cast(acc, {T}))"]
+            out.append(c.cand("slabs_reverse", _render(c, "slabs_steps", rev, dim=1, dtypes=dtypes, doc=(
+                f"{n} along axis 1: the steps walked from the end (no total minus prefix)."))))
+        return out
     if rank != 2:
         raise ProposerError(f"task {n!r}: scans are proposed along dim 1 of 2-D or 3-D tensors")
     a = ld.format(at="c")
@@ -520,10 +526,26 @@ def _scan(c: _Ctx) -> list[Candidate]:
               f"    store(out, c, cast(mn + log(s), {T}))", "    carry = row_last(s)", "    m = mn"]
     out.append(c.cand("blocked", _render(c, "rows_chunked", blocked, dtypes=dtypes, doc=doc + (
         f" Blocked scan: {SCAN_LANES} segments per chunk advanced together, two Gathers per element."))))
+    if n == "cumsum_reverse":
+        out += _reverse_scan(c, a, T, dtypes, doc)
     if n == "logcumsumexp":
         out.append(c.cand("online", _render(c, "rows_chunked", online, dtypes=dtypes, doc=doc + (
             " One read: the running max and the carry rescaled per chunk; blocked scan."))))
     return out
+
+
+def _reverse_scan(c: _Ctx, a: str, T: str, dtypes: dict, doc: str) -> list[Candidate]:
+    """A true reverse scan: the chunks from the row's end, each scanned backwards
+    (``rscan_sum``), the carry the chunk's first element — total minus prefix cancels at the
+    row's tail, this adds the same terms in the reference's order of magnitude."""
+    def body(lanes: str) -> list[str]:
+        return ["carry = row_fill(0.0)", "for c in chunks(t, CHUNK, reverse=True):", f"    a = {a}",
+                f"    s = rscan_sum(a, carry{lanes})", f"    store(out, c, cast(s, {T}))",
+                "    carry = row_first(s)"]
+    return [c.cand("reverse", _render(c, "rows_chunked", body(""), dtypes=dtypes, doc=doc + (
+                " Reverse order: chunks from the row's end, no total minus prefix."))),
+            c.cand("reverse_blocked", _render(c, "rows_chunked", body(f", {SCAN_LANES}"), dtypes=dtypes,
+                                              doc=doc + " Reverse order, blocked scan."))]
 
 
 SCAN_LANES = 64  # segments of the blocked scan: one fp32 vector repeat per op

@@ -502,6 +502,8 @@ class _Compute(GroupOps, ComputeOps):
         if s.kind == "chunks":
             self._hoist_row_scalars(s)
             if self.after_cube:
+                if s.reverse:
+                    raise DslError("chunks(t, SIZE, reverse=True) is not offered after a cube stage", s.loc)
                 self._stage_chunks(s)
                 self.hoisted = outer_hoisted
                 self._drop_row_blocks(outer_blocks)
@@ -509,7 +511,11 @@ class _Compute(GroupOps, ComputeOps):
             if self.loop.axis >= 0:  # strided rows: A segments of W elements each
                 self.emit("for (int64_t a = 0; a < td_.A; ++a) {")
                 self.indent += 1
-            self.emit("for (int64_t c0 = 0; c0 < td_.W; c0 += td_.chunk) {")
+            if s.reverse:  # the last (possibly short) chunk first
+                self.emit("for (int64_t c0 = td_.W > 0 ? (td_.W - 1) / td_.chunk * td_.chunk : -1; c0 >= 0; "
+                          "c0 -= td_.chunk) {")
+            else:
+                self.emit("for (int64_t c0 = 0; c0 < td_.W; c0 += td_.chunk) {")
             self.indent += 1
             self.emit("const int64_t w = acx_min(td_.chunk, td_.W - c0);")
             self.emit("const int64_t cnt = r * wp;")
@@ -517,7 +523,7 @@ class _Compute(GroupOps, ComputeOps):
             self._taps_loop(s)
             return
         else:
-            self.emit("for (int64_t k = 0; k < td_.K; ++k) {")
+            self.emit("for (int64_t k = td_.K - 1; k >= 0; --k) {" if s.reverse else "for (int64_t k = 0; k < td_.K; ++k) {")
             self.indent += 1
         self._block(s.body, s.var)
         self.indent -= 1
