@@ -100,3 +100,21 @@ def test_reverse_takes_a_boolean_and_whole_rows(kw: str, msg: str) -> None:
     with pytest.raises(DslError, match=msg):
         parse(SRC.format(kw=kw))
     parse(SRC.format(kw=", reverse=True"))
+
+
+@needs_gxx
+@pytest.mark.parametrize("name,kind", [("cumsum", "blocked"), ("cumsum_reverse", "reverse_blocked")])
+def test_a_row_not_a_multiple_of_the_segments_stays_blocked(name: str, kind: str) -> None:
+    # one chunk of 4000: 64 segments of 63 padded to 64 x 64 = 4096 cells, which the col
+    # buffers (align_up(4000, 128) = 4096) hold: the blocked path, not Hillis-Steele
+    one = {"CHUNK": 4096, "CORES": 1}
+    _, out = _evaluate(get_task(name).with_shape((3, 4000), "fp16"), kind, one)
+    assert out.status is Status.OK, out.message
+    task = get_task(name).with_shape((16, 4000), "fp32")
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,))
+    us = {}
+    for c in propose(task):
+        k = c.name.rsplit("/", 1)[1]
+        if k in ("chunked", kind):
+            us[k] = ev.time(ev.build(prepare(c.name, c.source), one))["modeled_us"]
+    assert us[kind] < 0.5 * us["chunked"], us

@@ -242,7 +242,9 @@ class ComputeOps:
             self.counter += 1
             self.emit(f"const int64_t sS{self.counter} = acx_align_up((w + {lanes} - 1) / {lanes}, 8);")
             seg = f"sS{self.counter}"
-            self.emit(f"if (w > {lanes} && {seg} * {lanes} <= wp && {(steps + 3) * lanes} <= acx_align_up(wp, 128)) {{")
+            # the [S][lanes] tables live in col buffers of align_up(wp, 128) elements (colElems >= wp)
+            self.emit(f"if (w > {lanes} && {seg} * {lanes} <= acx_align_up(wp, 128) && "
+                      f"{(steps + 3) * lanes} <= acx_align_up(wp, 128)) {{")
             self._scan_blocked(op, a, d, carry, lanes, seg, reverse)
             self.emit("} else {")
             self._scan_steps(op, a, d, carry, reverse)
