@@ -257,18 +257,13 @@ class ExprParser:
             if not -MAX_RANK <= dim < MAX_RANK:
                 raise DslError(f"size(x, {dim}): a dim is in {-MAX_RANK}..{MAX_RANK - 1}", loc)
             return ir.Numel(loc, self._tensor_name(args[0]), dim)
-        if f in SCAN_FUNCS:
+        if f in SCAN_FUNCS or f in REV_SCAN_FUNCS:
             want(2, 3)
             lanes = self._static_int(args[2]) if len(args) == 3 else 0
             if len(args) == 3 and lanes not in SCAN_LANES:
                 raise DslError(f"{f}(v, carry, lanes): lanes is one of {', '.join(map(str, SCAN_LANES))}", loc)
-            return ir.Scan(loc, SCAN_FUNCS[f], sub(0), sub(1), lanes)
-        if f in REV_SCAN_FUNCS:
-            want(2, 3)
-            lanes = self._static_int(args[2]) if len(args) == 3 else 0
-            if len(args) == 3 and lanes not in SCAN_LANES:
-                raise DslError(f"{f}(v, carry, lanes): lanes is one of {', '.join(map(str, SCAN_LANES))}", loc)
-            return ir.Scan(loc, REV_SCAN_FUNCS[f], sub(0), sub(1), lanes, reverse=True)
+            rev = f in REV_SCAN_FUNCS
+            return ir.Scan(loc, (REV_SCAN_FUNCS if rev else SCAN_FUNCS)[f], sub(0), sub(1), lanes, reverse=rev)
         if f == "row_last":
             want(1)
             return ir.RowLast(loc, sub(0))
