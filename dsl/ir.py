@@ -354,6 +354,7 @@ class Loop:
     chunk: str | int | None = None  # windows: output columns per tile (tunable or literal)
     fill: float = 0.0  # windows: the value read outside the input (padding)
     combine: str = ""  # windows: "sum"/"max" = the taps fold with it, (kd, kh) rows combined first
+    reuse: bool = False  # windows(reuse=True): the tile's input rows staged once per kd, all kh read them
 
 
 @dataclass(frozen=True)

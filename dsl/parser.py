@@ -313,7 +313,7 @@ class _Parser(ExprParser, BlocksParser):
                    "rows": {"rows", "cores", "depth", "dims", "groups", "axis"},
                    "slabs": {"dim", "tile", "cores", "depth"},
                    "windows": {"dims", "kernel", "stride", "padding", "rows", "chunk", "cores", "depth",
-                               "fill", "combine"}}[kind]
+                               "fill", "combine", "reuse"}}[kind]
         kw = {}
         for k in call.keywords:
             if k.arg not in allowed:
@@ -378,6 +378,15 @@ class _Parser(ExprParser, BlocksParser):
                 raise DslError("windows(combine=...) is sum or max: the op the taps fold with",
                                _loc(c))
             combine = c.id
+        reuse = False
+        if kind == "windows" and "reuse" in kw:
+            v = kw["reuse"]
+            if not (isinstance(v, ast.Constant) and type(v.value) is bool):
+                raise DslError("windows(reuse=...) is True or False", _loc(v))
+            if v.value and combine:
+                raise DslError("windows(reuse=True) stages each input row once for every kh; "
+                               "combine= folds the rows per kh: use one or the other", _loc(v))
+            reuse = v.value
         var = st.target.id
         self._fresh_name(var, _loc(st.target))
         self._line(st)
@@ -385,7 +394,7 @@ class _Parser(ExprParser, BlocksParser):
         body = self._block(st.body, var, kind)
         del self.loop_vars[var]  # sequential distribution loops may reuse the name
         return ir.Loop(kind, var, tensor, tile, cores, dim, depth, tuple(body), loc, groups, axis,
-                       window, chunk, fill, combine)
+                       window, chunk, fill, combine, reuse)
 
     def _size(self, node: ast.AST) -> str | int:
         if isinstance(node, ast.Name):

@@ -602,8 +602,10 @@ class _Compute(GroupOps, ComputeOps):
             self.counter += 1
             acc = f"sacc{self.counter}"
             self.emit(f"LocalTensor<{t}> {acc} = {stage_acc.name}.Get<{t}>();")
+        reuse = self.loop.reuse and not combine  # the ring: stage once per kd (_stage_ring)
         self.emit(f"for (int64_t kd = 0; kd < {kd}; ++kd) {{")
-        self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
+        if not reuse:
+            self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
         self.indent += 1
         st = None
         if loads:
@@ -617,6 +619,10 @@ class _Compute(GroupOps, ComputeOps):
             self.emit("const int64_t g1 = acx_min(cs + td_.segLen, td_.IW);")
             self.emit("const int64_t pl = u / td_.OD;")
             self.emit(f"const int64_t id = (u % td_.OD) * {sd} - {pd} + kd;")
+        if loads and reuse:
+            self._stage_ring(st, q.name, x, t, fill)
+            self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
+        elif loads:
             self.emit("// tile rows whose input row ih = oh * SH - PH + kh exists: [lo, hi)")
             self.emit(f"const int64_t ohMin = acx_max(0, ({ph} - kh + {sh - 1}) / {sh});")
             self.emit(f"const int64_t ohMax = (td_.IH - 1 + {ph} - kh) / {sh};  // inclusive")
@@ -637,6 +643,8 @@ class _Compute(GroupOps, ComputeOps):
             self.emit("}")
             self.emit(f"{q.name}.EnQue({st});")
             self.emit(f"{st} = {q.name}.DeQue<{t}>();")
+        elif reuse:
+            self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
         if combine:  # separable: fold the (kd, kh) rows, then gather only the kw taps
             st = self._combine_stage(acc, st, q.name, dtype, combine)
             self.emit(f"const int64_t g0 = acx_max(0, c0 * {sw} - {pw});  // the segment's first input column")
@@ -677,13 +685,19 @@ class _Compute(GroupOps, ComputeOps):
             self.emit("}")
         self.emit(f"for (int64_t kw = 0; kw < {kw}; ++kw) {{")
         self.indent += 1
-        self.tap = (st, f"{tbl}[kw * acx_align_up(wp, 128)]", t)
+        # reuse: output row ri's kh-th input row is staged row ri * SH + kh
+        self.tap = (st, f"{tbl}[kw * acx_align_up(wp, 128)]", t, f"(ri * {sh} + kh)" if reuse else "ri")
         self._block(s.body, s.var)
         self.indent -= 1
         self.emit("}")
+        if reuse:
+            self.emit("}  // kh")
         if st is not None and not combine:
             self.emit(f"{self.queues[x].name}.FreeTensor({st});")
-        if not combine:
+        if reuse:
+            self.indent -= 1
+            self.emit("}  // kd")
+        elif not combine:
             self.indent -= 1
             self.emit("}")
             self.emit("}")
@@ -691,6 +705,31 @@ class _Compute(GroupOps, ComputeOps):
         self._release(fo)
         if combine:
             self.pools["stage"].put(stage_acc)
+
+    def _stage_ring(self, st: str, q: str, x: str, t: str, fill: str) -> None:
+        """windows(reuse=True): the (r - 1) * SH + KH input rows a tile of r output rows reads
+        at this kd, staged once (one copy, rows IW apart; ``fill`` for rows outside the input)
+        and read by every kh: each input row enters UB once per tile, not once per kh."""
+        wpar = window_params(self.loop)
+        (kh, sh, ph), U = wpar["H"], self.unit
+        self.emit(f"const int64_t ih0 = oh0 * {sh} - {ph};  // staged row j is input row ih0 + j")
+        self.emit(f"const int64_t rr = (r - 1) * {sh} + {kh};")
+        self.emit("const bool planeOk = id >= 0 && id < td_.ID && g1 > g0;")
+        self.emit("const int64_t jlo = planeOk ? acx_min(rr, acx_max(0, -ih0)) : rr;")
+        self.emit("const int64_t jhi = planeOk ? acx_max(jlo, acx_min(rr, td_.IH - ih0)) : rr;")
+        self.emit("for (int64_t j = 0; j < rr; ++j) {")
+        self.emit("    if (j < jlo || j >= jhi) {")
+        self.emit(f"        Duplicate({st}[j * td_.stW], {fill}, static_cast<int32_t>(td_.stW));")
+        self.emit("    } else {")
+        self.emit(f"        Duplicate({st}[j * td_.stW + td_.stW - {U}], {fill}, {U});")
+        self.emit("    }")
+        self.emit("}")
+        self.emit("if (jhi > jlo) {  // one copy: consecutive input rows")
+        self.emit(f"    CopyRowsIn({st}[jlo * td_.stW], {mangle('gm', x)}[((pl * td_.ID + id) * td_.IH + ih0 + jlo) * td_.IW + g0], "
+                  "jhi - jlo, g1 - g0, td_.IW, td_.stW);")
+        self.emit("}")
+        self.emit(f"{q}.EnQue({st});")
+        self.emit(f"{st} = {q}.DeQue<{t}>();")
 
     def _combine_stage(self, acc: str, st: str, q: str, dtype: str, combine: str) -> str:
         """windows(combine=sum|max): fold the (kd, kh) staged rows into one accumulator stage
@@ -757,10 +796,10 @@ class _Compute(GroupOps, ComputeOps):
             return self._stage_load(e)
         dtype = self.p.param(e.tensor).dtype
         if self.loop.kind == "windows":  # one tap: gather from the staged rows
-            st, offs, t = self.tap
+            st, offs, t, row = self.tap
             d = self._new("tile", dtype)
             self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
-            self.emit(f"    Gather({d.cpp}[ri * wp], {st}[ri * td_.stW], {offs}.ReinterpretCast<uint32_t>(), 0u, "
+            self.emit(f"    Gather({d.cpp}[ri * wp], {st}[{row} * td_.stW], {offs}.ReinterpretCast<uint32_t>(), 0u, "
                       "static_cast<uint32_t>(w));")
             self.emit("}")
             return d

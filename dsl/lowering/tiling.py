@@ -78,7 +78,9 @@ def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -
             ("chunkPad", "chunk"),
             ("segLen", f"(chunk - 1) * {wp['W'][1]} + {wp['W'][0]}"),
             ("stW", "align_up(segLen, U) + U"),
-            ("stageElems", "tileRows * stW"),
+            # reuse: the (tileRows - 1) * SH + KH input rows of a tile, staged once per kd
+            ("stageElems", f"((tileRows - 1) * {wp['H'][1]} + {wp['H'][0]}) * stW" if loop.reuse
+             else "tileRows * stW"),
             ("tileElems", "tileRows * chunkPad"),
             ("rowElems", "align_up(tileRows, 64)"),
             ("colElems", "chunkPad"),
