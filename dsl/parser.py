@@ -383,9 +383,6 @@ class _Parser(ExprParser, BlocksParser):
             v = kw["reuse"]
             if not (isinstance(v, ast.Constant) and type(v.value) is bool):
                 raise DslError("windows(reuse=...) is True or False", _loc(v))
-            if v.value and combine:
-                raise DslError("windows(reuse=True) stages each input row once for every kh; "
-                               "combine= folds the rows per kh: use one or the other", _loc(v))
             reuse = v.value
         var = st.target.id
         self._fresh_name(var, _loc(st.target))

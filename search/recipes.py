@@ -453,16 +453,29 @@ def _pool(c: _Ctx) -> list[Candidate]:
         # its staging reads are DMA-latency bound: more output rows per tile by default
         sep = sep.replace("ROWS = tunable(pow2(1, 64), default=16)", "ROWS = tunable(pow2(1, 64), default=32)")
         out.append(c.cand("separable", sep.replace('"""', '"""Separable (rows, then columns). ', 1)))
+        if st < k:  # and its staged rows reused by every kh (the ring, folded per output row)
+            sring = sep.replace(f"combine={how},", f"combine={how}, reuse=True,", 1)
+            sring = _ring_tile(sring) if dims == 2 else sring
+            out.append(c.cand("separable_ring", sring.replace(
+                '"""', '"""Separable (rows, then columns), staged rows reused by every kh. ', 1)))
     # overlapping windows (stride < kernel): each input row staged once per tile, not once per
     # kh; 8 output rows of 256 columns by default (the (8 - 1) * SH + KH staged rows double
     # buffered fit UB). 2-D only: in 3-D the unfolded taps are vector-bound (27 Gathers an
     # output), slower than the separable fold (modeled 1082-1102 us vs 909 us)
     if dims == 2 and st < k:
-        ring = src.replace(f"fill={fill},", f"fill={fill}, reuse=True,", 1)
-        ring = ring.replace("ROWS = tunable(pow2(1, 64), default=16)", "ROWS = tunable(pow2(1, 64), default=8)")
-        ring = ring.replace("CHUNK = tunable(pow2(64, 4096), default=1024)", "CHUNK = tunable(pow2(64, 4096), default=256)")
+        ring = _ring_tile(src.replace(f"fill={fill},", f"fill={fill}, reuse=True,", 1))
         out.append(c.cand("ring", ring.replace('"""', '"""Staged rows reused by every kh (a ring). ', 1)))
     return out
+
+
+def _ring_tile(src: str) -> str:
+    """A 2-D ring's default tile: 8 output rows of 256 columns, so its (8 - 1) * SH + KH
+    staged rows fit UB double buffered (32 x 1024 does not)."""
+    for old, new in (("ROWS = tunable(pow2(1, 64), default=16)", "ROWS = tunable(pow2(1, 64), default=8)"),
+                     ("ROWS = tunable(pow2(1, 64), default=32)", "ROWS = tunable(pow2(1, 64), default=8)"),
+                     ("CHUNK = tunable(pow2(64, 4096), default=1024)", "CHUNK = tunable(pow2(64, 4096), default=256)")):
+        src = src.replace(old, new, 1)
+    return src
 
 
 POOLS = ("avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d", "max_pool2d", "max_pool3d")

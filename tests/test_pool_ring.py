@@ -3,8 +3,8 @@
 and every kh reads its row ri * SH + kh, so overlapping windows (stride < kernel) bring
 each input row into UB once per tile. Correct on 2-D and 3-D pools with padding, ragged
 tiles and chunks, planes shorter than a tile, fp32 and fp16, the task's and signed data; it
-moves fewer bytes than the per-kh staging (modeled faster); the parser refuses it with
-combine= and a non-boolean value."""
+moves fewer bytes than the per-kh staging (modeled faster); with ``combine=`` (the separable
+fold) each output row folds its KH ring rows; the parser refuses a non-boolean value."""
 
 from __future__ import annotations
 
@@ -32,13 +32,25 @@ def _cand(task, kind: str):
     ("max_pool2d", (2, 3, 5, 150), "fp16", {"CORES": 2, "CHUNK": 64, "ROWS": 32}),  # a tile > the plane
     ("avg_pool2d", (3, 2, 33, 40), "fp32", {}),  # default tunables
 ])
-def test_the_ring_is_correct(name: str, shape: tuple, dtype: str, params: dict) -> None:
+@pytest.mark.parametrize("kind", ["ring", "separable_ring"])
+def test_the_ring_is_correct(name: str, shape: tuple, dtype: str, params: dict, kind: str) -> None:
     task = get_task(name).with_shape(shape, dtype)
-    cand = _cand(task, "ring")
+    cand = _cand(task, kind)
     assert "reuse=True" in cand.source
     ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
     out = ev.evaluate(prepare(cand.name, cand.source), params, timing=False)
     assert out.status is Status.OK, out.message
+
+
+@needs_gxx
+@pytest.mark.parametrize("name,dtype", [("avg_pool3d", "fp32"), ("max_pool3d", "fp16")])
+def test_the_separable_ring_in_3d_is_correct(name: str, dtype: str) -> None:
+    task = get_task(name).with_shape((2, 3, 9, 10, 70), dtype)
+    cand = _cand(task, "separable_ring")
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
+    for params in ({"CORES": 4, "CHUNK": 64, "ROWS": 4}, {}):
+        out = ev.evaluate(prepare(cand.name, cand.source), params, timing=False)
+        assert out.status is Status.OK, (params, out.message)
 
 
 @needs_gxx
@@ -71,9 +83,8 @@ def k(x: In[f32], out: Out[f32]):
 '''
 
 
-@pytest.mark.parametrize("kw,msg", [(", reuse=1", "True or False"),
-                                     (", combine=sum, reuse=True", "one or the other")])
-def test_reuse_is_a_boolean_without_combine(kw: str, msg: str) -> None:
-    with pytest.raises(DslError, match=msg):
-        parse(SRC.format(kw=kw))
+def test_reuse_is_a_boolean() -> None:
+    with pytest.raises(DslError, match="True or False"):
+        parse(SRC.format(kw=", reuse=1"))
     parse(SRC.format(kw=", reuse=True"))
+    parse(SRC.format(kw=", combine=sum, reuse=True"))

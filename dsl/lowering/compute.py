@@ -602,7 +602,7 @@ class _Compute(GroupOps, ComputeOps):
             self.counter += 1
             acc = f"sacc{self.counter}"
             self.emit(f"LocalTensor<{t}> {acc} = {stage_acc.name}.Get<{t}>();")
-        reuse = self.loop.reuse and not combine  # the ring: stage once per kd (_stage_ring)
+        reuse = self.loop.reuse  # the ring: stage once per kd (_stage_ring)
         self.emit(f"for (int64_t kd = 0; kd < {kd}; ++kd) {{")
         if not reuse:
             self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
@@ -621,7 +621,8 @@ class _Compute(GroupOps, ComputeOps):
             self.emit(f"const int64_t id = (u % td_.OD) * {sd} - {pd} + kd;")
         if loads and reuse:
             self._stage_ring(st, q.name, x, t, fill)
-            self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
+            if not combine:
+                self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
         elif loads:
             self.emit("// tile rows whose input row ih = oh * SH - PH + kh exists: [lo, hi)")
             self.emit(f"const int64_t ohMin = acx_max(0, ({ph} - kh + {sh - 1}) / {sh});")
@@ -643,10 +644,11 @@ class _Compute(GroupOps, ComputeOps):
             self.emit("}")
             self.emit(f"{q.name}.EnQue({st});")
             self.emit(f"{st} = {q.name}.DeQue<{t}>();")
-        elif reuse:
+        elif reuse and not combine:
             self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
         if combine:  # separable: fold the (kd, kh) rows, then gather only the kw taps
-            st = self._combine_stage(acc, st, q.name, dtype, combine)
+            fold = self._combine_ring if reuse else self._combine_stage
+            st = fold(acc, st, q.name, dtype, combine)
             self.emit(f"const int64_t g0 = acx_max(0, c0 * {sw} - {pw});  // the segment's first input column")
         fo = self._new("col", "f32")
         mask, m = self._mask()
@@ -686,15 +688,16 @@ class _Compute(GroupOps, ComputeOps):
         self.emit(f"for (int64_t kw = 0; kw < {kw}; ++kw) {{")
         self.indent += 1
         # reuse: output row ri's kh-th input row is staged row ri * SH + kh
-        self.tap = (st, f"{tbl}[kw * acx_align_up(wp, 128)]", t, f"(ri * {sh} + kh)" if reuse else "ri")
+        row = f"(ri * {sh} + kh)" if reuse and not combine else "ri"
+        self.tap = (st, f"{tbl}[kw * acx_align_up(wp, 128)]", t, row)
         self._block(s.body, s.var)
         self.indent -= 1
         self.emit("}")
-        if reuse:
+        if reuse and not combine:
             self.emit("}  // kh")
         if st is not None and not combine:
             self.emit(f"{self.queues[x].name}.FreeTensor({st});")
-        if reuse:
+        if reuse and not combine:
             self.indent -= 1
             self.emit("}  // kd")
         elif not combine:
@@ -730,6 +733,27 @@ class _Compute(GroupOps, ComputeOps):
         self.emit("}")
         self.emit(f"{q}.EnQue({st});")
         self.emit(f"{st} = {q}.DeQue<{t}>();")
+
+    def _combine_ring(self, acc: str, st: str, q: str, dtype: str, combine: str) -> str:
+        """windows(combine=..., reuse=True): fold the ring's rows ri * SH + kh into row ri of
+        the accumulator stage for every kh (one op per output row and kh), free the ring,
+        close the kd loop; the accumulator, as :meth:`_combine_stage` returns it."""
+        kh, sh, _ = window_params(self.loop)["H"]
+        api = {"sum": "Add", "max": "Max"}[combine]
+        self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
+        self.emit("    for (int64_t ri = 0; ri < r; ++ri) {")
+        self.emit(f"        const LocalTensor<{CTYPE[dtype]}> src = {st}[(ri * {sh} + kh) * td_.stW];")
+        self.emit("        if (kd == 0 && kh == 0) {")
+        self.emit(f"            DataCopy({acc}[ri * td_.stW], src, acx_align_up(td_.stW, {32 // NBYTES[dtype]}));")
+        self.emit("        } else {")
+        self.emit(f"            {api}({acc}[ri * td_.stW], {acc}[ri * td_.stW], src, static_cast<int32_t>(td_.stW));")
+        self.emit("        }")
+        self.emit("    }")
+        self.emit("}")
+        self.emit(f"{q}.FreeTensor({st});")
+        self.indent -= 1
+        self.emit("}  // kd")
+        return acc
 
     def _combine_stage(self, acc: str, st: str, q: str, dtype: str, combine: str) -> str:
         """windows(combine=sum|max): fold the (kd, kh) staged rows into one accumulator stage
