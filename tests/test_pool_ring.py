@@ -3,7 +3,8 @@
 and every kh reads its row ri * SH + kh, so overlapping windows (stride < kernel) bring
 each input row into UB once per tile. Correct on 2-D and 3-D pools with padding, ragged
 tiles and chunks, planes shorter than a tile, fp32 and fp16, the task's and signed data; it
-moves fewer bytes than the per-kh staging (modeled faster); with ``combine=`` (the separable
+moves fewer bytes than the per-kh staging (modeled faster); 1-D segments that start 512 B
+aligned (rows a multiple of 512 B) stay correct; with ``combine=`` (the separable
 fold) each output row folds its KH ring rows; the parser refuses a non-boolean value."""
 
 from __future__ import annotations
@@ -88,3 +89,20 @@ def test_reuse_is_a_boolean() -> None:
         parse(SRC.format(kw=", reuse=1"))
     parse(SRC.format(kw=", reuse=True"))
     parse(SRC.format(kw=", combine=sum, reuse=True"))
+
+
+@needs_gxx
+@pytest.mark.parametrize("name,shape,dtype", [
+    ("avg_pool1d", (2, 3, 1024), "fp32"),  # rows a multiple of 512 B: segments start aligned
+    ("max_pool1d", (2, 3, 2048), "fp16"),
+    ("max_pool1d", (3, 2, 1000), "fp16"),  # rows that are not: the segment's own start
+])
+def test_1d_segments_aligned_to_512_bytes_stay_correct(name: str, shape: tuple, dtype: str) -> None:
+    # chunks of 64 outputs: every interior chunk starts 1 column past an aligned start, its
+    # tap tables shared per offset below the alignment
+    task = get_task(name).with_shape(shape, dtype)
+    cand = _cand(task, "windows")
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
+    for params in ({"CORES": 4, "CHUNK": 64}, {}):
+        out = ev.evaluate(prepare(cand.name, cand.source), params, timing=False)
+        assert out.status is Status.OK, (params, out.message)

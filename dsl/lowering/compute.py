@@ -615,7 +615,7 @@ class _Compute(GroupOps, ComputeOps):
             st = f"st{self.counter}"
             self.emit(f"LocalTensor<{t}> {st} = {q.name}.AllocTensor<{t}>();")
             self.emit(f"const int64_t cs = c0 * {sw} - {pw};  // first input column of the segment")
-            self.emit("const int64_t g0 = cs > 0 ? cs : 0;")
+            self.emit(f"const int64_t g0 = {self._seg_start('cs > 0 ? cs : 0')};")
             self.emit("const int64_t g1 = acx_min(cs + td_.segLen, td_.IW);")
             self.emit("const int64_t pl = u / td_.OD;")
             self.emit(f"const int64_t id = (u % td_.OD) * {sd} - {pd} + kd;")
@@ -649,7 +649,7 @@ class _Compute(GroupOps, ComputeOps):
         if combine:  # separable: fold the (kd, kh) rows, then gather only the kw taps
             fold = self._combine_ring if reuse else self._combine_stage
             st = fold(acc, st, q.name, dtype, combine)
-            self.emit(f"const int64_t g0 = acx_max(0, c0 * {sw} - {pw});  // the segment's first input column")
+            self.emit(f"const int64_t g0 = {self._seg_start(f'acx_max(0, c0 * {sw} - {pw})')};  // the segment's first input column")
         fo = self._new("col", "f32")
         mask, m = self._mask()
         self.counter += 1
@@ -657,13 +657,14 @@ class _Compute(GroupOps, ComputeOps):
         if loads:
             self._calc(f"{tbl}Buf", f"{kw} * align_up(colElems, 128) * 4")
             self.init_lines += [f"LocalTensor<int32_t> {tbl} = {tbl}Buf.Get<int32_t>();",
-                                f"int64_t {tbl}Key = -3;  // the chunk the tables were built for"]
+                                f"int64_t {tbl}Key = -(static_cast<int64_t>(1) << 62);  // the chunk the tables were built for"]
             a64 = "acx_align_up(wp, 64)"
             sel = "SELMODE::VSEL_TENSOR_SCALAR_MODE"
             self.emit("// an interior chunk (no padding, no right edge) has offsets c0 * SW - PW + ow * SW + kw - g0")
             self.emit("// = ow * SW + kw whatever c0 is: its tables are shared; edge chunks key on c0")
             self.emit(f"const bool inner{tbl} = c0 * {sw} >= {pw} && (c0 + wp - 1) * {sw} + {kw - 1} - {pw} < td_.IW;")
-            self.emit(f"const int64_t key{tbl} = inner{tbl} ? -2 : c0;")
+            # interior chunks share tables per offset of their start below its 512 B alignment
+            self.emit(f"const int64_t key{tbl} = inner{tbl} ? -2 - (c0 * {sw} - {pw} - g0) : c0;")
             self.emit(f"if (key{tbl} != {tbl}Key) {{")
             self.emit(f"    {tbl}Key = key{tbl};")
             self.emit(f"    for (int64_t kw = 0; kw < {kw}; ++kw) {{")
@@ -708,6 +709,15 @@ class _Compute(GroupOps, ComputeOps):
         self._release(fo)
         if combine:
             self.pools["stage"].put(stage_acc)
+
+    def _seg_start(self, col: str) -> str:
+        """The first input column a staged segment starts at. 1-D windows: ``col`` aligned down
+        to 512 B when the rows are (IW a multiple of 512 B), so the copy starts 512 B aligned
+        in GM (full bandwidth; the stage's rows have room for the extra columns, see tiling)."""
+        if self.loop.dim != 1:
+            return col
+        a = 16 * self.unit
+        return f"(td_.IW % {a} == 0 ? ({col}) / {a} * {a} : ({col}))"
 
     def _stage_ring(self, st: str, q: str, x: str, t: str, fill: str) -> None:
         """windows(reuse=True): the (r - 1) * SH + KH input rows a tile of r output rows reads
