@@ -397,6 +397,7 @@ class CubeStage:
     batched: bool
     loc: Loc
     store_loc: Loc
+    tail: Size = 0  # 1: split the last, partial wave's blocks along N so every core has work
 
 
 @dataclass(frozen=True)

@@ -291,9 +291,10 @@ class _Parser(ExprParser, BlocksParser):
         self._fresh_name(name, loc)
         call = st.value
         if call.keywords or len(call.args) != 1 or not isinstance(call.args[0], ast.Name) \
-                or DTYPE_NAMES.get(call.args[0].id) != "f32":
-            raise DslError("workspace(f32): the cube stage writes its fp32 accumulators there", loc)
-        self.workspaces[name] = ir.Workspace(name, "f32", loc)
+                or DTYPE_NAMES.get(call.args[0].id) not in ("f32", "f16", "bf16"):
+            raise DslError("workspace(f32): the cube stage writes its fp32 accumulators there "
+                           "(workspace(f16) / workspace(bf16): the result rounded by Fixpipe)", loc)
+        self.workspaces[name] = ir.Workspace(name, DTYPE_NAMES[call.args[0].id], loc)
 
     # ------------------------------------------------------------ loops
     def _loop(self, st: ast.For) -> ir.Loop:
