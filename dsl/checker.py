@@ -287,7 +287,7 @@ class _Checker:
         if isinstance(e, ir.RowLast):
             a = self._expr(e.arg, scope, loop_var)
             if loop.kind != "rows" or a.form != "tile":
-                raise DslError("row_last(v) takes a tile of a rows loop", e.loc)
+                raise DslError(f"row_{'first' if e.first else 'last'}(v) takes a tile of a rows loop", e.loc)
             return VType("row", a.dtype)
         if isinstance(e, ir.Pick):
             if loop.kind != "rows" or e.at != loop.var:
