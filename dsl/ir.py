@@ -268,6 +268,19 @@ class Pick(Expr):
 
 
 @dataclass(frozen=True)
+class GatherRows(Expr):
+    """``gather_rows(x, t, idx, dim)``: in a rows loop, row ``g`` of the tile is row
+    ``(g // K) * B + idx[g % K]`` of ``x`` viewed as rows of the loop's width, with
+    ``K = numel(idx)`` and ``B = size(x, dim)`` (index_select / embedding); an index outside
+    ``[0, B)`` stops the kernel (``Trap()``)."""
+
+    tensor: str
+    at: str
+    index: str
+    dim: int
+
+
+@dataclass(frozen=True)
 class Index(Expr):
     """``g[i]`` (stop = i + 1) or ``g[a:b]`` on a group of per-row values (or members)."""
 

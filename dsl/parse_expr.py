@@ -268,6 +268,13 @@ class ExprParser:
             want(3)
             return ir.Pick(loc, self._tensor_name(args[0], "in"), self._loop_var(args[1]),
                            self._tensor_name(args[2], "in"))
+        if f == "gather_rows":
+            want(4)
+            dim = self._static_int(args[3])
+            if not 0 <= dim < MAX_RANK:
+                raise DslError(f"gather_rows(x, t, idx, dim): dim is in 0..{MAX_RANK - 1}", loc)
+            return ir.GatherRows(loc, self._tensor_name(args[0], "in"), self._loop_var(args[1]),
+                                 self._tensor_name(args[2], "in"), dim)
         if f == "sinkhorn":
             want(3)
             n, iters = self._static_int(args[1]), self._static_int(args[2])

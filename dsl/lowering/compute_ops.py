@@ -165,6 +165,8 @@ class ComputeOps:
             return self._finish(v, hint, pre)
         if isinstance(e, ir.Pick):
             return self._pick(e, hint, pre)
+        if isinstance(e, ir.GatherRows):
+            return self._finish(self._gather_rows(e), hint, pre)
         if isinstance(e, ir.Scan):
             a = self._expr(e.arg, loop_var)
             carry = self._expr(e.carry, loop_var)
@@ -361,6 +363,37 @@ class ComputeOps:
         self.emit("}")
         self.emit("SyncSV();")
         return d
+
+    def _gather_field(self, name: str, e: ir.Numel) -> str:
+        """A tensor extent the gather needs, as a host tiling field (registered once)."""
+        if all(n != name for n, _ in self.host_scalars):
+            self.host_scalars.append((name, e))
+        return f"static_cast<int64_t>(td_.{name})"
+
+    def _gather_rows(self, e: ir.GatherRows) -> Val:
+        """Rows of ``x`` at indices read from GM: one scalar index read and one DataCopy per
+        row; an index outside [0, size(x, dim)) stops the kernel (Trap) before any read."""
+        dtype = self.p.param(e.tensor).dtype
+        self.roles[e.index] = "gather_index"
+        self.roles[e.tensor] = "gather_src"
+        k = self._gather_field(mangle("gk", e.index), ir.Numel(e.loc, e.index))
+        b = self._gather_field(f"{mangle('gb', e.tensor)}_{e.dim}", ir.Numel(e.loc, e.tensor, e.dim))
+        self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
+        q = self._queue(e.tensor, "inq", "tile")
+        self.counter += 1
+        name = mangle(f"gat{self.counter}", e.tensor)
+        t = CTYPE[dtype]
+        self.emit(f"LocalTensor<{t}> {name} = {q.name}.AllocTensor<{t}>();")
+        self.emit("for (int64_t ri = 0; ri < r; ++ri) {  // one gathered row per DataCopy")
+        self.emit(f"    const int64_t gk = {k}, gb = {b};")
+        self.emit(f"    const int64_t ix = static_cast<int64_t>({mangle('gm', e.index)}.GetValue((gr + ri) % gk));")
+        self.emit("    if (ix < 0 || ix >= gb) Trap();  // an index outside the gathered dim")
+        self.emit(f"    CopyRowsIn({name}[ri * wp], {mangle('gm', e.tensor)}[(((gr + ri) / gk) * gb + ix) * td_.W + c0], "
+                  "1, w, td_.W, wp);")
+        self.emit("}")
+        self.emit(f"{q.name}.EnQue({name});")
+        self.emit(f"{name} = {q.name}.DeQue<{t}>();")
+        return Val("tile", dtype, name, q, temp=True)
 
     def _finish(self, v: Val, hint: Val | None, pre) -> Val:
         if hint is None:
