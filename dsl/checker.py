@@ -296,18 +296,19 @@ class _Checker:
             if self.p.param(e.index).dtype not in ("i32", "i64"):
                 raise DslError(f"pick(): index tensor '{e.index}' must be i32 or i64", e.loc)
             return VType("row", self.p.dtype_of(e.tensor))
-        if isinstance(e, ir.GatherRows):
+        if isinstance(e, (ir.GatherRows, ir.GatherCols)):
+            what = "gather_rows(x, t, idx, dim)" if isinstance(e, ir.GatherRows) else "gather_cols(x, t, idx)"
             if loop.kind != "rows" or loop.axis >= 0 or loop.groups != 1:
-                raise DslError("gather_rows(x, t, idx, dim) belongs to a plain rows loop", e.loc)
+                raise DslError(f"{what} belongs to a plain rows loop", e.loc)
             if e.at not in self.loop_space or e.at not in (loop_var, loop.var):
-                raise DslError(f"gather_rows() at '{e.at}': use the rows variable or its chunk", e.loc)
+                raise DslError(f"{what} at '{e.at}': use the rows variable or its chunk", e.loc)
             if any(isinstance(s, ir.InnerLoop) and s.kind == "chunks" for s in loop.body) and e.at == loop.var:
-                raise DslError("in a rows loop with column chunks, gather inside the chunks loop "
-                               "(gather_rows(x, c, idx, dim))", e.loc)
+                raise DslError(f"in a rows loop with column chunks, gather inside the chunks loop ({what}"
+                               " at the chunk)", e.loc)
             if self.p.param(e.index).dtype not in ("i32", "i64"):
-                raise DslError(f"gather_rows(): index tensor '{e.index}' must be i32 or i64", e.loc)
+                raise DslError(f"{what}: index tensor '{e.index}' must be i32 or i64", e.loc)
             if self.p.dtype_of(e.tensor) not in ("f32", "f16", "bf16", "i32"):
-                raise DslError(f"gather_rows(): '{e.tensor}' must be f32, f16, bf16 or i32", e.loc)
+                raise DslError(f"{what}: '{e.tensor}' must be f32, f16, bf16 or i32", e.loc)
             return VType("tile", self.p.dtype_of(e.tensor), self.loop_space[e.at])
         if isinstance(e, ir.Binary) and e.op == "pow":
             return self._scalar_expr(e, scope)

@@ -281,6 +281,19 @@ class GatherRows(Expr):
 
 
 @dataclass(frozen=True)
+class GatherCols(Expr):
+    """``gather_cols(x, at, idx)``: in a rows loop over ``idx`` ([N, K]), element ``(g, j)`` is
+    ``x[g, idx[g, j]]`` with ``x`` seen as ``[N, size(x, -1)]`` (gather / take_along_dim on the
+    last dim); an index outside ``[0, size(x, -1))`` stops the kernel (``Trap()``), or with
+    ``wrap`` is taken modulo ``size(x, -1)`` as Python's ``%`` (take_along_dim's remainder)."""
+
+    tensor: str
+    at: str
+    index: str
+    wrap: bool = False
+
+
+@dataclass(frozen=True)
 class Index(Expr):
     """``g[i]`` (stop = i + 1) or ``g[a:b]`` on a group of per-row values (or members)."""
 

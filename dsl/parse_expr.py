@@ -275,6 +275,14 @@ class ExprParser:
                 raise DslError(f"gather_rows(x, t, idx, dim): dim is in 0..{MAX_RANK - 1}", loc)
             return ir.GatherRows(loc, self._tensor_name(args[0], "in"), self._loop_var(args[1]),
                                  self._tensor_name(args[2], "in"), dim)
+        if f == "gather_cols":
+            want(3, 4)
+            wrap = self._static_int(args[3]) if len(args) == 4 else 0
+            if wrap not in (0, 1):
+                raise DslError("gather_cols(x, t, idx, wrap): wrap is 0 (out of range stops the "
+                               "kernel) or 1 (indices taken modulo the row)", loc)
+            return ir.GatherCols(loc, self._tensor_name(args[0], "in"), self._loop_var(args[1]),
+                                 self._tensor_name(args[2], "in"), bool(wrap))
         if f == "sinkhorn":
             want(3)
             n, iters = self._static_int(args[1]), self._static_int(args[2])

@@ -167,6 +167,8 @@ class ComputeOps:
             return self._pick(e, hint, pre)
         if isinstance(e, ir.GatherRows):
             return self._finish(self._gather_rows(e), hint, pre)
+        if isinstance(e, ir.GatherCols):
+            return self._gather_cols(e, hint, pre)
         if isinstance(e, ir.Scan):
             a = self._expr(e.arg, loop_var)
             carry = self._expr(e.carry, loop_var)
@@ -394,6 +396,32 @@ class ComputeOps:
         self.emit(f"{q.name}.EnQue({name});")
         self.emit(f"{name} = {q.name}.DeQue<{t}>();")
         return Val("tile", dtype, name, q, temp=True)
+
+    def _gather_cols(self, e: ir.GatherCols, hint: Val | None, pre) -> Val:
+        """x[g, idx[g, j]] per element of a rows tile over idx: a scalar read of the index and
+        of the element (scalar GM reads, the S pipe); an index outside [0, size(x, -1)) stops
+        the kernel (Trap) before the read."""
+        dtype = self.p.param(e.tensor).dtype
+        self.roles[e.index] = "tile"
+        self.roles[e.tensor] = "gather_src"
+        wx = self._gather_field(f"{mangle('gb', e.tensor)}_last", ir.Numel(e.loc, e.tensor, -1))
+        self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
+        d = self._dest("tile", dtype, hint, [], pre)
+        self.emit("SyncVS();")
+        self.emit("for (int64_t ri = 0; ri < r; ++ri) {  // one scalar read per gathered element")
+        self.emit(f"    const int64_t gw = {wx};")
+        self.emit("    for (int64_t j = 0; j < w; ++j) {")
+        self.emit(f"        const int64_t ix = static_cast<int64_t>({mangle('gm', e.index)}.GetValue((gr + ri) * td_.W + c0 + j));")
+        if e.wrap:
+            self.emit("        const int64_t iw = ((ix % gw) + gw) % gw;  // modulo the row, as Python's %")
+        else:
+            self.emit("        if (ix < 0 || ix >= gw) Trap();  // an index outside the gathered dim")
+        self.emit(f"        {d.cpp}.SetValue(ri * wp + j, {mangle('gm', e.tensor)}.GetValue((gr + ri) * gw + "
+                  f"{'iw' if e.wrap else 'ix'}));")
+        self.emit("    }")
+        self.emit("}")
+        self.emit("SyncSV();")
+        return d
 
     def _finish(self, v: Val, hint: Val | None, pre) -> Val:
         if hint is None:

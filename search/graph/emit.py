@@ -52,11 +52,12 @@ RESERVED = {
     "rsqrt", "reciprocal", "relu", "tanh", "sigmoid", "erf", "f32", "f16", "bf16", "i32",
     "i8", "u8", "bool", "i64", "TILE", "ROWS", "CHUNK", "CORES", "DEPTH", "total_sum",
     "total_max", "total_min", "numel", "size", "scan_sum", "scan_prod", "scan_max", "row_last",
-    "pick", "windows", "taps", "w", "position", "load_scalar",
+    "pick", "windows", "taps", "w", "position", "load_scalar", "gather_rows", "gather_cols",
 }
 SCAN_INIT = {"sum": 0.0, "prod": 1.0, "max": -math.inf}
 #: ops whose value is never an eager fp16 rounding step (data, constants, masks)
-ROUND_EXEMPT = ("input", "const", "scalar", "extent", "position", "index", "pick", "cmp", "ind")
+ROUND_EXEMPT = ("input", "const", "scalar", "extent", "position", "index", "pick", "cmp", "ind",
+                "gather", "gather_cols")
 MAX_INLINE_DEPTH = 12
 
 
@@ -222,6 +223,19 @@ class Emitter:
             e = f"pick({self.param[self.pg.attr(x, 'index')]}, t, " \
                 f"{self.param[self.pg.attr(idx, 'index')]})"
             return e if self.pg.attr(x, "dtype") == torch.float32 else f"cast({e}, f32)"
+        if op == "gather":
+            x, idx = self.args(n)
+            idx = self.pg.g.nodes[idx]
+            while idx["op"] == "view":
+                idx = self.pg.g.nodes[idx["args"][0]]
+            e = f"gather_rows({self.param[self.pg.attr(x, 'index')]}, {scope.at}, " \
+                f"{self.param[idx['index']]}, {d['dim']})"
+            return e if self.pg.attr(x, "dtype") == torch.float32 else f"cast({e}, f32)"
+        if op == "gather_cols":
+            x, idx = self.args(n)
+            e = f"gather_cols({self.param[self.pg.attr(x, 'index')]}, {scope.at}, " \
+                f"{self.param[self.pg.attr(idx, 'index')]}, {int(self.pg.attr(n, 'wrap'))})"
+            return e if self.pg.attr(x, "dtype") == torch.float32 else f"cast({e}, f32)"
         if self.form(n) == "g":
             if not scope.top:
                 raise AssertionError("whole-tensor scalars are named before the loop uses them")
@@ -295,6 +309,9 @@ class Emitter:
                 continue
             op = self.pg.op(n)
             if op in ("const", "scalar", "extent", "index"):
+                continue
+            if op in ("gather", "gather_cols"):  # reads its tensor and indices itself
+                seen.add(n)
                 continue
             if self.form(n) == "g":
                 raise AssertionError("whole-tensor scalars are named before the loop")

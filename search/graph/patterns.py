@@ -260,13 +260,14 @@ def _elementwise_domains(ref: int, shape: Shape, on_output: bool, pg: PrimGraph,
 def domain_candidates(pg: PrimGraph, live: list[int], task: Task, shapes: Sequence[Shape]
                       ) -> list[Domain]:
     """Loops that could run this graph, best first (checked afterwards by form inference)."""
-    used = {pg.attr(n, "index") for n in live if pg.op(n) == "input"}
+    src = gather_sources(pg, live)
+    used = {pg.attr(n, "index") for n in live if pg.op(n) == "input" and n not in src}
     inputs = _tensor_inputs(task, shapes, used)
     keyed = [n for n in live if pg.op(n) in ("reduce", "scan", "pool")]
     found = [k for k in (_loop_key(pg, n) for n in keyed) if k is not None]
     if not found:
         full = max((math.prod(pg.attr(n, "real")) for n in live
-                    if pg.op(n) not in ("index", "pick")), default=1)
+                    if pg.op(n) not in ("index", "pick") and n not in src), default=1)
         refs = [i for i in inputs if math.prod(shapes[i]) == full]
         if refs:
             return _elementwise_domains(refs[0], tuple(shapes[refs[0]]), False, pg, live, shapes)
@@ -306,6 +307,14 @@ def domain_candidates(pg: PrimGraph, live: list[int], task: Task, shapes: Sequen
                 p = math.prod(s[len(s) - d:])
                 if p % ext[0] == 0 and p > ext[0]:
                     return [Domain("rows", i, d, p // ext[0])]
+    gathers = [n for n in live if pg.op(n) in ("gather", "gather_cols")]
+    if gathers:
+        shape = list(pg.attr(gathers[0], "shape"))
+        raise Unsupported(f"a {kind} reduction of a gathered value (index_select / embedding / "
+                          f"gather of shape {shape}): a kernel loop runs over the shape of an "
+                          "input or output tensor and reads gathered rows as its tiles, and no "
+                          "tensor has the gathered shape; it is served when the gather is the "
+                          "result or is combined elementwise")
     what = (f"rows of {ext[0]} elements" if kind == "rows" else
             f"an axis of {ext[1]} between {ext[0]} outer and {ext[2]} inner elements")
     raise Unsupported(f"the reduction runs over {what} of a reshaped view, which does not line "
@@ -522,10 +531,17 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                               "(a partial broadcast)")
 
     alive = set(live)
+    src = gather_sources(pg, live)
     for n in live:
         d = pg.g.nodes[n]
         op = d["op"]
         args = d["args"]
+        if n in src:
+            forms[n] = "x"  # read by gather_rows only, never loaded as a tile
+            continue
+        if op in ("gather", "gather_cols"):
+            forms[n] = _gather_form(pg, n, domain, ext)
+            continue
         if op == "input":
             m = math.prod(d["real"])
             if kind == "windows":
@@ -570,7 +586,7 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
         if op in ("flip", "slice"):
             raise Unsupported(f"a {op} (data movement) that is not part of a reversed or "
                               "exclusive cumsum has no DSL form")
-        if any(forms[a] == "i" for a in args) and op != "pick":
+        if any(forms[a] in ("i", "x") for a in args) and op != "pick":
             raise Unsupported("an integer index tensor is used in arithmetic (integer tensors "
                               "are read only as nll_loss / cross-entropy class targets)")
         if op in TRANSPARENT:
@@ -679,6 +695,30 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                                       + " broadcast")
         forms[n] = f
     return forms, materialize
+
+
+def gather_sources(pg: PrimGraph, live: Sequence[int]) -> set[int]:
+    """Inputs read only as the gathered tensor of gathers (``gather_rows``), not as tiles."""
+    alive = set(live)
+    out = set()
+    for n in live:
+        users = [u for u in pg.g.successors(n) if u in alive]
+        if pg.op(n) == "input" and users and all(
+                pg.op(u) in ("gather", "gather_cols") and pg.g.nodes[u]["args"][0] == n and
+                pg.g.nodes[u]["args"][1] != n for u in users):
+            out.add(n)
+    return out
+
+
+def _gather_form(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int]) -> str:
+    """A gather is a tile of a plain rows loop whose row is the gathered tensor's row."""
+    d = pg.g.nodes[n]
+    x = pg.g.nodes[d["args"][0]]
+    row = d["shape"][-1] if d["op"] == "gather_cols" else math.prod(x["shape"][d["dim"] + 1:])
+    if domain.kind != "rows" or domain.groups != 1 or ext["W"] != row or \
+            math.prod(d["shape"]) != ext["full"]:
+        raise Unsupported(f"a gather of rows of {row} elements outside a rows loop over them")
+    return "t"
 
 
 def grid_levels(pg: PrimGraph, live: list[int], forms: dict[int, str]) -> dict[int, int]:

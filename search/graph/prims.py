@@ -377,6 +377,22 @@ class PrimGraph:
         shape = x.shape[:1]
         return self._add("pick", (x, idx), shape, shape, x.dtype)
 
+    def gather(self, x: Value, idx: Value, dim: int, shape: Shape) -> Value:
+        """Rows of the task input ``x`` along ``dim`` at the elements of ``idx`` (see
+        :mod:`.rules_gather`)."""
+        return self._add("gather", (x, idx), tuple(shape), tuple(shape), x.dtype, dim=dim)
+
+    def gather_cols(self, x: Value, idx: Value, wrap: bool = False) -> Value:
+        """``x[..., idx[..., j]]`` along the last dim (``wrap``: indices modulo the row; see
+        :mod:`.rules_gather`)."""
+        return self._add("gather_cols", (x, idx), tuple(idx.shape), tuple(idx.shape), x.dtype,
+                         wrap=bool(wrap))
+
+    def index_mod(self, idx: Value, mod: int) -> Value:
+        """An index input modulo ``mod`` (read only by a gather that wraps)."""
+        # the modulus is a size: kept as the (signature-free) value, so reduced shapes match
+        return self._add("index_mod", (idx,), idx.shape, idx.shape, idx.dtype, value=int(mod))
+
     def pool(self, red: str, a: Value, kernel: Sequence[int], stride: Sequence[int],
              padding: Sequence[int], out_shape: Shape) -> Value:
         a = self.as_float(a)

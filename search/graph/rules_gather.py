@@ -1,0 +1,126 @@
+"""Decomposition rules of gathers: rows of a task input at indices read from an index input.
+
+``index_select(x, d, idx)``, ``embedding(weight, idx)`` and ``x[idx]`` (``aten.index`` with
+one index tensor on dim 0) are one primitive, ``gather`` (x, index; attribute ``dim``): the
+result's row ``g`` (rows of the product of ``x``'s dims after ``dim``) is row
+``(g // K) * B + idx[g % K]`` of ``x`` (``K = numel(idx)``, ``B = x.shape[dim]``), which the
+DSL writes ``gather_rows(x, t, idx, dim)``. The gathered tensor must be a task input and the
+indices an integer task input (any view of it: the order of its elements is what counts).
+``gather(x, -1, idx)`` (and ``take_along_dim`` on the last dim, which is one) is the primitive
+``gather_cols`` (x, index): element ``(g, j)`` is ``x[g, idx[g, j]]``, written
+``gather_cols(x, t, idx)`` in a rows loop over the result. ``index_select`` on the last dim
+(one index list for every row) is refused with its reason: the kernel would read one element
+per DMA.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .formulas import Rule, registrar
+from .prims import PrimGraph, Value
+from .trace import Unsupported
+
+RULES: dict[str, Rule] = {}
+rule = registrar(RULES)
+
+#: K and B reach the kernel as float tiling fields: exact below 2**24
+MAX_EXTENT = 2 ** 24
+
+
+def _index_leaf(g: PrimGraph, idx: Value, what: str) -> Value:
+    v = idx
+    while g.op(v) == "view":
+        v = g.value(g.g.nodes[v.node]["args"][0])
+    if g.op(v) != "index":
+        raise Unsupported(f"{what} with indices that are computed, not an integer task input "
+                          "(the kernel reads the indices from GM as given)")
+    return idx
+
+
+def gather_rows(g: PrimGraph, x: Value, dim: int, idx: Value, what: str) -> Value:
+    """``x`` gathered along ``dim`` at the elements of ``idx`` (in order): shape
+    ``x.shape[:dim] + idx.shape + x.shape[dim + 1:]``."""
+    if not isinstance(x, Value) or g.op(x) != "input":
+        raise Unsupported(f"{what} of a computed value (the kernel gathers rows of a task "
+                          "input; compute after the gather)")
+    if not isinstance(idx, Value):
+        raise Unsupported(f"{what} with a Python index")
+    _index_leaf(g, idx, what)
+    rank = len(x.shape)
+    if rank == 0:
+        raise Unsupported(f"{what} of a 0-dim tensor")
+    dim %= rank
+    if dim == rank - 1:
+        raise Unsupported(f"{what} along the last dim gathers single elements, which has no "
+                          "DSL form yet (gather_rows moves whole rows of the dims after dim)")
+    k, b = math.prod(idx.shape), x.shape[dim]
+    if max(k, b, math.prod(x.shape)) >= MAX_EXTENT:
+        raise Unsupported(f"{what} with {max(k, b, math.prod(x.shape))} elements in a gather "
+                          f"extent (the kernel's gather extents are exact below {MAX_EXTENT})")
+    shape = tuple(x.shape[:dim]) + tuple(idx.shape) + tuple(x.shape[dim + 1:])
+    return g.gather(x, idx, dim, shape)
+
+
+@rule("index_select")
+def _index_select(g: PrimGraph, a: dict) -> Value:
+    return gather_rows(g, a["self"], int(a["dim"]), a["index"], "index_select")
+
+
+@rule("gather")
+def _gather(g: PrimGraph, a: dict) -> Value:
+    x, idx = a["self"], a["index"]
+    if not isinstance(x, Value) or g.op(x) != "input":
+        raise Unsupported("gather of a computed value (the kernel gathers from a task input; "
+                          "compute after the gather)")
+    wrap = isinstance(idx, Value) and g.op(idx) == "index_mod"
+    if wrap:
+        mod = g.attr(idx, "value")
+        idx = g.value(g.g.nodes[idx.node]["args"][0])
+        if mod != x.shape[-1]:
+            raise Unsupported(f"gather with indices taken modulo {mod}, not the row's {x.shape[-1]}")
+    if not isinstance(idx, Value) or g.op(idx) != "index":
+        raise Unsupported("gather with indices that are computed or broadcast, not an integer "
+                          "task input of the result's shape")
+    rank = len(x.shape)
+    if rank == 0 or int(a["dim"]) % rank != rank - 1:
+        raise Unsupported("gather along a dim other than the last has no DSL form (gather_cols "
+                          "reads along each row)")
+    if len(idx.shape) != rank or tuple(idx.shape[:-1]) != tuple(x.shape[:-1]):
+        raise Unsupported(f"gather with an index of shape {list(idx.shape)} against "
+                          f"{list(x.shape)}: only indices with the tensor's leading dims")
+    if math.prod(x.shape) >= MAX_EXTENT:
+        raise Unsupported(f"gather from {math.prod(x.shape)} elements (the kernel's gather "
+                          f"extents are exact below {MAX_EXTENT})")
+    return g.gather_cols(x, idx, wrap)
+
+
+@rule("remainder")
+def _remainder(g: PrimGraph, a: dict) -> Value:
+    """``idx % n`` of an integer task input: what take_along_dim does to its indices (a gather
+    then takes them modulo its row); any other remainder has no rule."""
+    idx, n = a["self"], a["other"]
+    if not (isinstance(idx, Value) and g.op(idx) == "index" and isinstance(n, int) and n > 0):
+        raise Unsupported("remainder other than an index input modulo a positive size (the "
+                          "indices of take_along_dim)")
+    return g.index_mod(idx, n)
+
+
+@rule("embedding")
+def _embedding(g: PrimGraph, a: dict) -> Value:
+    # padding_idx only stops the gradient of its row: the forward reads the row as it is
+    return gather_rows(g, a["weight"], 0, a["indices"], "embedding")
+
+
+@rule("index")
+def _index(g: PrimGraph, a: dict) -> Value:
+    idx = [i for i in a["indices"]]
+    if len(idx) != 1 or idx[0] is None:
+        raise Unsupported("advanced indexing with more than one index tensor (or one not on "
+                          "dim 0) has no DSL form")
+    if isinstance(idx[0], Value) and idx[0].is_mask:
+        raise Unsupported("boolean-mask indexing has a data-dependent shape")
+    return gather_rows(g, a["self"], 0, idx[0], "indexing by a tensor")
+
+
+__all__ = ["RULES", "gather_rows"]
