@@ -296,6 +296,18 @@ class _Checker:
             if self.p.param(e.index).dtype not in ("i32", "i64"):
                 raise DslError(f"pick(): index tensor '{e.index}' must be i32 or i64", e.loc)
             return VType("row", self.p.dtype_of(e.tensor))
+        if isinstance(e, ir.IndexAddRows):
+            a = self._expr(e.arg, scope, loop_var)
+            what = "index_add_rows(acc, src, t, idx, dim)"
+            if loop.kind != "rows" or loop.axis >= 0 or loop.groups != 1:
+                raise DslError(f"{what} belongs to a plain rows loop", e.loc)
+            if e.at not in self.loop_space or e.at not in (loop_var, loop.var):
+                raise DslError(f"{what} at '{e.at}': use the rows variable or its chunk", e.loc)
+            if a.form != "tile" or a.dtype != "f32" or self.p.dtype_of(e.tensor) != "f32":
+                raise DslError(f"{what}: acc is an f32 tile and src an f32 tensor", e.loc)
+            if self.p.param(e.index).dtype not in ("i32", "i64"):
+                raise DslError(f"{what}: index tensor '{e.index}' must be i32 or i64", e.loc)
+            return VType("tile", "f32", self.loop_space[e.at])
         if isinstance(e, (ir.GatherRows, ir.GatherCols)):
             what = "gather_rows(x, t, idx, dim)" if isinstance(e, ir.GatherRows) else "gather_cols(x, t, idx)"
             if loop.kind != "rows" or loop.axis >= 0 or loop.groups != 1:

@@ -294,6 +294,22 @@ class GatherCols(Expr):
 
 
 @dataclass(frozen=True)
+class IndexAddRows(Expr):
+    """``index_add_rows(acc, src, t, idx, dim)``: the tile ``acc`` of a rows loop over the
+    result (the loop's tensor seen as ``[O, B, W]`` around ``dim``, ``B`` its size on ``dim``)
+    plus, for every ``k`` in index order, row ``o * K + k`` of ``src`` added into row
+    ``o * B + idx[k]`` (index_add; ``K = numel(idx)``). Deterministic: each
+    result row is owned by one core and sums its matches in ascending ``k``; an index outside
+    ``[0, B)`` stops the kernel (``Trap()``)."""
+
+    arg: Expr
+    tensor: str
+    at: str
+    index: str
+    dim: int
+
+
+@dataclass(frozen=True)
 class Index(Expr):
     """``g[i]`` (stop = i + 1) or ``g[a:b]`` on a group of per-row values (or members)."""
 
@@ -524,7 +540,8 @@ class Program:
 
 def walk_exprs(e: Expr):
     """Yield ``e`` and all its sub-expressions, depth first, operands before users."""
-    if isinstance(e, (Unary, LeakyRelu, Cast, RowReduce, GridReduce, RowLast, Index, Sinkhorn)):
+    if isinstance(e, (Unary, LeakyRelu, Cast, RowReduce, GridReduce, RowLast, Index, Sinkhorn,
+                      IndexAddRows)):
         yield from walk_exprs(e.arg)
     elif isinstance(e, Power):
         yield from walk_exprs(e.base)

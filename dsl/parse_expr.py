@@ -275,6 +275,13 @@ class ExprParser:
                 raise DslError(f"gather_rows(x, t, idx, dim): dim is in 0..{MAX_RANK - 1}", loc)
             return ir.GatherRows(loc, self._tensor_name(args[0], "in"), self._loop_var(args[1]),
                                  self._tensor_name(args[2], "in"), dim)
+        if f == "index_add_rows":
+            want(5)
+            dim = self._static_int(args[4])
+            if not 0 <= dim < MAX_RANK:
+                raise DslError(f"index_add_rows(acc, src, t, idx, dim): dim is in 0..{MAX_RANK - 1}", loc)
+            return ir.IndexAddRows(loc, sub(0), self._tensor_name(args[1], "in"), self._loop_var(args[2]),
+                                   self._tensor_name(args[3], "in"), dim)
         if f == "gather_cols":
             want(3, 4)
             wrap = self._static_int(args[3]) if len(args) == 4 else 0

@@ -169,6 +169,8 @@ class ComputeOps:
             return self._finish(self._gather_rows(e), hint, pre)
         if isinstance(e, ir.GatherCols):
             return self._gather_cols(e, hint, pre)
+        if isinstance(e, ir.IndexAddRows):
+            return self._index_add_rows(e, loop_var, hint, pre)
         if isinstance(e, ir.Scan):
             a = self._expr(e.arg, loop_var)
             carry = self._expr(e.carry, loop_var)
@@ -421,6 +423,41 @@ class ComputeOps:
         self.emit("    }")
         self.emit("}")
         self.emit("SyncSV();")
+        return d
+
+    def _index_add_rows(self, e: ir.IndexAddRows, loop_var: str, hint: Val | None, pre) -> Val:
+        """acc plus the src rows whose index names each of the tile's rows, in ascending k:
+        every result row is summed by the one core that owns it, in one fixed order (no
+        atomics); each row reads all K indices (scalar GM reads) and stages each matching src
+        row with one DataCopy, added on the vector unit."""
+        a = self._expr(e.arg, loop_var)
+        d = self._dest("tile", "f32", hint, [a], pre)
+        if not _same_storage(d, a):
+            self._copy(d, a)
+        self._done([a], d)
+        self.roles[e.index] = "gather_index"
+        self.roles[e.tensor] = "gather_src"
+        k = self._gather_field(mangle("gk", e.index), ir.Numel(e.loc, e.index))
+        b = self._gather_field(f"{mangle('gb', self.loop.tensor)}_{e.dim}", ir.Numel(e.loc, self.loop.tensor, e.dim))
+        self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
+        q = self._queue(e.tensor, "inq", "tile")
+        self.counter += 1
+        st = mangle(f"sca{self.counter}", e.tensor)
+        self.emit("for (int64_t ri = 0; ri < r; ++ri) {  // this core's result rows, one at a time")
+        self.emit(f"    const int64_t gk = {k}, gb = {b};")
+        self.emit("    const int64_t go = (gr + ri) / gb, gi = (gr + ri) % gb;")
+        self.emit("    for (int64_t kk = 0; kk < gk; ++kk) {  // every index, in order")
+        self.emit(f"        const int64_t ix = static_cast<int64_t>({mangle('gm', e.index)}.GetValue(kk));")
+        self.emit("        if (ix < 0 || ix >= gb) Trap();  // an index outside the dim added into")
+        self.emit("        if (ix != gi) continue;")
+        self.emit(f"        LocalTensor<float> {st} = {q.name}.AllocTensor<float>();")
+        self.emit(f"        CopyRowsIn({st}, {mangle('gm', e.tensor)}[(go * gk + kk) * td_.W + c0], 1, w, td_.W, wp);")
+        self.emit(f"        {q.name}.EnQue({st});")
+        self.emit(f"        {st} = {q.name}.DeQue<float>();")
+        self.emit(f"        Add({d.cpp}[ri * wp], {d.cpp}[ri * wp], {st}, static_cast<int32_t>(w));")
+        self.emit(f"        {q.name}.FreeTensor({st});")
+        self.emit("    }")
+        self.emit("}")
         return d
 
     def _finish(self, v: Val, hint: Val | None, pre) -> Val:

@@ -53,6 +53,7 @@ RESERVED = {
     "i8", "u8", "bool", "i64", "TILE", "ROWS", "CHUNK", "CORES", "DEPTH", "total_sum",
     "total_max", "total_min", "numel", "size", "scan_sum", "scan_prod", "scan_max", "row_last",
     "pick", "windows", "taps", "w", "position", "load_scalar", "gather_rows", "gather_cols",
+    "index_add_rows",
 }
 SCAN_INIT = {"sum": 0.0, "prod": 1.0, "max": -math.inf}
 #: ops whose value is never an eager fp16 rounding step (data, constants, masks)
@@ -231,6 +232,16 @@ class Emitter:
             e = f"gather_rows({self.param[self.pg.attr(x, 'index')]}, {scope.at}, " \
                 f"{self.param[idx['index']]}, {d['dim']})"
             return e if self.pg.attr(x, "dtype") == torch.float32 else f"cast({e}, f32)"
+        if op == "index_add":
+            acc, src, idx = self.args(n)
+            idx = self.pg.g.nodes[idx]
+            while idx["op"] == "view":
+                idx = self.pg.g.nodes[idx["args"][0]]
+            a = bare(self.ex(acc, scope))
+            if self.form(acc) != "t":
+                a = f"tile_fill(0.0) + {a}"
+            return (f"index_add_rows({a}, {self.param[self.pg.attr(src, 'index')]}, {scope.at}, "
+                    f"{self.param[idx['index']]}, {d['dim']})")
         if op == "gather_cols":
             x, idx = self.args(n)
             e = f"gather_cols({self.param[self.pg.attr(x, 'index')]}, {scope.at}, " \
@@ -310,8 +321,10 @@ class Emitter:
             op = self.pg.op(n)
             if op in ("const", "scalar", "extent", "index"):
                 continue
-            if op in ("gather", "gather_cols"):  # reads its tensor and indices itself
+            if op in ("gather", "gather_cols", "index_add"):  # reads its tensor and indices itself
                 seen.add(n)
+                if op == "index_add":
+                    stack.append(self.args(n)[0])
                 continue
             if self.form(n) == "g":
                 raise AssertionError("whole-tensor scalars are named before the loop")

@@ -539,7 +539,9 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
         if n in src:
             forms[n] = "x"  # read by gather_rows only, never loaded as a tile
             continue
-        if op in ("gather", "gather_cols"):
+        if op in ("gather", "gather_cols", "index_add"):
+            if op == "index_add" and forms[args[0]] not in ("t", "s"):
+                raise Unsupported("index_add into a value that is not a full tile of the loop")
             forms[n] = _gather_form(pg, n, domain, ext)
             continue
         if op == "input":
@@ -703,11 +705,17 @@ def gather_sources(pg: PrimGraph, live: Sequence[int]) -> set[int]:
     out = set()
     for n in live:
         users = [u for u in pg.g.successors(n) if u in alive]
-        if pg.op(n) == "input" and users and all(
-                pg.op(u) in ("gather", "gather_cols") and pg.g.nodes[u]["args"][0] == n and
-                pg.g.nodes[u]["args"][1] != n for u in users):
+        if pg.op(n) == "input" and users and all(_reads_as_source(pg, u, n) for u in users):
             out.add(n)
     return out
+
+
+def _reads_as_source(pg: PrimGraph, u: int, n: int) -> bool:
+    """Whether ``u`` reads input ``n`` only as its gathered (or index-added) tensor."""
+    args = pg.g.nodes[u]["args"]
+    if pg.op(u) in ("gather", "gather_cols"):
+        return args[0] == n and args[1] != n
+    return pg.op(u) == "index_add" and args[1] == n and n not in (args[0], args[2])
 
 
 def _gather_form(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int]) -> str:
@@ -715,6 +723,8 @@ def _gather_form(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int]) -> 
     d = pg.g.nodes[n]
     x = pg.g.nodes[d["args"][0]]
     row = d["shape"][-1] if d["op"] == "gather_cols" else math.prod(x["shape"][d["dim"] + 1:])
+    if d["op"] == "index_add":
+        row = math.prod(d["shape"][d["dim"] + 1:])
     if domain.kind != "rows" or domain.groups != 1 or ext["W"] != row or \
             math.prod(d["shape"]) != ext["full"]:
         raise Unsupported(f"a gather of rows of {row} elements outside a rows loop over them")

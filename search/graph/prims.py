@@ -388,6 +388,12 @@ class PrimGraph:
         return self._add("gather_cols", (x, idx), tuple(idx.shape), tuple(idx.shape), x.dtype,
                          wrap=bool(wrap))
 
+    def index_add(self, base: Value, src: Value, idx: Value, dim: int) -> Value:
+        """``base`` with the rows of the task input ``src`` added at the rows ``idx`` names
+        along ``dim`` (see :mod:`.rules_gather`)."""
+        shape = tuple(base.shape)
+        return self._add("index_add", (base, src, idx), shape, shape, torch.float32, dim=dim)
+
     def index_mod(self, idx: Value, mod: int) -> Value:
         """An index input modulo ``mod`` (read only by a gather that wraps)."""
         # the modulus is a size: kept as the (signature-free) value, so reduced shapes match

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 
+import torch
+
 from .formulas import Rule, registrar
 from .prims import PrimGraph, Value
 from .trace import Unsupported
@@ -93,6 +95,38 @@ def _gather(g: PrimGraph, a: dict) -> Value:
         raise Unsupported(f"gather from {math.prod(x.shape)} elements (the kernel's gather "
                           f"extents are exact below {MAX_EXTENT})")
     return g.gather_cols(x, idx, wrap)
+
+
+@rule("index_add")
+def _index_add(g: PrimGraph, a: dict) -> Value:
+    """``self.index_add(dim, index, source)``: rows of ``source`` added into the rows of
+    ``self`` that ``index`` names, summed in index order by the core owning each row."""
+    base, src, idx = a["self"], a["source"], a["index"]
+    alpha = a.get("alpha", 1)
+    if alpha not in (None, 1, 1.0):
+        raise Unsupported("index_add with alpha other than 1")
+    if not isinstance(src, Value) or g.op(src) != "input":
+        raise Unsupported("index_add of a computed source (the kernel adds rows of a task input)")
+    if not isinstance(idx, Value):
+        raise Unsupported("index_add with a Python index")
+    _index_leaf(g, idx, "index_add")
+    if not isinstance(base, Value) or base.dtype != torch.float32 or src.dtype != torch.float32:
+        raise Unsupported("index_add on fp16/bf16 values (the kernel accumulates f32 tensors "
+                          "only; eager rounds each addition to the narrow type)")
+    rank = len(base.shape)
+    dim = int(a["dim"]) % max(rank, 1)
+    if rank == 0 or dim == rank - 1:
+        raise Unsupported("index_add along the last dim adds single elements, which has no DSL "
+                          "form yet (index_add_rows adds whole rows of the dims after dim)")
+    if len(idx.shape) > 1 or tuple(src.shape) != tuple(base.shape[:dim]) + (math.prod(idx.shape),) \
+            + tuple(base.shape[dim + 1:]):
+        raise Unsupported("index_add whose source is not the indexed rows of the result's shape")
+    if g.op(base) == "input" and base.node == src.node:
+        raise Unsupported("index_add of a tensor into itself")
+    if max(math.prod(src.shape), math.prod(base.shape)) >= MAX_EXTENT:
+        raise Unsupported(f"index_add over {MAX_EXTENT} elements or more (the kernel's index "
+                          "extents are exact below that)")
+    return g.index_add(base, src, idx, dim)
 
 
 @rule("remainder")
