@@ -129,6 +129,31 @@ def _index_add(g: PrimGraph, a: dict) -> Value:
     return g.index_add(base, src, idx, dim)
 
 
+@rule("scatter_add")
+def _scatter_add(g: PrimGraph, a: dict) -> Value:
+    """``self.scatter_add(dim, index, src)`` with an index that varies along ``dim`` only (a
+    1-D index expanded over the other dims, the segment-sum idiom) is ``index_add``; other
+    index layouts add single elements, which has no DSL form yet."""
+    base, idx, src = a["self"], a["index"], a["src"]
+    rank = len(base.shape) if isinstance(base, Value) else 0
+    dim = int(a["dim"]) % max(rank, 1)
+    if not isinstance(idx, Value) or not isinstance(src, Value) or rank == 0:
+        raise Unsupported("scatter_add of 0-dim or Python values")
+    if tuple(idx.shape) != tuple(src.shape) or any(
+            r != 1 for d, r in enumerate(idx.real) if d != dim):
+        raise Unsupported("scatter_add with an index that varies along other dims than dim "
+                          "(element scatter) has no DSL form; an index that varies along dim "
+                          "only (idx.unsqueeze(...).expand_as(src)) is served as index_add")
+    leaf = idx
+    while g.op(leaf) in ("expand", "view"):
+        leaf = g.value(g.g.nodes[leaf.node]["args"][0])
+    if g.op(leaf) != "index" or math.prod(leaf.shape) != idx.shape[dim]:
+        raise Unsupported("scatter_add with indices that are computed, not an integer task input")
+    if any(src.shape[d] != base.shape[d] for d in range(rank) if d != dim):
+        raise Unsupported("scatter_add whose source is smaller than the result on other dims")
+    return _index_add(g, {"self": base, "source": src, "index": leaf, "dim": dim})
+
+
 @rule("remainder")
 def _remainder(g: PrimGraph, a: dict) -> Value:
     """``idx % n`` of an integer task input: what take_along_dim does to its indices (a gather
