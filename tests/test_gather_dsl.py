@@ -101,3 +101,52 @@ def test_misuse_is_a_located_error(loop: str, value: str, phrase: str) -> None:
     with pytest.raises(DslError, match=re.escape(phrase)) as err:
         check_program(parse(src))
     assert "line 4" in str(err.value)
+
+
+@pytest.mark.parametrize("value", [
+    "gather_rows(x, t, idx, '1); system(\"x\"')",  # a string where a compile-time int goes
+    "gather_rows(x, t, idx, size(x, 0))",  # a runtime value where a compile-time int goes
+    "gather_rows(x.T, t, idx, 0)",  # attribute access
+    "gather_cols(x, t, nosuch)",  # not a parameter
+    "gather_cols(x, t, idx, 2)",  # wrap is 0 or 1
+    "index_add_rows(load(x, t), y, t, idx, 0)",  # an output as the added source
+])
+def test_hostile_arguments_never_reach_cpp(value: str) -> None:
+    src = ("@kernel\ndef k(x: In[f32], idx: In[i64], y: Out[f32]):\n"
+           f"    for t in rows(y, rows=1):\n        store(y, t, {value})\n")
+    with pytest.raises(DslError):
+        check_program(parse(src))
+
+
+INDEX_ADD = '''
+@kernel
+def k(base: In[f32], idx: In[i64], src: In[f32], y: Out[f32]):
+    for t in rows(y, rows=3):
+        for c in chunks(t, 16):
+            store(y, c, index_add_rows(load(base, c), src, c, idx, 1))
+'''
+
+
+def _index_add_task(tmp_path: Path, forward: str, idx: str):
+    p = tmp_path / "ia.py"
+    p.write_text("import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+                 f"    def forward(self, base, idx, src):\n        return {forward}\n\n"
+                 f"def get_inputs():\n    return [torch.randn(4, 13, 45), {idx}, torch.randn(4, 29, 45)]\n\n"
+                 "def get_init_inputs():\n    return []\n")
+    return load_task_file(p)
+
+
+def test_index_add_rows_sums_repeated_indices_in_order(tmp_path: Path) -> None:
+    """29 indices into 13 rows (repeats certain), chunked columns: equal to eager bit for bit
+    (the same ascending-k order), at two seeds."""
+    task = _index_add_task(tmp_path, "base.index_add(1, idx, src)", "torch.randint(0, 13, (29,))")
+    ev = Evaluator(task, "Ascend910B2", seeds=(0, 1), shape_sets=[list(task.shapes)])
+    out = ev.evaluate(prepare("k", INDEX_ADD), {}, timing=False)
+    assert out.status == Status.OK and out.max_abs_err == 0, out.message
+
+
+def test_index_add_rows_stops_on_an_index_out_of_range(tmp_path: Path) -> None:
+    task = _index_add_task(tmp_path, "base.index_add(1, idx.clamp(max=12), src)",
+                           "torch.randint(10, 20, (29,))")
+    out = _run(task, INDEX_ADD, seeds=(0,))
+    assert out.status == Status.CHECK_ERROR and "Trap()" in out.message
