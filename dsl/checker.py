@@ -296,6 +296,16 @@ class _Checker:
             if self.p.param(e.index).dtype not in ("i32", "i64"):
                 raise DslError(f"pick(): index tensor '{e.index}' must be i32 or i64", e.loc)
             return VType("row", self.p.dtype_of(e.tensor))
+        if isinstance(e, ir.LoadRowsBcast):
+            d = self._expr(e.arg, scope, loop_var)
+            what = "load_rows_bcast(x, t, d)"
+            if loop.kind != "rows" or loop.axis >= 0 or loop.groups != 1:
+                raise DslError(f"{what} belongs to a plain rows loop", e.loc)
+            if e.at not in self.loop_space or e.at not in (loop_var, loop.var):
+                raise DslError(f"{what} at '{e.at}': use the rows variable or its chunk", e.loc)
+            if d.form != "scalar" or (d.space or "H") != "H":
+                raise DslError(f"{what}: d is a host scalar (sizes, constants)", e.loc)
+            return VType("tile", self.p.dtype_of(e.tensor), self.loop_space[e.at])
         if isinstance(e, ir.IndexAddRows):
             a = self._expr(e.arg, scope, loop_var)
             what = "index_add_rows(acc, src, t, idx, dim)"

@@ -310,6 +310,18 @@ class IndexAddRows(Expr):
 
 
 @dataclass(frozen=True)
+class LoadRowsBcast(Expr):
+    """``load_rows_bcast(x, at, d)``: in a rows loop, row ``g`` of the tile is row
+    ``(g // d) % R`` of ``x`` seen as ``R`` rows of the loop's width (``d`` a host scalar: a
+    product of sizes). An operand broadcast over the loop's leading dims on both sides of a
+    block of its own (``[A, 1, C]`` and ``[1, B, C]`` against ``[A, B, C]``)."""
+
+    arg: Expr
+    tensor: str
+    at: str
+
+
+@dataclass(frozen=True)
 class Index(Expr):
     """``g[i]`` (stop = i + 1) or ``g[a:b]`` on a group of per-row values (or members)."""
 
@@ -541,7 +553,7 @@ class Program:
 def walk_exprs(e: Expr):
     """Yield ``e`` and all its sub-expressions, depth first, operands before users."""
     if isinstance(e, (Unary, LeakyRelu, Cast, RowReduce, GridReduce, RowLast, Index, Sinkhorn,
-                      IndexAddRows)):
+                      IndexAddRows, LoadRowsBcast)):
         yield from walk_exprs(e.arg)
     elif isinstance(e, Power):
         yield from walk_exprs(e.base)

@@ -171,6 +171,8 @@ class ComputeOps:
             return self._gather_cols(e, hint, pre)
         if isinstance(e, ir.IndexAddRows):
             return self._index_add_rows(e, loop_var, hint, pre)
+        if isinstance(e, ir.LoadRowsBcast):
+            return self._finish(self._load_rows_bcast(e), hint, pre)
         if isinstance(e, ir.Scan):
             a = self._expr(e.arg, loop_var)
             carry = self._expr(e.carry, loop_var)
@@ -424,6 +426,28 @@ class ComputeOps:
         self.emit("}")
         self.emit("SyncSV();")
         return d
+
+    def _load_rows_bcast(self, e: ir.LoadRowsBcast) -> Val:
+        """Row (g // d) % R of x for each tile row g: one DataCopy per row (an operand
+        broadcast on both sides of its own block of leading dims)."""
+        dtype = self.p.param(e.tensor).dtype
+        self.roles[e.tensor] = "gather_src"
+        n = self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
+        div = self._scalar_cpp(e.arg)
+        q = self._queue(e.tensor, "inq", "tile")
+        self.counter += 1
+        name = mangle(f"bcr{self.counter}", e.tensor)
+        t = CTYPE[dtype]
+        self.emit(f"LocalTensor<{t}> {name} = {q.name}.AllocTensor<{t}>();")
+        self.emit("for (int64_t ri = 0; ri < r; ++ri) {  // one broadcast row per DataCopy")
+        self.emit(f"    const int64_t gd = static_cast<int64_t>({div}), gr_ = {n} / td_.W;")
+        self.emit("    if (gd < 1 || gr_ < 1) Trap();  // a divisor or row count below 1")
+        self.emit(f"    CopyRowsIn({name}[ri * wp], {mangle('gm', e.tensor)}[(((gr + ri) / gd) % gr_) * td_.W + c0], "
+                  "1, w, td_.W, wp);")
+        self.emit("}")
+        self.emit(f"{q.name}.EnQue({name});")
+        self.emit(f"{name} = {q.name}.DeQue<{t}>();")
+        return Val("tile", dtype, name, q, temp=True)
 
     def _index_add_rows(self, e: ir.IndexAddRows, loop_var: str, hint: Val | None, pre) -> Val:
         """acc plus the src rows whose index names each of the tile's rows, in ascending k:

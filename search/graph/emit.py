@@ -34,7 +34,7 @@ import torch
 
 from ...tasks.task import Task
 from .names import doc_text, dsl_name
-from .patterns import Plan
+from .patterns import Plan, broadcast_rows_block
 from .prims import TRANSPARENT
 from .trace import Unsupported
 
@@ -53,7 +53,7 @@ RESERVED = {
     "i8", "u8", "bool", "i64", "TILE", "ROWS", "CHUNK", "CORES", "DEPTH", "total_sum",
     "total_max", "total_min", "numel", "size", "scan_sum", "scan_prod", "scan_max", "row_last",
     "pick", "windows", "taps", "w", "position", "load_scalar", "gather_rows", "gather_cols",
-    "index_add_rows",
+    "index_add_rows", "load_rows_bcast",
 }
 SCAN_INIT = {"sum": 0.0, "prod": 1.0, "max": -math.inf}
 #: ops whose value is never an eager fp16 rounding step (data, constants, masks)
@@ -295,6 +295,9 @@ class Emitter:
         f = self.form(n)
         if f == "s":  # a one-element tensor: a kernel scalar, already f32
             return f"load_scalar({name})"
+        if f == "r":  # rows broadcast on both sides of a block of leading dims
+            e = f"load_rows_bcast({name}, {scope.at}, {self.rows_divisor(n)})"
+            return e if d["dtype"] == torch.float32 else f"cast({e}, f32)"
         if f in ("t", "w"):
             e = f"load({name}, {scope.at})"
         elif f == "c":
@@ -306,6 +309,20 @@ class Emitter:
         if d["dtype"] != torch.float32:
             e = f"cast({e}, f32)"
         return e
+
+    def rows_divisor(self, n: int) -> str:
+        """The host product of the loop tensor's sizes between an operand's block of dims
+        and its row dims (load_rows_bcast's d)."""
+        dom = self.plan.domain
+        ref = self.outputs[dom.ref] if dom.on_output else self.param[dom.ref]
+        o = tuple(self.plan.pg.outputs[dom.ref].shape) if dom.on_output else \
+            tuple(self.task.inputs[dom.ref].shape)
+        w = math.prod(o[len(o) - dom.dim:])
+        block = broadcast_rows_block(self.pg.attr(n, "real"), o, w)
+        if block is None:
+            raise AssertionError("a row-broadcast operand without its block of dims")
+        _, i1, k = block
+        return " * ".join(f"size({ref}, {j})" for j in range(i1, k)) or "1.0"
 
     # ------------------------------------------------------------ scopes
     def needed(self, roots: list[int], scope: Scope) -> tuple[list[int], list[int]]:

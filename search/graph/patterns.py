@@ -500,8 +500,8 @@ def _position_form(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int],
                       f"neither the row of the {domain.describe(ref_shape)} loop nor its step axis")
 
 
-def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[Shape]
-                ) -> tuple[dict[int, str], set[int]]:
+def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[Shape],
+                bcast_rows: bool = False) -> tuple[dict[int, str], set[int]]:
     """The form of every live node in ``domain`` (raises Unsupported when one has none)."""
     ref_shape = domain.shape(shapes, pg)
     ext = domain.extents(ref_shape)
@@ -562,6 +562,8 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                 f = "o"
             elif m == 1:
                 f = "s"  # one element read from GM as a kernel scalar (load_scalar)
+            elif bcast_rows and kind == "rows" and broadcast_rows_block(d["real"], ref_shape, ext["W"]):
+                f = "r"  # whole rows, each loop row reading row (g // d) % R (load_rows_bcast)
             else:
                 raise Unsupported(f"input {d['name']!r} of shape {list(d['shape'])} does not fit "
                                   f"the {domain.describe(ref_shape)} loop: it is neither full "
@@ -644,7 +646,7 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
             _check_loop_reduce(pg, n, domain, ext, ref_shape)
             forms[n] = "o"
             continue
-        fs = [forms[a] for a in args]
+        fs = ["t" if forms[a] == "r" else forms[a] for a in args]  # row-broadcast rows are tiles
         nonscalar = {f for f in fs if f not in ("s", "g")}
         if "g" in fs and kind == "windows":
             raise Unsupported("a whole-tensor result used in a windows loop")
@@ -687,7 +689,7 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
         if f != "s" and not uniform:
             o = pg.attr(n, "real")
             for a in args:
-                fa = forms[a]
+                fa = "t" if forms[a] == "r" else forms[a]
                 if fa in ("s", "g") or fa == f or math.prod(pg.attr(a, "real")) == 1:
                     continue
                 if not _fits(fa, pg.attr(a, "real"), o, domain, ext):
@@ -708,6 +710,26 @@ def gather_sources(pg: PrimGraph, live: Sequence[int]) -> set[int]:
         if pg.op(n) == "input" and users and all(_reads_as_source(pg, u, n) for u in users):
             out.add(n)
     return out
+
+
+def broadcast_rows_block(p: Shape, o: Shape, w: int) -> tuple[int, int, int] | None:
+    """``(i0, i1, k)`` when an operand of real shape ``p`` against a rows loop over ``o``
+    (rows: the dims from ``k`` on, ``w`` elements) has the loop's row dims and, before them,
+    one block ``[i0, i1)`` of the loop's dims with 1 elsewhere: loop row ``g`` reads its row
+    ``(g // prod(o[i1:k])) % prod(o[i0:i1])`` ([A, 1, C] and [1, B, C] against [A, B, C])."""
+    p = _pad(p, len(o))
+    for k in range(len(o)):
+        if math.prod(o[k:]) != w or tuple(p[k:]) != tuple(o[k:]):
+            continue
+        lead = [i for i in range(k) if p[i] != 1]
+        if not lead:
+            return None
+        i0, i1 = lead[0], lead[-1] + 1
+        if all(p[i] == o[i] for i in range(i0, i1)) and i1 < k:
+            return i0, i1, k
+        if all(p[i] == o[i] for i in range(i0, i1)) and i0 > 0:
+            return i0, i1, k
+    return None
 
 
 def _reads_as_source(pg: PrimGraph, u: int, n: int) -> bool:
@@ -743,8 +765,8 @@ def grid_levels(pg: PrimGraph, live: list[int], forms: dict[int, str]) -> dict[i
 
 
 def make_plan(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[Shape],
-              out_dtypes: Sequence[torch.dtype]) -> Plan:
-    forms, materialize = infer_forms(pg, live, domain, shapes)
+              out_dtypes: Sequence[torch.dtype], bcast_rows: bool = False) -> Plan:
+    forms, materialize = infer_forms(pg, live, domain, shapes, bcast_rows)
     ref_shape = domain.shape(shapes, pg)
     ext = domain.extents(ref_shape)
     if domain.kind == "windows":
@@ -789,10 +811,13 @@ def analyse(task: Task, pgs: Sequence[PrimGraph], shape_sets: Sequence[Sequence[
     live = live_nodes(pgs[0])
     candidates = domain_candidates(pgs[0], live, task, shape_sets[0])
     errors: list[Unsupported] = []
-    for dom in candidates:
+    # operands read as broadcast rows (one DataCopy a row) only when no loop serves them
+    # otherwise: a last resort, after every candidate has failed without them
+    for dom, bcast_rows in [(d, False) for d in candidates] + [(d, True) for d in candidates
+                                                              if d.kind == "rows"]:
         try:
             exprs = shape_exprs(pgs, live, dom, shape_sets, task)
-            plans = [make_plan(pg, live, dom, shapes, out_dtypes)
+            plans = [make_plan(pg, live, dom, shapes, out_dtypes, bcast_rows)
                      for pg, shapes in zip(pgs, shape_sets, strict=True)]
             for p in plans[1:]:
                 if p.forms != plans[0].forms:
@@ -803,6 +828,7 @@ def analyse(task: Task, pgs: Sequence[PrimGraph], shape_sets: Sequence[Sequence[
         except Unsupported as e:
             errors.append(e)
     # a per-channel candidate, else the first rows one, explains broadcasts better than tiles
+    errors = errors[:len(candidates)]
     chan = [e for d, e in zip(candidates, errors, strict=True) if d.kind == "channels"]
     raise chan[0] if chan else errors[min(1, len(errors) - 1)]
 
