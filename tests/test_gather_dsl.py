@@ -74,7 +74,7 @@ def k(x: In[f32], idx: In[i64], y: Out[f32]):
 def test_an_index_out_of_range_stops_the_kernel(tmp_path: Path) -> None:
     """The reference clamps (so it runs); the kernel does not: an index past the dim is a
     failed run naming Trap(), and no row of another tensor (or of x) is read."""
-    task = _task(tmp_path, "torch.index_select(x, 1, idx.clamp(max=36))",
+    task = _task(tmp_path, "torch.index_select(x, 1, idx.clamp(max=x.shape[1] - 1))",
                  "torch.randn(6, 37, 45), torch.randint(30, 50, (13,))")
     out = _run(task, GATHER.format(xd="f32", idd="i64", dims="", value="gather_rows(x, t, idx, 1)"),
                seeds=(0,))
@@ -146,7 +146,7 @@ def test_index_add_rows_sums_repeated_indices_in_order(tmp_path: Path) -> None:
 
 
 def test_index_add_rows_stops_on_an_index_out_of_range(tmp_path: Path) -> None:
-    task = _index_add_task(tmp_path, "base.index_add(1, idx.clamp(max=12), src)",
+    task = _index_add_task(tmp_path, "base.index_add(1, idx.clamp(max=base.shape[1] - 1), src)",
                            "torch.randint(10, 20, (29,))")
     out = _run(task, INDEX_ADD, seeds=(0,))
     assert out.status == Status.CHECK_ERROR and "Trap()" in out.message
