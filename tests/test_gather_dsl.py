@@ -26,10 +26,10 @@ def k(x: In[{xd}], idx: In[{idd}], y: Out[{xd}]):
 '''
 
 
-def _task(tmp_path: Path, forward: str, inputs: str):
+def _task(tmp_path: Path, forward: str, inputs: str, args: str = "x, idx"):
     p = tmp_path / "t.py"
     p.write_text("import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
-                 f"    def forward(self, x, idx):\n        return {forward}\n\n"
+                 f"    def forward(self, {args}):\n        return {forward}\n\n"
                  f"def get_inputs():\n    return [{inputs}]\n\n"
                  "def get_init_inputs():\n    return []\n")
     return load_task_file(p)
@@ -128,12 +128,8 @@ def k(base: In[f32], idx: In[i64], src: In[f32], y: Out[f32]):
 
 
 def _index_add_task(tmp_path: Path, forward: str, idx: str):
-    p = tmp_path / "ia.py"
-    p.write_text("import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
-                 f"    def forward(self, base, idx, src):\n        return {forward}\n\n"
-                 f"def get_inputs():\n    return [torch.randn(4, 13, 45), {idx}, torch.randn(4, 29, 45)]\n\n"
-                 "def get_init_inputs():\n    return []\n")
-    return load_task_file(p)
+    return _task(tmp_path, forward, f"torch.randn(4, 13, 45), {idx}, torch.randn(4, 29, 45)",
+                 "base, idx, src")
 
 
 def test_index_add_rows_sums_repeated_indices_in_order(tmp_path: Path) -> None:

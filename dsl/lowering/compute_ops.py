@@ -385,17 +385,24 @@ class ComputeOps:
         k = self._gather_field(mangle("gk", e.index), ir.Numel(e.loc, e.index))
         b = self._gather_field(f"{mangle('gb', e.tensor)}_{e.dim}", ir.Numel(e.loc, e.tensor, e.dim))
         self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
-        q = self._queue(e.tensor, "inq", "tile")
+        return self._rows_by_copy(e.tensor, dtype, "gat", [
+            f"const int64_t gk = {k}, gb = {b};",
+            f"const int64_t ix = static_cast<int64_t>({mangle('gm', e.index)}.GetValue((gr + ri) % gk));",
+            "if (ix < 0 || ix >= gb) Trap();  // an index outside the gathered dim"],
+            "((gr + ri) / gk) * gb + ix")
+
+    def _rows_by_copy(self, tensor: str, dtype: str, prefix: str, head: list[str], row: str) -> Val:
+        """A tile whose row ri is row ``row`` of ``tensor`` (C++ over ri, after the ``head``
+        lines): one DataCopy per row into a tile of the tensor's input queue."""
+        q = self._queue(tensor, "inq", "tile")
         self.counter += 1
-        name = mangle(f"gat{self.counter}", e.tensor)
+        name = mangle(f"{prefix}{self.counter}", tensor)
         t = CTYPE[dtype]
         self.emit(f"LocalTensor<{t}> {name} = {q.name}.AllocTensor<{t}>();")
-        self.emit("for (int64_t ri = 0; ri < r; ++ri) {  // one gathered row per DataCopy")
-        self.emit(f"    const int64_t gk = {k}, gb = {b};")
-        self.emit(f"    const int64_t ix = static_cast<int64_t>({mangle('gm', e.index)}.GetValue((gr + ri) % gk));")
-        self.emit("    if (ix < 0 || ix >= gb) Trap();  // an index outside the gathered dim")
-        self.emit(f"    CopyRowsIn({name}[ri * wp], {mangle('gm', e.tensor)}[(((gr + ri) / gk) * gb + ix) * td_.W + c0], "
-                  "1, w, td_.W, wp);")
+        self.emit("for (int64_t ri = 0; ri < r; ++ri) {  // one row per DataCopy")
+        for line in head:
+            self.emit(f"    {line}")
+        self.emit(f"    CopyRowsIn({name}[ri * wp], {mangle('gm', tensor)}[({row}) * td_.W + c0], 1, w, td_.W, wp);")
         self.emit("}")
         self.emit(f"{q.name}.EnQue({name});")
         self.emit(f"{name} = {q.name}.DeQue<{t}>();")
@@ -434,20 +441,10 @@ class ComputeOps:
         self.roles[e.tensor] = "gather_src"
         n = self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
         div = self._scalar_cpp(e.arg)
-        q = self._queue(e.tensor, "inq", "tile")
-        self.counter += 1
-        name = mangle(f"bcr{self.counter}", e.tensor)
-        t = CTYPE[dtype]
-        self.emit(f"LocalTensor<{t}> {name} = {q.name}.AllocTensor<{t}>();")
-        self.emit("for (int64_t ri = 0; ri < r; ++ri) {  // one broadcast row per DataCopy")
-        self.emit(f"    const int64_t gd = static_cast<int64_t>({div}), gr_ = {n} / td_.W;")
-        self.emit("    if (gd < 1 || gr_ < 1) Trap();  // a divisor or row count below 1")
-        self.emit(f"    CopyRowsIn({name}[ri * wp], {mangle('gm', e.tensor)}[(((gr + ri) / gd) % gr_) * td_.W + c0], "
-                  "1, w, td_.W, wp);")
-        self.emit("}")
-        self.emit(f"{q.name}.EnQue({name});")
-        self.emit(f"{name} = {q.name}.DeQue<{t}>();")
-        return Val("tile", dtype, name, q, temp=True)
+        return self._rows_by_copy(e.tensor, dtype, "bcr", [
+            f"const int64_t gd = static_cast<int64_t>({div}), gr_ = {n} / td_.W;",
+            "if (gd < 1 || gr_ < 1) Trap();  // a divisor or row count below 1"],
+            "((gr + ri) / gd) % gr_")
 
     def _index_add_rows(self, e: ir.IndexAddRows, loop_var: str, hint: Val | None, pre) -> Val:
         """acc plus the src rows whose index names each of the tile's rows, in ascending k:
