@@ -323,7 +323,8 @@ class _Checker:
                 raise DslError(f"{what}: index tensor '{e.index}' must be i32 or i64", e.loc)
             return VType("tile", "f32", self.loop_space[e.at])
         if isinstance(e, (ir.GatherRows, ir.GatherCols)):
-            what = "gather_rows(x, t, idx, dim)" if isinstance(e, ir.GatherRows) else "gather_cols(x, t, idx)"
+            what = "gather_rows(x, t, idx, dim)" if isinstance(e, ir.GatherRows) else \
+                "select_cols(x, t, idx)" if e.shared else "gather_cols(x, t, idx)"
             self._row_access(e, what, loop, loop_var)
             if self.p.param(e.index).dtype not in ("i32", "i64"):
                 raise DslError(f"{what}: index tensor '{e.index}' must be i32 or i64", e.loc)

@@ -291,6 +291,7 @@ class GatherCols(Expr):
     at: str
     index: str
     wrap: bool = False
+    shared: bool = False  # select_cols(x, at, idx): one index list for every row, x[g, idx[j]]
 
 
 @dataclass(frozen=True)

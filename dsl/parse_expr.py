@@ -285,6 +285,10 @@ class ExprParser:
         if f == "load_rows_bcast":
             want(3)
             return ir.LoadRowsBcast(loc, sub(2), self._tensor_name(args[0], "in"), self._loop_var(args[1]))
+        if f == "select_cols":
+            want(3)
+            return ir.GatherCols(loc, self._tensor_name(args[0], "in"), self._loop_var(args[1]),
+                                 self._tensor_name(args[2], "in"), shared=True)
         if f == "gather_cols":
             want(3, 4)
             wrap = self._static_int(args[3]) if len(args) == 4 else 0

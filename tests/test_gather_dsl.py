@@ -58,6 +58,18 @@ def test_gathered_rows_match_torch(tmp_path: Path, forward, inputs, dim, dims, x
     assert out.status == Status.OK, out.message
 
 
+def test_select_cols_reads_one_index_list_for_every_row(tmp_path: Path) -> None:
+    task = _task(tmp_path, "torch.index_select(x, 1, idx)", "torch.randn(7, 300), torch.randint(0, 300, (45,))")
+    src = '''
+@kernel
+def k(x: In[f32], idx: In[i64], y: Out[f32]):
+    for t in rows(y, rows=2):
+        for c in chunks(t, 16):
+            store(y, c, select_cols(x, c, idx))
+'''
+    assert _run(task, src).status == Status.OK
+
+
 def test_gathered_rows_in_column_chunks(tmp_path: Path) -> None:
     task = _task(tmp_path, "torch.index_select(x, 0, idx)",
                  "torch.randn(40, 1000), torch.randint(0, 40, (17,))")

@@ -1,6 +1,6 @@
 """Gathers and scatter-accumulates in the graph frontend (search/graph/rules_gather.py):
-index_select / embedding / x[idx] become ``gather_rows``, gather / take_along_dim on the last
-dim ``gather_cols``, index_add and the expanded-index scatter_add ``index_add_rows``; what has
+index_select / embedding / x[idx] become ``gather_rows`` (``select_cols`` on the last dim),
+gather / take_along_dim on the last dim ``gather_cols``, index_add and the expanded-index scatter_add ``index_add_rows``; what has
 no form yet ends in one sentence naming the op. Index inputs are drawn by the checker from the
 seed, inside the dim they index at every checked shape (the corpus files run end to end in
 tests/test_taskfiles_corpus.py; one runs here)."""
@@ -36,6 +36,7 @@ def _file(tmp_path: Path, forward: str, inputs: str, args: str = "x, idx") -> Pa
     ("gather_index_select_dim1", "gather_rows(x, t, idx, 1)"),
     ("gather_tensor_index_3d", "gather_rows(planes, t, which, 0)"),
     ("gather_lastdim", "gather_cols(scores, t, cand, 0)"),
+    ("gather_index_select_cols_2d", "select_cols(feats, t, cols)"),  # index_select on the last dim
     ("gather_take_along_dim_fp16", "gather_cols(x, t, idx, 1)"),  # take_along_dim wraps (remainder)
     ("scatter_index_add_dim1", "index_add_rows(load(base, t), updates, t, slots, 1)"),
     ("scatter_add_segment_sum", "edge_feat, t, edge_dst, 0)"),
@@ -47,8 +48,8 @@ def test_corpus_gathers_become_their_dsl_op(name: str, op: str) -> None:
 
 
 @pytest.mark.parametrize("forward,inputs,phrase", [
-    ("torch.index_select(x, 1, idx)", "torch.randn(8, 32), torch.randint(0, 32, (5,))",
-     "index_select along the last dim gathers single elements"),
+    ("torch.gather(x, 1, idx)", "torch.randn(8, 32), torch.randint(0, 32, (5, 32))",
+     "only indices with the tensor's leading dims"),
     ("torch.index_select(x, 0, idx.clamp(max=3))", "torch.randn(8, 32), torch.randint(0, 8, (5,))",
      "indices that are computed"),
     ("torch.index_select(torch.exp(x), 0, idx)", "torch.randn(8, 32), torch.randint(0, 8, (5,))",

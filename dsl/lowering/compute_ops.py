@@ -413,7 +413,9 @@ class ComputeOps:
         of the element (scalar GM reads, the S pipe); an index outside [0, size(x, -1)) stops
         the kernel (Trap) before the read."""
         dtype = self.p.param(e.tensor).dtype
-        self.roles[e.index] = "tile"
+        self.roles[e.index] = "gather_index" if e.shared else "tile"
+        if e.shared:
+            self._gather_field(mangle("gk", e.index), ir.Numel(e.loc, e.index))
         self.roles[e.tensor] = "gather_src"
         wx = self._gather_field(f"{mangle('gb', e.tensor)}_last", ir.Numel(e.loc, e.tensor, -1))
         self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
@@ -422,7 +424,8 @@ class ComputeOps:
         self.emit("for (int64_t ri = 0; ri < r; ++ri) {  // one scalar read per gathered element")
         self.emit(f"    const int64_t gw = {wx};")
         self.emit("    for (int64_t j = 0; j < w; ++j) {")
-        self.emit(f"        const int64_t ix = static_cast<int64_t>({mangle('gm', e.index)}.GetValue((gr + ri) * td_.W + c0 + j));")
+        at = "c0 + j" if e.shared else "(gr + ri) * td_.W + c0 + j"
+        self.emit(f"        const int64_t ix = static_cast<int64_t>({mangle('gm', e.index)}.GetValue({at}));")
         if e.wrap:
             self.emit("        const int64_t iw = ((ix % gw) + gw) % gw;  // modulo the row, as Python's %")
         else:

@@ -53,7 +53,7 @@ RESERVED = {
     "i8", "u8", "bool", "i64", "TILE", "ROWS", "CHUNK", "CORES", "DEPTH", "total_sum",
     "total_max", "total_min", "numel", "size", "scan_sum", "scan_prod", "scan_max", "row_last",
     "pick", "windows", "taps", "w", "position", "load_scalar", "gather_rows", "gather_cols",
-    "index_add_rows", "load_rows_bcast",
+    "index_add_rows", "load_rows_bcast", "select_cols",
 }
 SCAN_INIT = {"sum": 0.0, "prod": 1.0, "max": -math.inf}
 #: ops whose value is never an eager fp16 rounding step (data, constants, masks)
@@ -244,8 +244,15 @@ class Emitter:
                     f"{self.param[idx['index']]}, {d['dim']})")
         if op == "gather_cols":
             x, idx = self.args(n)
-            e = f"gather_cols({self.param[self.pg.attr(x, 'index')]}, {scope.at}, " \
-                f"{self.param[self.pg.attr(idx, 'index')]}, {int(self.pg.attr(n, 'wrap'))})"
+            if self.pg.attr(n, "shared"):
+                leaf = self.pg.g.nodes[idx]
+                while leaf["op"] == "view":
+                    leaf = self.pg.g.nodes[leaf["args"][0]]
+                e = f"select_cols({self.param[self.pg.attr(x, 'index')]}, {scope.at}, " \
+                    f"{self.param[leaf['index']]})"
+            else:
+                e = f"gather_cols({self.param[self.pg.attr(x, 'index')]}, {scope.at}, " \
+                    f"{self.param[self.pg.attr(idx, 'index')]}, {int(self.pg.attr(n, 'wrap'))})"
             return e if self.pg.attr(x, "dtype") == torch.float32 else f"cast({e}, f32)"
         if self.form(n) == "g":
             if not scope.top:

@@ -382,11 +382,13 @@ class PrimGraph:
         :mod:`.rules_gather`)."""
         return self._add("gather", (x, idx), tuple(shape), tuple(shape), x.dtype, dim=dim)
 
-    def gather_cols(self, x: Value, idx: Value, wrap: bool = False) -> Value:
-        """``x[..., idx[..., j]]`` along the last dim (``wrap``: indices modulo the row; see
+    def gather_cols(self, x: Value, idx: Value, wrap: bool = False, shared: bool = False) -> Value:
+        """``x[..., idx[..., j]]`` along the last dim (``wrap``: indices modulo the row;
+        ``shared``: one 1-D index list for every row, ``x[..., idx[j]]``; see
         :mod:`.rules_gather`)."""
-        return self._add("gather_cols", (x, idx), tuple(idx.shape), tuple(idx.shape), x.dtype,
-                         wrap=bool(wrap))
+        shape = tuple(x.shape[:-1]) + (math.prod(idx.shape),) if shared else tuple(idx.shape)
+        return self._add("gather_cols", (x, idx), shape, shape, x.dtype, wrap=bool(wrap),
+                         shared=bool(shared))
 
     def index_add(self, base: Value, src: Value, idx: Value, dim: int) -> Value:
         """``base`` with the rows of the task input ``src`` added at the rows ``idx`` names

@@ -9,8 +9,7 @@ indices an integer task input (any view of it: the order of its elements is what
 ``gather(x, -1, idx)`` (and ``take_along_dim`` on the last dim, which is one) is the primitive
 ``gather_cols`` (x, index): element ``(g, j)`` is ``x[g, idx[g, j]]``, written
 ``gather_cols(x, t, idx)`` in a rows loop over the result. ``index_select`` on the last dim
-(one index list for every row) is refused with its reason: the kernel would read one element
-per DMA.
+(one index list for every row) is ``gather_cols`` with a shared index (``select_cols``).
 """
 
 from __future__ import annotations
@@ -54,8 +53,10 @@ def gather_rows(g: PrimGraph, x: Value, dim: int, idx: Value, what: str) -> Valu
         raise Unsupported(f"{what} of a 0-dim tensor")
     dim %= rank
     if dim == rank - 1:
-        raise Unsupported(f"{what} along the last dim gathers single elements, which has no "
-                          "DSL form yet (gather_rows moves whole rows of the dims after dim)")
+        if what != "index_select" or math.prod(x.shape) >= MAX_EXTENT:
+            raise Unsupported(f"{what} along the last dim gathers single elements, which has no "
+                              "DSL form (gather_rows moves whole rows of the dims after dim)")
+        return g.gather_cols(x, idx, shared=True)  # one index list for every row
     k, b = math.prod(idx.shape), x.shape[dim]
     if max(k, b, math.prod(x.shape)) >= MAX_EXTENT:
         raise Unsupported(f"{what} with {max(k, b, math.prod(x.shape))} elements in a gather "
