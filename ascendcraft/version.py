@@ -6,7 +6,9 @@ carries :data:`MODEL_VERSION` (and a resumed run refuses a different one).
 
 from __future__ import annotations
 
+import subprocess
 from importlib import metadata
+from pathlib import Path
 
 #: Version of the performance model (timeline, SoC numbers, eager baseline). Every modeled
 #: figure carries it (``report_fields``); bump it whenever a modeled number can change.
@@ -19,3 +21,23 @@ def package_version() -> str:
         return metadata.version("ascendcraft")
     except metadata.PackageNotFoundError:
         return "unknown"
+
+
+def source_revision() -> str | None:
+    """The git commit of the source tree ascendcraft runs from, with ``-dirty`` when it has
+    uncommitted changes; None outside a git checkout (an installed wheel) or without git.
+
+    A bench report names it so a figure can be traced to the code that produced it."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+                              capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
+                                "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    rev = head.stdout.strip()
+    return f"{rev}-dirty" if dirty.returncode == 0 and dirty.stdout.strip() else rev or None

@@ -14,6 +14,7 @@ disk travels with a task).
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import time
@@ -36,6 +37,21 @@ WORKER_OBJECTIVES = 4
 """Objectives a worker process keeps (one per search; a campaign runs many in turn)."""
 
 _objectives: OrderedDict[str, Objective] = OrderedDict()  # in each worker process
+
+
+class _QuietDefaultAuthNotice(logging.Filter):
+    """Drops Ray's notice that a new local instance uses token authentication (its secure
+    default, which we keep: other users of the machine cannot submit work to it). It came
+    with every ``tune --workers N`` as a WARNING that asked for no action. Every other
+    record passes, including the warning that authentication is *disabled*."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(
+            "Token authentication is enabled for this Ray cluster")
+
+
+#: the Ray logger the notice comes from (if Ray moves it, the filter just filters nothing)
+_RAY_AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
 
 
 def _worker_objective(ref: Any) -> Objective:
@@ -141,6 +157,7 @@ class RayExecutor:
                 if self.address:
                     ray.init(address=self.address, log_to_driver=False, include_dashboard=False)
                 else:
+                    _quiet_default_auth_notice()
                     ray.init(
                         num_cpus=self.workers,
                         include_dashboard=False,
@@ -336,6 +353,12 @@ class RayExecutor:
         if self._started_ray and ray.is_initialized():
             ray.shutdown()
         self._started_ray = False
+
+
+def _quiet_default_auth_notice() -> None:
+    log = logging.getLogger(_RAY_AUTH_LOGGER)
+    if not any(isinstance(f, _QuietDefaultAuthNotice) for f in log.filters):
+        log.addFilter(_QuietDefaultAuthNotice())
 
 
 def _no_ray(address: str | None, exc: BaseException) -> str:

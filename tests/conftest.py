@@ -56,6 +56,12 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):  # noqa: ANN201 - x
     (the order above), not re-sorted by the number of tests in a unit."""
     from xdist.scheduler import LoadScopeScheduling
 
+    if not callable(getattr(LoadScopeScheduling, "_split_scope", None)):
+        # the override point xdist's own LoadFileScheduling uses; if a future xdist drops
+        # it, fall back to xdist's default scheduling (correct, only slower) and say so
+        log("ascendcraft: xdist has no LoadScopeScheduling._split_scope; default scheduling")
+        return None
+
     class WorkUnitScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -16,6 +17,8 @@ import time
 from pathlib import Path
 
 from study_keys import evaluated_keys
+
+from ascendcraft.version import source_revision
 
 ROOT = Path(__file__).resolve().parents[1]
 TASKFILES = ROOT / "tests" / "taskfiles"
@@ -116,6 +119,11 @@ def test_bench_of_a_folder_with_a_refused_and_a_broken_file(tmp_path):
     assert overall["correct_rate"] == 0.5
     md = (out / "BENCHMARK.md").read_text()
     assert "**broken**" in md and "**sort_rows**" in md
+    # the report names the code that produced it (this checkout's commit)
+    rev = source_revision()
+    assert data["revision"] == rev
+    if rev is not None:
+        assert re.fullmatch(r"[0-9a-f]{12}(-dirty)?", rev) and f"at commit {rev}" in md
     # given relative paths, no absolute one of this machine reaches the report
     assert str(tmp_path) not in md and str(tmp_path) not in json.dumps(data)
     assert str(Path.home()) not in md

@@ -132,3 +132,28 @@ def test_a_signal_during_the_wait_is_an_interruption_not_a_lost_cluster(ray_loca
     assert ex.in_flight() == 1  # still known, for the driver to record as interrupted
     ex.close()
 
+
+
+def test_a_local_instance_starts_without_the_token_auth_notice():
+    """Ray's notice that a new local instance uses token authentication (its secure default,
+    kept) is dropped; the warning that authentication is *disabled* still comes through."""
+    import logging
+    import os
+    import subprocess
+    import sys
+
+    from ascendcraft.cluster.ray_executor import _QuietDefaultAuthNotice
+
+    def record(msg: str) -> logging.LogRecord:
+        return logging.LogRecord("ray", logging.WARNING, __file__, 1, msg, None, None)
+
+    quiet = _QuietDefaultAuthNotice()
+    assert not quiet.filter(record("Token authentication is enabled for this Ray cluster. Set"))
+    assert quiet.filter(record("Token authentication is disabled for this Ray cluster. Anyone"))
+    code = ("from ascendcraft.cluster.ray_executor import RayExecutor\n"
+            "ex = RayExecutor(1)\nex.start()\nprint(ex.capacity)\nex.close()\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=180, env={k: v for k, v in os.environ.items()
+                                           if k not in ("RAY_ADDRESS", "RAY_AUTH_MODE")})
+    assert run.returncode == 0 and run.stdout.strip() == "1", run.stderr
+    assert "Token authentication is enabled" not in run.stderr, run.stderr

@@ -20,12 +20,15 @@ import pytest
 import torch
 from ascendcraft.dsl.kernel import lower
 from ascendcraft.search.builtin import propose
+from ascendcraft.search.space import Candidate
 
+from ascendcraft.app.objective import KernelObjective
 from ascendcraft.backends import BackendUnavailable, get_backend
+from ascendcraft.backends.factory import backend_resources
 from ascendcraft.backends.npu import plan_build, unavailable_reason
 from ascendcraft.backends.npu_build import custom_op_commands
 from ascendcraft.backends.npu_env import cann_version, detect, find_cann, parse_npu_smi
-from ascendcraft.backends.npu_timing import TimingPolicy, measure, needs_l2_flush
+from ascendcraft.backends.npu_timing import MeasureTimeout, TimingPolicy, measure, needs_l2_flush
 from ascendcraft.cli import main
 from ascendcraft.tasks.registry import get_task
 from tests.cann_standin import fake_cann_home, recorded_kernels
@@ -157,6 +160,47 @@ def test_timing_loop_repeats_until_the_minimum_time_and_flushes() -> None:
     with pytest.raises(ValueError):
         TimingPolicy(min_reps=5, max_reps=2)
     assert needs_l2_flush(8 << 20, 192 << 20) and not needs_l2_flush(1 << 30, 192 << 20)
+
+
+class _Clock:
+    """A wall clock the fake runs advance (each run "takes" ``step`` seconds)."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        return self.now
+
+    def run(self) -> float:
+        self.now += self.step
+        return 10.0
+
+
+def test_timing_loop_stops_at_the_trial_time_limit() -> None:
+    policy = TimingPolicy(warmup=2, min_reps=20, max_reps=2000, min_total_s=0.2)
+    clock = _Clock(step=1.0)  # each run takes 1 s of wall time; the limit is 5.5 s
+    m = measure(clock.run, policy=policy, timeout_s=5.5, clock=clock)
+    assert m.summary()["reps"] == 4  # 2 warm-up runs, then runs until 5.5 s had passed
+    assert clock.now == 6.0
+    slow = _Clock(step=30.0)  # a warm-up run alone takes past the limit: no measurement
+    with pytest.raises(MeasureTimeout, match="exceeded 10s in the warm-up runs"):
+        measure(slow.run, policy=policy, timeout_s=10.0, clock=slow)
+    once = _Clock(step=30.0)  # no warm-up: the first run is kept even past the limit
+    one = measure(once.run, policy=TimingPolicy(warmup=0, min_reps=20), timeout_s=10.0, clock=once)
+    assert one.summary()["reps"] == 1
+    free = _Clock(step=1.0)  # no limit: the policy alone decides
+    assert measure(free.run, policy=TimingPolicy(warmup=0, min_reps=20, min_total_s=0.0), clock=free).summary()["reps"] == 20
+
+
+def test_npu_trials_ask_the_cluster_for_a_device_without_one_here() -> None:
+    assert backend_resources("npu") == {"NPU": 1.0} and backend_resources("emulator") == {}
+    with pytest.raises(ValueError, match="unknown backend"):
+        backend_resources("tpu")
+    cand = Candidate("relu/tiles", "")
+    objective = KernelObjective(ref=None, soc="Ascend910B2", backend="npu")  # type: ignore[arg-type]
+    # asked on a driver with no NPU (this machine): answered from the class, no backend made
+    assert objective.resources(cand, {}) == {"NPU": 1.0}
+    assert KernelObjective(ref=None, soc="Ascend910B2").resources(cand, {}) == {}  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..backends import get_backend
+from ..backends.factory import backend_resources
 from ..dsl.kernel import prepare
 from ..dsl.parser import DslError
 from ..evaluate import Evaluator
@@ -80,8 +81,9 @@ class KernelObjective:
 
     def resources(self, candidate: Candidate, params: dict[str, int]) -> dict[str, float]:
         """What a trial needs besides a CPU, as the backend says (``trial_resources``, e.g.
-        ``{"NPU": 1}`` for one that profiles on an Ascend device; none for the emulator)."""
-        return dict(getattr(self._evaluator().backend, "trial_resources", None) or {})
+        ``{"NPU": 1}`` for one that profiles on an Ascend device; none for the emulator),
+        without making the backend here (the scheduling driver may have no device)."""
+        return backend_resources(self.backend)
 
     def revalidate(self, candidate: Candidate, params: dict[str, int]) -> TrialOutcome:
         out = self._evaluator().evaluate(self._prepared(candidate), params, timing=False,

@@ -25,6 +25,7 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import torch
@@ -47,7 +48,7 @@ from .base import (
 from .gm_plan import GmPlan
 from .npu_build import Command, direct_commands
 from .npu_env import NpuEnvironment, detect
-from .npu_timing import Measurement, TimingPolicy, measure, needs_l2_flush
+from .npu_timing import Measurement, MeasureTimeout, TimingPolicy, measure, needs_l2_flush
 
 KIND = "measured"
 BUILD_TIMEOUT_S = 1800.0
@@ -89,6 +90,9 @@ class NpuBackend:
     """Build with CANN, run and time on the NPU of one SoC."""
 
     name = "npu"
+    #: a trial holds one device while it runs (the cluster schedules NPU trials on the nodes
+    #: that have one, no more at a time than they have)
+    trial_resources: Mapping[str, float] = MappingProxyType({"NPU": 1.0})
 
     def __init__(self, soc: Soc | str | None = None, *, env: Mapping[str, str] | None = None,
                  work_dir: Path | None = None, policy: TimingPolicy | None = None) -> None:
@@ -155,7 +159,11 @@ class NpuBackend:
             end.synchronize()
             return float(start.elapsed_time(end)) * 1000.0  # ms -> us
 
-        m: Measurement = measure(once, flush=None if scratch is None else scratch.zero_, policy=self.policy)
+        try:
+            m: Measurement = measure(once, flush=None if scratch is None else scratch.zero_,
+                                     policy=self.policy, timeout_s=timeout_s)
+        except MeasureTimeout as e:
+            raise BackendError(Status.TIMEOUT, f"timing run: {e}") from e
         return Timing(KIND, m.median_us, {"device": self.soc.name, **m.summary(),
                                           "working_set_bytes": working})
 

@@ -11,6 +11,7 @@ much the runs disagree.
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -62,20 +63,44 @@ def needs_l2_flush(working_set_bytes: int, l2_bytes: int) -> bool:
     return working_set_bytes < L2_FLUSH_FACTOR * l2_bytes
 
 
+class MeasureTimeout(Exception):
+    """The trial's time limit passed before one repetition was measured."""
+
+
 def measure(run_once: Callable[[], float], *, flush: Callable[[], None] | None = None,
-            policy: TimingPolicy | None = None) -> Measurement:
+            policy: TimingPolicy | None = None, timeout_s: float = 0.0,
+            clock: Callable[[], float] = time.monotonic) -> Measurement:
     """Warm up, then repeat ``run_once`` (which returns one run's device time in µs), calling
     ``flush`` before every run when given, until ``min_total_s`` of device time and at least
-    ``min_reps`` runs (at most ``max_reps``)."""
+    ``min_reps`` runs (at most ``max_reps``).
+
+    With ``timeout_s`` > 0 the loop also stops once that much wall time has passed: the runs
+    measured so far are the measurement (``reps`` says how many), and
+    :class:`MeasureTimeout` is raised when not one was. A slow kernel so costs a trial its
+    time limit, not the campaign its night. (A run that never returns is stopped by the
+    executor around the trial, not here.)"""
     policy = policy or TimingPolicy()
+    deadline = clock() + timeout_s if timeout_s > 0 else None
+
+    def late(what: str) -> bool:
+        if deadline is None or clock() <= deadline:
+            return False
+        if not samples:
+            raise MeasureTimeout(f"exceeded {timeout_s:g}s {what} before one timed run")
+        return True
+
+    samples: list[float] = []
     for _ in range(policy.warmup):
         if flush is not None:
             flush()
         run_once()
-    samples: list[float] = []
+        if late("in the warm-up runs"):
+            break
     total_us = 0.0
     while len(samples) < policy.max_reps and (len(samples) < policy.min_reps
                                                or total_us < policy.min_total_s * 1e6):
+        if samples and late("timing"):
+            break
         if flush is not None:
             flush()
         us = float(run_once())

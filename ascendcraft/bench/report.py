@@ -114,8 +114,10 @@ def write_bench_report(out: Path, meta: dict[str, Any], entries: Sequence[Entry]
         f"# Benchmark: {meta.get('suite')} suite on {soc}", "",
         f"- command: `{meta.get('command') or 'ascendcraft bench'}`"
         + "".join(f"; resumed with `{c}`" for c in meta.get("resumed_with", [])),
-        f"- ascendcraft {meta.get('ascendcraft')}; times are {label} — never measured "
-        f"without an NPU" if "measured" not in label else f"- times are {label}",
+        f"- ascendcraft {meta.get('ascendcraft')}"
+        + (f" at commit {meta['revision']}" if meta.get("revision") else "")
+        + (f"; times are {label} — never measured without an NPU" if "measured" not in label
+           else f"; times are {label}"),
         f"- status: {_status(st)}; {len(st.starts)} start(s); wall time {st.used_s / 60:.1f} min "
         f"over all starts",
         f"- {len(results)} tasks; budget {budget} evaluated trials per task; proposer "
@@ -155,7 +157,8 @@ def write_bench_report(out: Path, meta: dict[str, Any], entries: Sequence[Entry]
     data = {
         "suite": meta.get("suite"), "soc": soc, "command": meta.get("command"),
         "resumed_with": meta.get("resumed_with", []),
-        "ascendcraft": meta.get("ascendcraft"), "report_ascendcraft": package_version(),
+        "ascendcraft": meta.get("ascendcraft"), "revision": meta.get("revision"),
+        "report_ascendcraft": package_version(),
         "model_version": model, "timing": label, "budget": budget,
         "proposer": meta.get("proposer"), "categories": meta.get("categories") or [],
         "status": _status(st), "finished": bool(st.finished and not st.stopped),

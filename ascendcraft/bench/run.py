@@ -18,7 +18,7 @@ from ..campaign import CampaignConfig, CampaignResult, run_campaign
 from ..campaign.state import CampaignState
 from ..cluster import ExecutorConfig
 from ..search.protocols import Executor
-from ..version import MODEL_VERSION, package_version
+from ..version import MODEL_VERSION, package_version, source_revision
 from . import suite as suite_mod
 from .report import write_bench_report
 from .results import load_record
@@ -72,7 +72,7 @@ def _suite(config: BenchConfig) -> tuple[dict, list[suite_mod.Entry]]:
     meta = {"suite": config.suite, "categories": list(config.categories),
             "only": list(config.only), "budget": config.budget, "soc": config.soc, "proposer": config.proposer,
             "command": config.command, "ascendcraft": package_version(),
-            "model_version": MODEL_VERSION}
+            "model_version": MODEL_VERSION, "revision": source_revision()}
     config.out.mkdir(parents=True, exist_ok=True)
     suite_mod.save(config.out, meta, entries)
     return meta, entries
