@@ -104,9 +104,6 @@ class _Checker:
             raise DslError(f"mmad operands need one dtype: {c.a.tensor} is {da}, {c.b.tensor} is {db}", c.loc)
         if da not in CUBE_IN_DTYPES:
             raise DslError(f"the cube takes f16, bf16 or f32 operands, not {da}", c.loc)
-        if da == "f32" and c.a.transpose:
-            raise DslError("fp32 operands: the lowering loads fp32 A stored M x K only (B may be stored "
-                           "K x N or N x K)", c.loc)
         tgt = p.dtype_of(c.target)
         if tgt != c.out_dtype:
             raise DslError(f"storing a {c.out_dtype} value into {tgt} '{c.target}': cast(acc, {tgt})", c.store_loc)
@@ -116,6 +113,8 @@ class _Checker:
                                "and reduce it in the vector stage (load(ws, c) sums the splits)", c.store_loc)
             if c.relu:
                 raise DslError("relu of a split-K partial sum is wrong: apply it in the vector stage", c.store_loc)
+            if tgt != "f32":
+                raise DslError(f"split-K partial sums are summed in fp32: workspace(f32), not {tgt}", c.store_loc)
         if c.batched and (c.a.split is not None or c.b.split is not None):
             raise DslError("batched=True takes 3-D operands as they are (no matrix(...) views)", c.loc)
 
@@ -288,7 +287,7 @@ class _Checker:
         if isinstance(e, ir.RowLast):
             a = self._expr(e.arg, scope, loop_var)
             if loop.kind != "rows" or a.form != "tile":
-                raise DslError("row_last(v) takes a tile of a rows loop", e.loc)
+                raise DslError(f"row_{'first' if e.first else 'last'}(v) takes a tile of a rows loop", e.loc)
             return VType("row", a.dtype)
         if isinstance(e, ir.Pick):
             if loop.kind != "rows" or e.at != loop.var:

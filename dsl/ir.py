@@ -249,13 +249,16 @@ class Scan(Expr):
     arg: Expr
     carry: Expr
     lanes: int = 0
+    reverse: bool = False  # rscan_*: from the row's end (element j combines j..w-1, then carry)
 
 
 @dataclass(frozen=True)
 class RowLast(Expr):
-    """``row_last(v)``: the last element of each row of a tile (the carry of a scan)."""
+    """``row_last(v)``: the last element of each row of a tile (the carry of a scan);
+    ``row_first(v)`` (``first``): the first (the carry of a reverse scan)."""
 
     arg: Expr
+    first: bool = False
 
 
 @dataclass(frozen=True)
@@ -322,6 +325,7 @@ class InnerLoop(Stmt):
     size: str | int | None  # chunk size (tunable name or literal); None for steps
     body: tuple[Stmt, ...]
     parts: int = 1  # chunks(t, S, parts=P): each row is P equal parts, chunked in step
+    reverse: bool = False  # chunks(t, S, reverse=True): the last chunk first (reverse scans)
 
 
 @dataclass(frozen=True)
@@ -350,6 +354,7 @@ class Loop:
     chunk: str | int | None = None  # windows: output columns per tile (tunable or literal)
     fill: float = 0.0  # windows: the value read outside the input (padding)
     combine: str = ""  # windows: "sum"/"max" = the taps fold with it, (kd, kh) rows combined first
+    reuse: bool = False  # windows(reuse=True): the tile's input rows staged once per kd, all kh read them
 
 
 @dataclass(frozen=True)
@@ -392,6 +397,7 @@ class CubeStage:
     batched: bool
     loc: Loc
     store_loc: Loc
+    tail: Size = 0  # 1: split the last, partial wave's blocks along N so every core has work
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ BINARY_FUNCS = ops.spelled("binary")
 REDUCE_FUNCS = ops.spelled("reduce", "row_")
 GRID_FUNCS = ops.spelled("reduce", "total_")
 SCAN_FUNCS = ops.spelled("scan")
+#: reverse scans: ``rscan_sum(v, carry[, lanes])`` runs from each row's end
+REV_SCAN_FUNCS = {"r" + f: op for f, op in SCAN_FUNCS.items()}
 #: segment counts of the blocked scan (``scan_sum(v, carry, lanes)``): whole vector repeats
 SCAN_LANES = (64, 128, 256, 512)
 LOAD_FUNCS = {"load": "tile", "load_bcast": "bcast", "load_per_row": "per_row"}
@@ -255,15 +257,19 @@ class ExprParser:
             if not -MAX_RANK <= dim < MAX_RANK:
                 raise DslError(f"size(x, {dim}): a dim is in {-MAX_RANK}..{MAX_RANK - 1}", loc)
             return ir.Numel(loc, self._tensor_name(args[0]), dim)
-        if f in SCAN_FUNCS:
+        if f in SCAN_FUNCS or f in REV_SCAN_FUNCS:
             want(2, 3)
             lanes = self._static_int(args[2]) if len(args) == 3 else 0
             if len(args) == 3 and lanes not in SCAN_LANES:
                 raise DslError(f"{f}(v, carry, lanes): lanes is one of {', '.join(map(str, SCAN_LANES))}", loc)
-            return ir.Scan(loc, SCAN_FUNCS[f], sub(0), sub(1), lanes)
+            rev = f in REV_SCAN_FUNCS
+            return ir.Scan(loc, (REV_SCAN_FUNCS if rev else SCAN_FUNCS)[f], sub(0), sub(1), lanes, reverse=rev)
         if f == "row_last":
             want(1)
             return ir.RowLast(loc, sub(0))
+        if f == "row_first":
+            want(1)
+            return ir.RowLast(loc, sub(0), first=True)
         if f == "pick":
             want(3)
             return ir.Pick(loc, self._tensor_name(args[0], "in"), self._loop_var(args[1]),

@@ -22,6 +22,7 @@ from .parse_expr import (  # noqa: F401 - re-exported: the DSL's literal rules l
     MAX_DOMAIN,
     MAX_INT,
     REDUCE_FUNCS,
+    REV_SCAN_FUNCS,
     SCAN_FUNCS,
     UNARY_FUNCS,
     DslError,
@@ -290,9 +291,10 @@ class _Parser(ExprParser, BlocksParser):
         self._fresh_name(name, loc)
         call = st.value
         if call.keywords or len(call.args) != 1 or not isinstance(call.args[0], ast.Name) \
-                or DTYPE_NAMES.get(call.args[0].id) != "f32":
-            raise DslError("workspace(f32): the cube stage writes its fp32 accumulators there", loc)
-        self.workspaces[name] = ir.Workspace(name, "f32", loc)
+                or DTYPE_NAMES.get(call.args[0].id) not in ("f32", "f16", "bf16"):
+            raise DslError("workspace(f32): the cube stage writes its fp32 accumulators there "
+                           "(workspace(f16) / workspace(bf16): the result rounded by Fixpipe)", loc)
+        self.workspaces[name] = ir.Workspace(name, DTYPE_NAMES[call.args[0].id], loc)
 
     # ------------------------------------------------------------ loops
     def _loop(self, st: ast.For) -> ir.Loop:
@@ -312,7 +314,7 @@ class _Parser(ExprParser, BlocksParser):
                    "rows": {"rows", "cores", "depth", "dims", "groups", "axis"},
                    "slabs": {"dim", "tile", "cores", "depth"},
                    "windows": {"dims", "kernel", "stride", "padding", "rows", "chunk", "cores", "depth",
-                               "fill", "combine"}}[kind]
+                               "fill", "combine", "reuse"}}[kind]
         kw = {}
         for k in call.keywords:
             if k.arg not in allowed:
@@ -377,6 +379,12 @@ class _Parser(ExprParser, BlocksParser):
                 raise DslError("windows(combine=...) is sum or max: the op the taps fold with",
                                _loc(c))
             combine = c.id
+        reuse = False
+        if kind == "windows" and "reuse" in kw:
+            v = kw["reuse"]
+            if not (isinstance(v, ast.Constant) and type(v.value) is bool):
+                raise DslError("windows(reuse=...) is True or False", _loc(v))
+            reuse = v.value
         var = st.target.id
         self._fresh_name(var, _loc(st.target))
         self._line(st)
@@ -384,7 +392,7 @@ class _Parser(ExprParser, BlocksParser):
         body = self._block(st.body, var, kind)
         del self.loop_vars[var]  # sequential distribution loops may reuse the name
         return ir.Loop(kind, var, tensor, tile, cores, dim, depth, tuple(body), loc, groups, axis,
-                       window, chunk, fill, combine)
+                       window, chunk, fill, combine, reuse)
 
     def _size(self, node: ast.AST) -> str | int:
         if isinstance(node, ast.Name):
@@ -410,7 +418,7 @@ class _Parser(ExprParser, BlocksParser):
 
     def _builtin_clash(self, name: str, loc: Loc) -> None:
         if name in UNARY_FUNCS or name in CONSTANTS or name in BINARY_FUNCS or name in REDUCE_FUNCS \
-                or name in GRID_FUNCS or name in SCAN_FUNCS or (self.cube and name in ORDER_NAMES):
+                or name in GRID_FUNCS or name in SCAN_FUNCS or name in REV_SCAN_FUNCS or (self.cube and name in ORDER_NAMES):
             raise DslError(f"'{name}' is a built-in name", loc)
 
     def _fresh_name(self, name: str, loc: Loc) -> None:
@@ -485,8 +493,13 @@ class _Parser(ExprParser, BlocksParser):
         kind = call.func.id
         if not call.args or not isinstance(call.args[0], ast.Name) or call.args[0].id != parent:
             raise DslError(f"{kind}() takes the enclosing loop variable '{parent}' first", _loc(call))
-        parts = 1
+        parts, reverse = 1, False
         for k in call.keywords:
+            if kind in ("chunks", "steps") and k.arg == "reverse":
+                if not (isinstance(k.value, ast.Constant) and type(k.value.value) is bool):
+                    raise DslError("reverse= is True or False", _loc(k.value))
+                reverse = k.value.value
+                continue
             if kind != "chunks" or k.arg != "parts":
                 raise DslError(f"{kind}() takes no argument '{k.arg}'", _loc(k.value))
             parts = self._static_int(k.value)
@@ -517,7 +530,9 @@ class _Parser(ExprParser, BlocksParser):
         self.loop_vars[var] = kind
         body = self._block(st.body, var, kind)
         del self.loop_vars[var]  # sequential inner loops may reuse the name
-        return ir.InnerLoop(loc, kind, var, parent, size, tuple(body), parts)
+        if reverse and parts > 1:
+            raise DslError("chunks(t, SIZE, reverse=True) walks whole rows: no parts=", _loc(call))
+        return ir.InnerLoop(loc, kind, var, parent, size, tuple(body), parts, reverse)
 
     def _store(self, call: ast.Call, top_level: bool = False) -> ir.Store:
         loc = _loc(call)

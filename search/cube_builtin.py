@@ -33,7 +33,7 @@ from .recipe_match import Match, first_match
 
 DTYPE_DSL = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 CORES = "8, 12, 16, 20, 24"
-SPLITS = "1, 2, 4, 8"
+SPLITS = "1, 2, 3, 4, 6, 8"
 
 
 def _template(name: str) -> str:
@@ -56,6 +56,7 @@ class MatmulSpec:
     epilogue: str = ""  # vector-stage expression of v (fp32 result) and cc (chunk), "" = none
     doc: str = ""
     order: tuple[tuple[str, str], ...] = ()  # every input (name, dsl dtype) in the task's order
+    rounded: bool = False  # the reference rounds the product to the output dtype before the epilogue
 
 
 def _params(spec: MatmulSpec) -> str:
@@ -78,12 +79,80 @@ def _flags(spec: MatmulSpec) -> str:
     return f
 
 
-def matmul_candidates(name: str, spec: MatmulSpec) -> list[Candidate]:
+#: the templates' default output block (BM x BN) and core count, for the split-K default
+_BLOCK_M, _BLOCK_N, _CUBE_CORES = 128, 256, 24
+
+
+def split_default(bt: int, m: int, n: int, k: int) -> int:
+    """Default K splits of the split-K candidate for a ``bt`` x (``m`` x ``k`` @ ``k`` x ``n``)
+    product: 1 when the output blocks fill the cube cores; otherwise the split (of ``SPLITS``,
+    each split at least 1024 deep) that needs the fewest block-times, ``ceil(blocks x s /
+    cores) / s`` — K-large shapes with few output blocks put the idle cores on K."""
+    tiles = bt * -(-m // _BLOCK_M) * -(-n // _BLOCK_N)
+    if tiles >= _CUBE_CORES:
+        return 1
+    best, best_t = 1, 1.0
+    for s in (int(x) for x in SPLITS.split(",")):
+        t = -(-tiles * s // _CUBE_CORES) / s
+        if k // s >= 1024 and t < best_t - 1e-9:
+            best, best_t = s, t
+    return best
+
+
+def tail_default(bt: int, m: int, n: int, k: int) -> int:
+    """Default of the tail split (``TAIL``): on (1) unless M is a few rows, or K is short and the
+    blocks fill many waves — there the pieces' extra reads of the A panel cost more than the
+    idle cores of one last wave (modeled: matmul_small_m M 16, matmul_batched K 512 over 43
+    waves)."""
+    tiles = bt * -(-m // _BLOCK_M) * -(-n // _BLOCK_N)
+    return 1 if m >= 64 and (k >= 1024 or tiles < 8 * _CUBE_CORES) else 0
+
+
+def cores_default(bt: int, m: int, n: int, k: int) -> int:
+    """Default cube core count (``CORES``): all of them, except for a few-row M (decode-like,
+    HBM-bound: each block streams its B panel once) where the count of ``CORES`` that leaves
+    the fewest idle block slots, ``ceil(blocks / c) x c``, wins (larger on ties): in the model
+    a core's HBM share is the chip's over the cores running, so even blocks per core beat
+    more cores (matmul_small_m: 64 blocks on 16 cores, not 3 waves of 24)."""
+    choices = [int(x) for x in CORES.split(",")]
+    if m >= 64:
+        return max(choices)
+    tiles = bt * -(-m // _BLOCK_M) * -(-n // _BLOCK_N)
+    return min(choices, key=lambda c: (-(-tiles // c) * c, -c))
+
+
+def spec_dims(task: Task, spec: MatmulSpec) -> tuple[int, int, int, int] | None:
+    """(batch, M, N, K) of ``spec``'s product at ``task``'s shapes (None if not found)."""
+    names = [nm for nm, _ in spec.order] if spec.order else [x.name for x in task.tensor_inputs]
+    shapes = {nm: tuple(x.shape) for nm, x in zip(names, task.tensor_inputs, strict=False)}
+    sa, sb = shapes.get(spec.a), shapes.get(spec.b)
+    if sa is None or sb is None or len(sa) < 2 or len(sb) < 2:
+        return None
+
+    def view(sh: tuple[int, ...]) -> tuple[int, int, int]:
+        if spec.batched:
+            return sh[0], sh[-2], sh[-1]
+        rows = 1
+        for d in sh[:-1]:
+            rows *= d
+        return 1, rows, sh[-1]
+
+    bt, ra, ca = view(sa)
+    _, rb, cb = view(sb)
+    m, k = (ca, ra) if spec.transpose_a else (ra, ca)
+    n = rb if spec.transpose_b else cb
+    return bt, m, n, k
+
+
+def matmul_candidates(name: str, spec: MatmulSpec, dims: tuple[int, int, int, int] | None = None) -> list[Candidate]:
     """The direct (cube-only) candidate when Fixpipe can finish the job, and the workspace +
-    vector-epilogue candidate (split-K) always."""
+    vector-epilogue candidate (split-K) always; ``dims`` (batch, M, N, K) at the task's shapes
+    set the split-K candidate's default split (:func:`split_default`)."""
     cands = []
     common = dict(name=_kernel_name(name), params=_params(spec), doc=doc_text(spec.doc), a=spec.a, b=spec.b,
-                  a_name=spec.a, b_name=spec.b, flags=_flags(spec), cores=CORES, cores_default=24, out="c")
+                  a_name=spec.a, b_name=spec.b, flags=_flags(spec), cores=CORES,
+                  cores_default=cores_default(*dims) if dims else 24, out="c",
+                  tail_default=tail_default(*dims) if dims else 1)
     if not spec.epilogue:
         store = "acc"
         if spec.relu:
@@ -97,7 +166,11 @@ def matmul_candidates(name: str, spec: MatmulSpec) -> list[Candidate]:
     if spec.out_dtype != "f32":
         epi = f"cast({epi}, {spec.out_dtype})"
     cands.append(Candidate(f"{name}/splitk_vec", _template("cube_matmul_epilogue").format(
-        epilogue=epi, splits=SPLITS, split_default=1, **common), origin=CubeProposer.name))
+        epilogue=epi, splits=SPLITS, split_default=split_default(*dims) if dims else 1, **common),
+        origin=CubeProposer.name))
+    if spec.rounded and spec.epilogue and spec.out_dtype != "f32" and spec.dtype == spec.out_dtype:
+        cands.append(Candidate(f"{name}/rounded_vec", _template("cube_matmul_rounded").format(
+            epilogue=epi, out_dtype=spec.out_dtype, **common), origin=CubeProposer.name))
     return cands
 
 
@@ -176,7 +249,7 @@ def traced_spec(task: Task) -> MatmulSpec | str:
     relu = v == "relu(v)"
     return MatmulSpec(a, b, T, T, transpose_a=form.a.transpose, transpose_b=form.b.transpose,
                       batched=form.batched, relu=relu, epilogue="" if v in ("v", "relu(v)") else v,
-                      order=tuple((n, T) for n in names),
+                      order=tuple((n, T) for n in names), rounded=T != "f32",
                       doc=f"Task file {task.name}: " + " -> ".join(form.ops) + ".")
 
 
@@ -251,7 +324,7 @@ class CubeProposer:
         if kind == "mhc_post":
             return _mhc_post(task, params)
         assert spec is not None
-        return matmul_candidates(task.name, spec)
+        return matmul_candidates(task.name, spec, spec_dims(task, spec))
 
 
 def _kernel_name(name: str) -> str:
@@ -261,7 +334,8 @@ def _kernel_name(name: str) -> str:
 
 #: names in the matmul templates (and the epilogue's own) that an input name must avoid
 _TEMPLATE_NAMES = frozenset(
-    words_of(_template("cube_matmul") + _template("cube_matmul_epilogue")) | {"c", "v", "cc"})
+    words_of(_template("cube_matmul") + _template("cube_matmul_epilogue") + _template("cube_matmul_rounded"))
+    | {"c", "v", "cc"})
 
 
 def _input_names(specs: list) -> list[str]:

@@ -484,7 +484,29 @@ def _pool(c: _Ctx) -> list[Candidate]:
         # its staging reads are DMA-latency bound: more output rows per tile by default
         sep = sep.replace("ROWS = tunable(pow2(1, 64), default=16)", "ROWS = tunable(pow2(1, 64), default=32)")
         out.append(c.cand("separable", sep.replace('"""', '"""Separable (rows, then columns). ', 1)))
+        if st < k:  # and its staged rows reused by every kh (the ring, folded per output row)
+            sring = sep.replace(f"combine={how},", f"combine={how}, reuse=True,", 1)
+            sring = _ring_tile(sring) if dims == 2 else sring
+            out.append(c.cand("separable_ring", sring.replace(
+                '"""', '"""Separable (rows, then columns), staged rows reused by every kh. ', 1)))
+    # overlapping windows (stride < kernel): each input row staged once per tile, not once per
+    # kh; 8 output rows of 256 columns by default (the (8 - 1) * SH + KH staged rows double
+    # buffered fit UB). 2-D only: in 3-D the unfolded taps are vector-bound (27 Gathers an
+    # output), slower than the separable fold (modeled 1082-1102 us vs 909 us)
+    if dims == 2 and st < k:
+        ring = _ring_tile(src.replace(f"fill={fill},", f"fill={fill}, reuse=True,", 1))
+        out.append(c.cand("ring", ring.replace('"""', '"""Staged rows reused by every kh (a ring). ', 1)))
     return out
+
+
+def _ring_tile(src: str) -> str:
+    """A 2-D ring's default tile: 8 output rows of 256 columns, so its (8 - 1) * SH + KH
+    staged rows fit UB double buffered (32 x 1024 does not)."""
+    for old, new in (("ROWS = tunable(pow2(1, 64), default=16)", "ROWS = tunable(pow2(1, 64), default=8)"),
+                     ("ROWS = tunable(pow2(1, 64), default=32)", "ROWS = tunable(pow2(1, 64), default=8)"),
+                     ("CHUNK = tunable(pow2(64, 4096), default=1024)", "CHUNK = tunable(pow2(64, 4096), default=256)")):
+        src = src.replace(old, new, 1)
+    return src
 
 
 POOLS = ("avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d", "max_pool2d", "max_pool3d")
@@ -520,8 +542,14 @@ def _scan(c: _Ctx) -> list[Candidate]:
                              "acc = tile_fill(0.0)", "for k in steps(t):", f"    acc = acc + exp({step} - m)",
                              f"    store(out, k, cast(m + log(acc), {T}))"],
         }[n]
-        return [c.cand("slabs", _render(c, "slabs_steps", body, dim=1, dtypes=dtypes,
-                                                doc=f"{n} along axis 1 (a strided running accumulator)."))]
+        out = [c.cand("slabs", _render(c, "slabs_steps", body, dim=1, dtypes=dtypes,
+                                       doc=f"{n} along axis 1 (a strided running accumulator)."))]
+        if n == "cumsum_reverse":  # the steps from the end: a running sum, nothing subtracted
+            rev = ["acc = tile_fill(0.0)", "for k in steps(t, reverse=True):", f"    acc = acc + {step}",
+                   f"    store(out, k, cast(acc, {T}))"]
+            out.append(c.cand("slabs_reverse", _render(c, "slabs_steps", rev, dim=1, dtypes=dtypes, doc=(
+                f"{n} along axis 1: the steps walked from the end (no total minus prefix)."))))
+        return out
     if rank != 2:
         raise ProposerError(f"task {n!r}: scans are proposed along dim 1 of 2-D or 3-D tensors")
     a = ld.format(at="c")
@@ -551,10 +579,36 @@ def _scan(c: _Ctx) -> list[Candidate]:
               f"    store(out, c, cast(mn + log(s), {T}))", "    carry = row_last(s)", "    m = mn"]
     out.append(c.cand("blocked", _render(c, "rows_chunked", blocked, dtypes=dtypes, doc=doc + (
         f" Blocked scan: {SCAN_LANES} segments per chunk advanced together, two Gathers per element."))))
+    if n == "cumsum_reverse":
+        out += _reverse_scan(c, a, T, dtypes, doc)
     if n == "logcumsumexp":
         out.append(c.cand("online", _render(c, "rows_chunked", online, dtypes=dtypes, doc=doc + (
             " One read: the running max and the carry rescaled per chunk; blocked scan."))))
+    if n in ("masked_cumsum", "logcumsumexp", "cumsum_reverse"):
+        # a mask queue, the online rescaling's temporaries or the reverse tables leave no room
+        # for double buffering at chunks of 4096 (the first feasible falls to DEPTH=1, or the
+        # vector pipe saturates): chunks of 2048 by default (modeled 1.1-1.5x faster)
+        out[1:] = [Candidate(x.name, _chunk_default(x.source, 2048), origin=x.origin) for x in out[1:]]
     return out
+
+
+def _chunk_default(src: str, chunk: int) -> str:
+    return src.replace("CHUNK = tunable(pow2(256, 16384), default=4096)",
+                       f"CHUNK = tunable(pow2(256, 16384), default={chunk})", 1)
+
+
+def _reverse_scan(c: _Ctx, a: str, T: str, dtypes: dict, doc: str) -> list[Candidate]:
+    """A true reverse scan: the chunks from the row's end, each scanned backwards
+    (``rscan_sum``), the carry the chunk's first element — total minus prefix cancels at the
+    row's tail, this adds the same terms in the reference's order of magnitude."""
+    def body(lanes: str) -> list[str]:
+        return ["carry = row_fill(0.0)", "for c in chunks(t, CHUNK, reverse=True):", f"    a = {a}",
+                f"    s = rscan_sum(a, carry{lanes})", f"    store(out, c, cast(s, {T}))",
+                "    carry = row_first(s)"]
+    return [c.cand("reverse", _render(c, "rows_chunked", body(""), dtypes=dtypes, doc=doc + (
+                " Reverse order: chunks from the row's end, no total minus prefix."))),
+            c.cand("reverse_blocked", _render(c, "rows_chunked", body(f", {SCAN_LANES}"), dtypes=dtypes,
+                                              doc=doc + " Reverse order, blocked scan."))]
 
 
 SCAN_LANES = 64  # segments of the blocked scan: one fp32 vector repeat per op

@@ -155,3 +155,20 @@ def test_vector_stage_typing_errors() -> None:
     bad = VEC_ONLY.replace("x: In[f32]", "x: In[f16]")
     with pytest.raises(DslError, match="cast"):
         check_program(parse(bad))
+
+
+def test_rounded_workspace_holds_the_output_dtype_and_refuses_split_k() -> None:
+    """workspace(f16): Fixpipe rounds the product there (as eager's matmul output is rounded);
+    split-K partial sums stay fp32."""
+    from ascendcraft.search.cube_builtin import MatmulSpec, matmul_candidates
+
+    spec = MatmulSpec("a", "b", "f16", "f16", extra=(("bias", "f16"),), rounded=True,
+                      epilogue="relu(v + cast(load_bcast(bias, cc), f32))")
+    src = {c.name: c.source for c in matmul_candidates("mm", spec)}["mm/rounded_vec"]
+    prog = check_program(parse(src)).program
+    assert [(w.name, w.dtype) for w in prog.workspaces] == [("mm_ws", "f16")]
+    bad = src.replace("acc_depth=ACCD,", "acc_depth=ACCD, split_k=2,")
+    with pytest.raises(DslError, match="split-K partial sums are summed in fp32"):
+        check_program(parse(bad))
+    assert "mm/rounded_vec" not in {c.name for c in matmul_candidates("mm", MatmulSpec(**{**spec.__dict__,
+                                                                                           "rounded": False}))}

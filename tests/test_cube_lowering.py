@@ -99,6 +99,61 @@ def test_split_k_and_vector_epilogue() -> None:
     np.testing.assert_allclose(out.astype(np.float32), ref.astype(np.float32), rtol=2e-3, atol=2e-2)
 
 
+@pytest.mark.parametrize("tail", [0, 1])
+def test_tail_split_pieces_cover_the_last_wave(tail: int) -> None:
+    """tail=1 cuts the blocks of the last, partial wave along N (a ragged last column too):
+    the result is the same as whole blocks, with split-K partial sums as well."""
+    m, k, n = 150, 1000, 200
+    torch.manual_seed(2)
+    a, b, bias = torch.randn(m, k).half(), torch.randn(k, n).half(), torch.randn(n).half()
+    ref = (a.float() @ b.float()).half().numpy()
+    plan, lk, libs = _build(_mm_src()[0])
+    params = {"BM": 64, "BN": 64, "BK": 32, "KL1": 128, "GROUP": 2, "CORES": 8, "TAIL": tail}
+    (out,), t = _run(plan, lk, libs, [a.numpy(), b.numpy()], [(ref.shape, np.float16)], params)
+    assert (t["blocks"], t["fullTiles"], t["tparts"], t["items"]) == ((12, 8, 2, 16) if tail else (12, 8, 1, 12))
+    np.testing.assert_allclose(out.astype(np.float32), ref.astype(np.float32), rtol=2e-3, atol=2e-2)
+    ref2 = (a.float() @ b.float() + bias.float()).half().numpy()
+    src = _mm_src(extra=(("bias", "f16"),), epilogue="v + cast(load_bcast(bias, cc), f32)")[0]
+    plan, lk, libs = _build(src)
+    params = {"BM": 64, "BN": 128, "BK": 32, "KL1": 128, "SPLITK": 2, "CORES": 8, "TAIL": tail, "VROWS": 4,
+              "VCHUNK": 256}
+    (out,), t = _run(plan, lk, libs, [a.numpy(), b.numpy(), bias.numpy()], [(ref2.shape, np.float16)], params)
+    assert (t["blocks"], t["tparts"]) == ((12, 2) if tail else (12, 1))
+    np.testing.assert_allclose(out.astype(np.float32), ref2.astype(np.float32), rtol=2e-3, atol=2e-2)
+
+
+def test_rounded_workspace_mirrors_the_rounded_product() -> None:
+    """The rounded candidate stores fp16(A @ B) in an f16 workspace and adds the bias after, as
+    an fp16 reference does: relu(fp16(fp16(A @ B) + bias))."""
+    m, k, n = 70, 200, 90
+    torch.manual_seed(3)
+    a, b, bias = torch.randn(m, k).half(), torch.randn(k, n).half(), torch.randn(n).half()
+    mm = (a.float() @ b.float()).half()
+    ref = torch.relu((mm.float() + bias.float()).half()).numpy()
+    src = [c.source for c in matmul_candidates("mm", MatmulSpec(
+        "a", "b", "f16", "f16", extra=(("bias", "f16"),), rounded=True,
+        epilogue="relu(v + cast(load_bcast(bias, cc), f32))")) if "workspace(f16)" in c.source][0]
+    plan, lk, libs = _build(src)
+    params = {"BM": 64, "BN": 64, "BK": 32, "KL1": 128, "CORES": 8, "VROWS": 4, "VCHUNK": 256}
+    (out,), t = _run(plan, lk, libs, [a.numpy(), b.numpy(), bias.numpy()], [(ref.shape, np.float16)], params)
+    np.testing.assert_allclose(out.astype(np.float32), ref.astype(np.float32), rtol=2e-3, atol=4e-3)
+
+
+@pytest.mark.parametrize("m, k, n, bm, bk", [(70, 150, 90, 64, 32), (33, 7, 20, 64, 32), (100, 200, 50, 128, 64),
+                                          (48, 40, 30, 64, 32)])
+def test_fp32_a_stored_k_by_m(m: int, k: int, n: int, bm: int, bk: int) -> None:
+    """fp32 A.T @ B: A staged as 16-row strips and transposed into L0A square by square,
+    including K steps with an odd number of 8-wide K fractals (k = 7, 22, 8)."""
+    torch.manual_seed(0)
+    a, b = torch.randn(m, k), torch.randn(k, n)
+    ref = (a.double() @ b.double()).float().numpy()
+    src = _mm_src(dtype="f32", out_dtype="f32", transpose_a=True)[0]
+    plan, lk, libs = _build(src)
+    params = {"BM": bm, "BN": 64, "BK": bk, "KL1": 128}
+    (out,), _ = _run(plan, lk, libs, [a.t().contiguous().numpy(), b.numpy()], [(ref.shape, np.float32)], params)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+
+
 def test_tiling_header_matches_python() -> None:
     plan, lk, libs = _build(_mm_src()[1])
     p = lk.program

@@ -8,7 +8,14 @@ import textwrap
 import pytest
 import torch
 from ascendcraft.dsl import ir
-from ascendcraft.search.cube_builtin import handles, propose_cube, traced_spec
+from ascendcraft.search.cube_builtin import (
+    cores_default,
+    handles,
+    propose_cube,
+    split_default,
+    tail_default,
+    traced_spec,
+)
 
 import ascendcraft.tasks.registry_cube as rc
 from ascendcraft.evaluate import Evaluator, prepare
@@ -148,3 +155,21 @@ def test_task_file_matmul_with_epilogue(tmp_path) -> None:
     assert handles(t)
     for c in propose_cube(t):
         prepare(c.name, c.source)
+
+
+def test_shape_aware_defaults_split_k_and_tail() -> None:
+    """The split-K candidate defaults to a split that puts idle cores on K when the output
+    blocks cannot fill them (matmul_large_k: 8 blocks of 128 x 256, 24 cores -> 3 splits),
+    and to 1 when they can; the tail split is off for few-row and many-wave short-K shapes."""
+    assert split_default(1, 512, 512, 32768) == 3
+    assert split_default(1, 4096, 4096, 4096) == 1
+    assert split_default(1, 128, 256, 2048) == 2  # a split stays >= 1024 deep
+    assert split_default(1, 100, 100, 999) == 1
+    assert tail_default(1, 4096, 4096, 4096) == 1
+    assert tail_default(1, 16, 16384, 8192) == 0
+    assert tail_default(32, 1024, 1024, 512) == 0
+    assert tail_default(1, 1000, 1001, 999) == 1
+    assert cores_default(1, 16, 16384, 8192) == 16  # 64 blocks: 4 per core on 16, not 3 waves of 24
+    assert cores_default(1, 4096, 4096, 4096) == 24
+    srcs = {c.name: c.source for c in propose_cube(get_task("matmul_large_k"))}
+    assert "default=3)   # K splits" in srcs["matmul_large_k/splitk_vec"]

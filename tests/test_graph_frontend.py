@@ -163,7 +163,6 @@ def _task_file(tmp_path: Path, name: str, forward: str, inputs: str) -> Path:
 
 
 @pytest.mark.parametrize("name,forward,phrase", [
-    ("rscan", "torch.flip(torch.cumprod(torch.flip(x * y, [1]), 1), [1])", "a reversed cumprod"),
     ("sort", "torch.sort(x + y, dim=1)[0]", "aten.sort.default: index/sorting results"),
     ("argall", "torch.argmax(x + y)", "aten.argmax.default: argmax over every element (dim=None)"),
     ("cat", "torch.cat([x, y], dim=1)", "a concatenation"),
@@ -234,11 +233,16 @@ def test_global_norm_then_use_is_two_loops() -> None:
 
 
 def test_scans() -> None:
-    chunked, rows = propose_from_graph(get_task("cumsum"))
-    assert "scan_sum(load(x, c), carry" in chunked.source and "row_last(" in chunked.source
-    assert "scan_sum(load(x, t), row_fill(0.0))" in rows.source
+    cands = {c.name.split("/graph-")[1]: c.source for c in propose_from_graph(get_task("cumsum"))}
+    assert list(cands) == ["chunked", "chunked-blocked", "rows", "rows-blocked"]
+    assert "scan_sum(load(x, c), carry" in cands["chunked"] and "row_last(" in cands["chunked"]
+    assert "scan_sum(load(x, t), row_fill(0.0))" in cands["rows"]
+    assert "scan_sum(load(x, t), row_fill(0.0), 64)" in cands["rows-blocked"]  # the blocked scan
+    assert ", 64)" in cands["chunked-blocked"]
     rev = propose_from_graph(get_task("cumsum_reverse"))[0].source
-    assert "flip" not in _body(rev) and "row_sum(" in rev
+    # a true reverse scan: the chunks from the row's end, no total minus prefix
+    assert "flip" not in _body(rev) and "row_sum(" not in rev
+    assert "chunks(t, CHUNK, reverse=True)" in rev and "rscan_sum(" in rev and "row_first(" in rev
     (mid,) = propose_from_graph(load_task_file(TASKFILES[0].parent / "cumsum_middim.py"))
     assert "for k in steps(t):" in mid.source and "store(y, k, acc" in mid.source
 
@@ -418,7 +422,7 @@ def test_registry_sweep() -> None:
     # running indices: the latest position of the running extreme (eager's tie rule)
     ("cumidx", "torch.cummax(x - y, dim=1)",
      "torch.randint(0, 3, (5, 70)).float(), torch.randint(0, 2, (5, 70)).float()",
-     {"rows", "chunked"}),
+     {"rows", "chunked", "rows-blocked", "chunked-blocked"}),
     ("maskand", "torch.logical_and(x > 0, y > 0.5)", "torch.randn(40, 33), torch.rand(40, 1)",
      {"rows", "chunked"}),
 ])
@@ -426,7 +430,7 @@ def test_index_and_bool_results_match_eager_exactly(tmp_path: Path, name: str, f
                                                     inputs: str, structures: set[str]) -> None:
     task = load_task_file(_task_file(tmp_path, name, forward, inputs))
     results = evaluate(task, seeds=(0,))
-    assert {r["candidate"].split("-")[-1] for r in results} == structures
+    assert {r["candidate"].split("/graph-")[-1] for r in results} == structures
     assert all(r["correct"] for r in results), _summary(results)
     src = results[0]["source"]
     assert ("Out[bool]" in src and "bool))" in src) if name == "maskand" else \

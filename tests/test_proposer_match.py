@@ -16,6 +16,7 @@ from ascendcraft.search.cube_builtin import (
     _mhc_pre,
     matmul_candidates,
     registry_spec,
+    spec_dims,
 )
 from ascendcraft.search.graph import trace_task
 from ascendcraft.search.proposer import Declined
@@ -135,7 +136,8 @@ def _direct(task: Task) -> list:
         return _mhc_pre(task, task.params())
     if kind == "mhc_post":
         return _mhc_post(task, task.params())
-    return matmul_candidates(name, registry_spec(task, name, task.params()))
+    spec = registry_spec(task, name, task.params())
+    return matmul_candidates(name, spec, spec_dims(task, spec))
 
 
 @pytest.mark.parametrize("name", task_names())

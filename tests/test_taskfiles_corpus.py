@@ -66,7 +66,8 @@ def _body(source: str) -> str:
 
 
 @pytest.mark.parametrize(("task_file", "op"), [
-    ("mm_fp32", "matmul_fp32"), ("matmul_fp16_square", "matmul"), ("linear_gelu_fp32", "linear_bias_gelu")])
+    ("mm_fp32", "matmul_fp32"), ("matmul_fp16_square", "matmul"), ("linear_gelu_fp32", "linear_bias_gelu"),
+    ("matmul_transpose_a_fp32", "matmul_transpose_a")])
 def test_matmul_files_reach_the_registry_kernels(task_file: str, op: str) -> None:
     mine = load_task_file(next(p for p in CORPUS if p.stem == task_file))
     theirs = get_task(op)

@@ -31,8 +31,8 @@ from .compute_ops import (  # noqa: F401 - the pass's types and tables, re-expor
     Val,
     cconst,
 )
+from .compute_windows import WindowOps
 from .support import check_cube_supported, check_vector_supported
-from .tiling import window_params
 
 
 @dataclass
@@ -132,7 +132,7 @@ def unit_elems(program: ir.Program) -> int:
     return 32 // min(nbytes)
 
 
-class _Compute(GroupOps, ComputeOps):
+class _Compute(GroupOps, WindowOps, ComputeOps):
     """The vector compute pass. ``stage``: the rows stage of a @cube_kernel, lowered alone
     (its tiling is the cube tiling: chunks loop k has fields ch<k>/pw<k>, see compute_groups)."""
 
@@ -519,6 +519,8 @@ class _Compute(GroupOps, ComputeOps):
         if s.kind == "chunks":
             self._hoist_row_scalars(s)
             if self.after_cube:
+                if s.reverse:
+                    raise DslError("chunks(t, SIZE, reverse=True) is not offered after a cube stage", s.loc)
                 self._stage_chunks(s)
                 self.hoisted = outer_hoisted
                 self._drop_row_blocks(outer_blocks)
@@ -526,7 +528,11 @@ class _Compute(GroupOps, ComputeOps):
             if self.loop.axis >= 0:  # strided rows: A segments of W elements each
                 self.emit("for (int64_t a = 0; a < td_.A; ++a) {")
                 self.indent += 1
-            self.emit("for (int64_t c0 = 0; c0 < td_.W; c0 += td_.chunk) {")
+            if s.reverse:  # the last (possibly short) chunk first
+                self.emit("for (int64_t c0 = td_.W > 0 ? (td_.W - 1) / td_.chunk * td_.chunk : -1; c0 >= 0; "
+                          "c0 -= td_.chunk) {")
+            else:
+                self.emit("for (int64_t c0 = 0; c0 < td_.W; c0 += td_.chunk) {")
             self.indent += 1
             self.emit("const int64_t w = acx_min(td_.chunk, td_.W - c0);")
             self.emit("const int64_t cnt = r * wp;")
@@ -534,7 +540,7 @@ class _Compute(GroupOps, ComputeOps):
             self._taps_loop(s)
             return
         else:
-            self.emit("for (int64_t k = 0; k < td_.K; ++k) {")
+            self.emit("for (int64_t k = td_.K - 1; k >= 0; --k) {" if s.reverse else "for (int64_t k = 0; k < td_.K; ++k) {")
             self.indent += 1
         self._block(s.body, s.var)
         self.indent -= 1
@@ -592,137 +598,6 @@ class _Compute(GroupOps, ComputeOps):
         self.emit("    }")
         self.emit("}")
 
-    def _taps_loop(self, s: ir.InnerLoop) -> None:
-        """Window offsets (kd, kh, kw). For each (kd, kh) the input rows the tile's output rows
-        need are staged once in UB (one segment per row, 'fill' outside the input, plus a
-        fill slot at the end); for each kw a vector of byte offsets (ow * stride - pad + kw,
-        or the fill slot) turns a staged row into the tap's values with one Gather."""
-        wpar = window_params(self.loop)
-        (kd, sd, pd), (kh, sh, ph), (kw, sw, pw) = wpar["D"], wpar["H"], wpar["W"]
-        x = self.loop.tensor
-        combine = self.loop.combine if self.loop.combine and _folds_taps(s, self.loop.combine) else ""
-        dtype = self.p.param(x).dtype
-        t = CTYPE[dtype]
-        U = self.unit
-        loads = [e for e in ir.body_exprs(s.body) if isinstance(e, ir.Load)]
-        fill = f"static_cast<{t}>({cconst(self.loop.fill)})"
-        if combine:  # the accumulator stage outlives the (kd, kh) loops
-            if "stage" not in self.pools:
-                self.pools["stage"] = Pool("stage", f"align_up(stageElems, 128) * {NBYTES[dtype]}", "stageBuf")
-            stage_acc = self.pools["stage"].get()
-            self.counter += 1
-            acc = f"sacc{self.counter}"
-            self.emit(f"LocalTensor<{t}> {acc} = {stage_acc.name}.Get<{t}>();")
-        self.emit(f"for (int64_t kd = 0; kd < {kd}; ++kd) {{")
-        self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
-        self.indent += 1
-        st = None
-        if loads:
-            q = self._queue(x, "inq", "stage")
-            self.roles[x] = "window_in"
-            self.counter += 1
-            st = f"st{self.counter}"
-            self.emit(f"LocalTensor<{t}> {st} = {q.name}.AllocTensor<{t}>();")
-            self.emit(f"const int64_t cs = c0 * {sw} - {pw};  // first input column of the segment")
-            self.emit("const int64_t g0 = cs > 0 ? cs : 0;")
-            self.emit("const int64_t g1 = acx_min(cs + td_.segLen, td_.IW);")
-            self.emit("const int64_t pl = u / td_.OD;")
-            self.emit(f"const int64_t id = (u % td_.OD) * {sd} - {pd} + kd;")
-            self.emit("// tile rows whose input row ih = oh * SH - PH + kh exists: [lo, hi)")
-            self.emit(f"const int64_t ohMin = acx_max(0, ({ph} - kh + {sh - 1}) / {sh});")
-            self.emit(f"const int64_t ohMax = (td_.IH - 1 + {ph} - kh) / {sh};  // inclusive")
-            self.emit("const bool planeOk = id >= 0 && id < td_.ID && g1 > g0;")
-            self.emit("const int64_t lo = planeOk ? acx_min(r, acx_max(0, ohMin - oh0)) : r;")
-            self.emit("const int64_t hi = planeOk ? acx_max(lo, acx_min(r, ohMax - oh0 + 1)) : r;")
-            self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
-            self.emit("    if (ri < lo || ri >= hi) {")
-            self.emit(f"        Duplicate({st}[ri * td_.stW], {fill}, static_cast<int32_t>(td_.stW));")
-            self.emit("    } else {")
-            self.emit(f"        Duplicate({st}[ri * td_.stW + td_.stW - {U}], {fill}, {U});")
-            self.emit("    }")
-            self.emit("}")
-            self.emit("if (hi > lo) {  // one strided copy: input rows SH * IW apart")
-            self.emit(f"    const int64_t ih = (oh0 + lo) * {sh} - {ph} + kh;")
-            self.emit(f"    CopyRowsIn({st}[lo * td_.stW], {mangle('gm', x)}[((pl * td_.ID + id) * td_.IH + ih) * td_.IW + g0], "
-                      f"hi - lo, g1 - g0, {sh} * td_.IW, td_.stW);")
-            self.emit("}")
-            self.emit(f"{q.name}.EnQue({st});")
-            self.emit(f"{st} = {q.name}.DeQue<{t}>();")
-        if combine:  # separable: fold the (kd, kh) rows, then gather only the kw taps
-            st = self._combine_stage(acc, st, q.name, dtype, combine)
-            self.emit(f"const int64_t g0 = acx_max(0, c0 * {sw} - {pw});  // the segment's first input column")
-        fo = self._new("col", "f32")
-        mask, m = self._mask()
-        self.counter += 1
-        tbl = f"tapOff{self.counter}"  # kw tables of byte offsets, rebuilt only when they change
-        if loads:
-            self._calc(f"{tbl}Buf", f"{kw} * align_up(colElems, 128) * 4")
-            self.init_lines += [f"LocalTensor<int32_t> {tbl} = {tbl}Buf.Get<int32_t>();",
-                                f"int64_t {tbl}Key = -3;  // the chunk the tables were built for"]
-            a64 = "acx_align_up(wp, 64)"
-            sel = "SELMODE::VSEL_TENSOR_SCALAR_MODE"
-            self.emit("// an interior chunk (no padding, no right edge) has offsets c0 * SW - PW + ow * SW + kw - g0")
-            self.emit("// = ow * SW + kw whatever c0 is: its tables are shared; edge chunks key on c0")
-            self.emit(f"const bool inner{tbl} = c0 * {sw} >= {pw} && (c0 + wp - 1) * {sw} + {kw - 1} - {pw} < td_.IW;")
-            self.emit(f"const int64_t key{tbl} = inner{tbl} ? -2 : c0;")
-            self.emit(f"if (key{tbl} != {tbl}Key) {{")
-            self.emit(f"    {tbl}Key = key{tbl};")
-            self.emit(f"    for (int64_t kw = 0; kw < {kw}; ++kw) {{")
-            for line in [
-                f"CreateVecIndex({fo.cpp}, 0.0f, static_cast<uint32_t>(wp));",
-                f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(c0), static_cast<int32_t>(wp));",
-                f"Muls({fo.cpp}, {fo.cpp}, {float(sw)}f, static_cast<int32_t>(wp));",
-                f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(kw - {pw}), static_cast<int32_t>(wp));",
-                f"CompareScalar({m}, {fo.cpp}, 0.0f, CMPMODE::GE, {a64});",
-                f"Select({fo.cpp}, {m}, {fo.cpp}, -1.0f, {sel}, {a64});",
-                f"CompareScalar({m}, {fo.cpp}, static_cast<float>(td_.IW), CMPMODE::LT, {a64});",
-                f"Select({fo.cpp}, {m}, {fo.cpp}, -1.0f, {sel}, {a64});",
-                f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(-g0), static_cast<int32_t>(wp));",
-                f"CompareScalar({m}, {fo.cpp}, 0.0f, CMPMODE::GE, {a64});",
-                f"Select({fo.cpp}, {m}, {fo.cpp}, static_cast<float>(td_.stW - {U}), {sel}, {a64});",
-                f"Muls({fo.cpp}, {fo.cpp}, {float(NBYTES[dtype])}f, static_cast<int32_t>(wp));",
-                f"Cast({tbl}[kw * acx_align_up(wp, 128)], {fo.cpp}, RoundMode::CAST_RINT, static_cast<int32_t>(wp));",
-            ]:
-                self.emit("        " + line)
-            self.emit("    }")
-            self.emit("}")
-        self.emit(f"for (int64_t kw = 0; kw < {kw}; ++kw) {{")
-        self.indent += 1
-        self.tap = (st, f"{tbl}[kw * acx_align_up(wp, 128)]", t)
-        self._block(s.body, s.var)
-        self.indent -= 1
-        self.emit("}")
-        if st is not None and not combine:
-            self.emit(f"{self.queues[x].name}.FreeTensor({st});")
-        if not combine:
-            self.indent -= 1
-            self.emit("}")
-            self.emit("}")
-        self.pools["mask"].put(mask)
-        self._release(fo)
-        if combine:
-            self.pools["stage"].put(stage_acc)
-
-    def _combine_stage(self, acc: str, st: str, q: str, dtype: str, combine: str) -> str:
-        """windows(combine=sum|max): fold the (kd, kh) staged rows into one accumulator stage
-        (the first copied, the rest combined elementwise, each freed), close the (kd, kh)
-        loops and return the accumulator: the taps body then gathers kw taps of it only, so
-        a kd x kh x kw window costs kd * kh elementwise ops on the staged rows and kw
-        Gathers instead of kd * kh * kw Gathers. Exact for max; for sum the order of the
-        additions changes (rows first)."""
-        n = "static_cast<int32_t>(r * td_.stW)"
-        api = {"sum": "Add", "max": "Max"}[combine]
-        self.emit("if (kd == 0 && kh == 0) {")
-        self.emit(f"    DataCopy({acc}, {st}, acx_align_up(r * td_.stW, {32 // NBYTES[dtype]}));")
-        self.emit("} else {")
-        self.emit(f"    {api}({acc}, {acc}, {st}, {n});")
-        self.emit("}")
-        self.emit(f"{q}.FreeTensor({st});")
-        self.indent -= 1
-        self.emit("}")
-        self.emit("}")
-        return acc
-
     def _row_off(self) -> str:
         """GM element offset of the current rows tile (or column chunk)."""
         if self.loop.axis >= 0:
@@ -768,10 +643,10 @@ class _Compute(GroupOps, ComputeOps):
             return self._stage_load(e)
         dtype = self.p.param(e.tensor).dtype
         if self.loop.kind == "windows":  # one tap: gather from the staged rows
-            st, offs, t = self.tap
+            st, offs, t, row = self.tap
             d = self._new("tile", dtype)
             self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
-            self.emit(f"    Gather({d.cpp}[ri * wp], {st}[ri * td_.stW], {offs}.ReinterpretCast<uint32_t>(), 0u, "
+            self.emit(f"    Gather({d.cpp}[ri * wp], {st}[{row} * td_.stW], {offs}.ReinterpretCast<uint32_t>(), 0u, "
                       "static_cast<uint32_t>(w));")
             self.emit("}")
             return d
@@ -858,18 +733,3 @@ class _Compute(GroupOps, ComputeOps):
         self.emit("}")
         return Val("col", dtype, name, buf, temp=False)
 
-
-def _folds_taps(s: ir.InnerLoop, combine: str) -> bool:
-    """Whether a taps body is a fold with ``combine`` (each statement ``v = v + e`` /
-    ``v = maximum(v, e)`` with the loads in ``e``), the one form windows(combine=...) may
-    reorder; anything else is an error, not a silent change of meaning."""
-    op = {"sum": "add", "max": "max"}[combine]
-    loads = [e for e in ir.body_exprs(s.body) if isinstance(e, ir.Load)]
-    for st in s.body:
-        v = getattr(st, "value", None)
-        ok = isinstance(st, ir.Assign) and isinstance(v, ir.Binary) and v.op == op and \
-            isinstance(v.lhs, ir.Var) and v.lhs.name == st.target
-        if not ok:
-            raise DslError(f"windows(combine={combine}): the taps body must fold with {combine} "
-                           f"(acc = {'acc + e' if combine == 'sum' else 'maximum(acc, e)'})", s.loc)
-    return bool(loads)

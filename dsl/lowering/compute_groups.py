@@ -106,8 +106,9 @@ class GroupOps:
 
     def _sum_splits(self, tensor: str, ref: str, off: str, rows: str, length: str, gm_stride: str,
                     ub_stride: str, count: str, form: str, size: int) -> None:
-        """Add the split-K partial results 1..splits-1 of a workspace into a loaded value."""
-        x = self._new(form, "f32", size)
+        """Add the split-K partial results 1..splits-1 of a workspace into a loaded value (a
+        workspace of another dtype than f32 has one split: the checker says so)."""
+        x = self._new(form, self.p.dtype_of(tensor), size)
         for line in (
             "for (int64_t s = 1; s < td_.splits; ++s) {  // split-K partial results",
             f"    CopyRowsIn({x.cpp}, {mangle('gm', tensor)}[s * td_.Bt * td_.M * td_.N + {off}], "

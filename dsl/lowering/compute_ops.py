@@ -168,18 +168,19 @@ class ComputeOps:
         if isinstance(e, ir.Scan):
             a = self._expr(e.arg, loop_var)
             carry = self._expr(e.carry, loop_var)
-            return self._scan(e.op, a, carry, hint, pre, e.lanes)
+            return self._scan(e.op, a, carry, hint, pre, e.lanes, e.reverse)
         if isinstance(e, ir.RowLast):
             a = self._expr(e.arg, loop_var)
             d = self._dest("row", a.dtype, hint, [], pre)
+            col = "1" if e.first else "w"  # row_first: the element at column 0 = AcxRowLast of width 1
             if a.dtype in ("f32", "f16"):  # on the vector pipe: no V->S sync in the chunks loop
                 buf = self.pools["bc"].get()
-                self.emit(f"AcxRowLast({d.cpp}, {a.cpp}, {buf.name}.Get<{a.ctype}>(), r, w, wp);")
+                self.emit(f"AcxRowLast({d.cpp}, {a.cpp}, {buf.name}.Get<{a.ctype}>(), r, {col}, wp);")
                 self.pools["bc"].put(buf)
             else:
                 self.emit("SyncVS();")
                 self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
-                self.emit(f"    {d.cpp}.SetValue(ri, {a.cpp}.GetValue(ri * wp + w - 1));")
+                self.emit(f"    {d.cpp}.SetValue(ri, {a.cpp}.GetValue(ri * wp + {col} - 1));")
                 self.emit("}")
                 self.emit("SyncSV();")
             self._done([a], d)
@@ -227,10 +228,12 @@ class ComputeOps:
             return self._sinkhorn(e, loop_var, hint, pre)
         raise DslError(f"cannot lower {type(e).__name__}", e.loc)
 
-    def _scan(self, op: str, a: Val, carry: Val, hint: Val | None, pre, lanes: int = 0) -> Val:
+    def _scan(self, op: str, a: Val, carry: Val, hint: Val | None, pre, lanes: int = 0,
+              reverse: bool = False) -> Val:
         """Inclusive scan along each row, then each row combined with its carry. ``lanes`` > 0:
         the blocked scan (:meth:`_scan_blocked`) where the chunk allows it, Hillis-Steele in
-        the other branch; 0: Hillis-Steele only."""
+        the other branch; 0: Hillis-Steele only. ``reverse``: from each row's end, in that
+        order (no total-minus-prefix, so nothing cancels)."""
         if a.dtype != "f32":
             raise DslError("scan_*() runs on f32 tiles: cast first")
         d = self._dest("tile", "f32", hint, [a], pre)
@@ -239,20 +242,23 @@ class ComputeOps:
             self.counter += 1
             self.emit(f"const int64_t sS{self.counter} = acx_align_up((w + {lanes} - 1) / {lanes}, 8);")
             seg = f"sS{self.counter}"
-            self.emit(f"if (w > {lanes} && {seg} * {lanes} <= wp && {(steps + 3) * lanes} <= acx_align_up(wp, 128)) {{")
-            self._scan_blocked(op, a, d, carry, lanes, seg)
+            # the [S][lanes] tables live in col buffers of align_up(wp, 128) elements (colElems >= wp)
+            self.emit(f"if (w > {lanes} && {seg} * {lanes} <= acx_align_up(wp, 128) && "
+                      f"{(steps + 3) * lanes} <= acx_align_up(wp, 128)) {{")
+            self._scan_blocked(op, a, d, carry, lanes, seg, reverse)
             self.emit("} else {")
-            self._scan_steps(op, a, d, carry)
+            self._scan_steps(op, a, d, carry, reverse)
             self.emit("}")
         else:
-            self._scan_steps(op, a, d, carry)
+            self._scan_steps(op, a, d, carry, reverse)
         self._done([a, carry], d)
         return d
 
-    def _scan_steps(self, op: str, a: Val, d: Val, carry: Val) -> None:
+    def _scan_steps(self, op: str, a: Val, d: Val, carry: Val, reverse: bool = False) -> None:
         """Hillis-Steele: for s = 1, 2, 4, ... < w every element combines with the one s to its
         left, fetched with Gather (byte offsets max(j - s, 0) * 4); lanes j < s take the
-        identity via CompareScalar + Select. log2(w) steps of three vector ops per row."""
+        identity via CompareScalar + Select. log2(w) steps of three vector ops per row.
+        ``reverse``: the one s to its right (min(j + s, w - 1)), lanes j >= w - s the identity."""
         ident, vop = cconst(ops.SCAN[op].identity), ops.SCAN[op].api
         if d.buf is not a.buf or d.cpp != a.cpp:
             self._copy(d, a)
@@ -265,9 +271,14 @@ class ComputeOps:
         self.emit(f"Muls({idx.cpp}, {idx.cpp}, static_cast<int32_t>(4), static_cast<int32_t>(wp));")
         self.emit(f"CreateVecIndex({col.cpp}, 0.0f, static_cast<uint32_t>(wp));")
         self.emit("for (int64_t s = 1; s < w; s *= 2) {")
-        self.emit(f"    Adds({off.cpp}, {idx.cpp}, static_cast<int32_t>(-4 * s), static_cast<int32_t>(wp));")
-        self.emit(f"    Maxs({off.cpp}, {off.cpp}, static_cast<int32_t>(0), static_cast<int32_t>(wp));")
-        self.emit(f"    CompareScalar({m}, {col.cpp}, static_cast<float>(s), CMPMODE::GE, acx_align_up(wp, 64));")
+        if reverse:
+            self.emit(f"    Adds({off.cpp}, {idx.cpp}, static_cast<int32_t>(4 * s), static_cast<int32_t>(wp));")
+            self.emit(f"    Mins({off.cpp}, {off.cpp}, static_cast<int32_t>(4 * (w - 1)), static_cast<int32_t>(wp));")
+            self.emit(f"    CompareScalar({m}, {col.cpp}, static_cast<float>(w - s), CMPMODE::LT, acx_align_up(wp, 64));")
+        else:
+            self.emit(f"    Adds({off.cpp}, {idx.cpp}, static_cast<int32_t>(-4 * s), static_cast<int32_t>(wp));")
+            self.emit(f"    Maxs({off.cpp}, {off.cpp}, static_cast<int32_t>(0), static_cast<int32_t>(wp));")
+            self.emit(f"    CompareScalar({m}, {col.cpp}, static_cast<float>(s), CMPMODE::GE, acx_align_up(wp, 64));")
         self.emit("    for (int64_t ri = 0; ri < r; ++ri) {")
         self.emit(f"        Gather({g.cpp}, {d.cpp}[ri * wp], {off.cpp}.ReinterpretCast<uint32_t>(), 0u, "
                   "static_cast<uint32_t>(w));")
@@ -285,7 +296,7 @@ class ComputeOps:
                         f"{d.cpp}[ri * wp]", "cv", "float", False, "w", "    ")
         self.emit("}")
 
-    def _scan_blocked(self, op: str, a: Val, d: Val, carry: Val, L: int, S: str) -> None:
+    def _scan_blocked(self, op: str, a: Val, d: Val, carry: Val, L: int, S: str, reverse: bool = False) -> None:
         """The blocked scan: a row's chunk of w is cut into L contiguous segments of S (a
         multiple of 8, S * L >= w) and transposed by one Gather into [S][L], so one vector op
         of L lanes advances every segment by one element: S - 1 ops scan all segments at once.
@@ -293,7 +304,11 @@ class ComputeOps:
         L lanes only, combined with the row's carry; one op per row of [S][L] applies it and
         a second Gather transposes back. Per element: two Gathers and two ops, against
         log2(w) x (Gather, Select, op) for Hillis-Steele. Positions past w (the padding of
-        the last segments) come last in the scan order, so they never reach an output."""
+        the last segments) come last in the scan order, so they never reach an output.
+        ``reverse``: the same on the chunk read backwards — scan position j is element w - 1 - j
+        (the forward table mirrored), and output i reads the cell of position w - 1 - i (the
+        inverse table gathered through a reversed index): two more table ops per chunk, none per
+        element."""
         ident, vop = cconst(ops.SCAN[op].identity), ops.SCAN[op].api
         steps = int(math.log2(L))
         t = self._new("col", "f32")  # the transposed chunk [S][L]
@@ -310,10 +325,21 @@ class ComputeOps:
         self.emit(f"for (int64_t k = 1; k < {S}; k *= 2) Adds({fw.cpp}[k * {L}], {fw.cpp}, {i32}(4 * k), "
                   f"{i32}(acx_min(k, {S} - k) * {L}));")
         self.emit(f"if (w < {S} * {L}) Mins({fw.cpp}, {fw.cpp}, {i32}(4 * (w - 1)), {i32}({S} * {L}));")
-        self.emit(f"CreateVecIndex({inv.cpp}, {i32}(0), static_cast<uint32_t>({S}));")
-        self.emit(f"Muls({inv.cpp}, {inv.cpp}, {i32}({4 * L}), {i32}({S}));")
-        self.emit(f"for (int64_t k = 1; k < {L}; k *= 2) Adds({inv.cpp}[k * {S}], {inv.cpp}, {i32}(4 * k), "
+        # reverse: the inverse table is built in e (free until the scan) and gathered mirrored
+        it = e.cpp + ".ReinterpretCast<int32_t>()" if reverse else inv.cpp
+        self.emit(f"CreateVecIndex({it}, {i32}(0), static_cast<uint32_t>({S}));")
+        self.emit(f"Muls({it}, {it}, {i32}({4 * L}), {i32}({S}));")
+        self.emit(f"for (int64_t k = 1; k < {L}; k *= 2) Adds({it}[k * {S}], {it}, {i32}(4 * k), "
                   f"{i32}(acx_min(k, {L} - k) * {S}));")
+        if reverse:
+            ti = f"{t.cpp}.ReinterpretCast<int32_t>()"  # scratch: the mirrored byte index 4 * (w - 1 - i)
+            self.emit(f"Muls({fw.cpp}, {fw.cpp}, {i32}(-1), {i32}({S} * {L}));")
+            self.emit(f"Adds({fw.cpp}, {fw.cpp}, {i32}(4 * (w - 1)), {i32}({S} * {L}));")
+            self.emit(f"CreateVecIndex({ti}, {i32}(0), static_cast<uint32_t>(w));")
+            self.emit(f"Muls({ti}, {ti}, {i32}(-4), {i32}(w));")
+            self.emit(f"Adds({ti}, {ti}, {i32}(4 * (w - 1)), {i32}(w));")
+            self.emit(f"Gather({inv.cpp}.ReinterpretCast<float>(), {e.cpp}, {ti}.ReinterpretCast<uint32_t>(), 0u, "
+                      "static_cast<uint32_t>(w));")
         self.emit(f"CreateVecIndex({sh.cpp}, {i32}(0), {L}u);")
         self.emit(f"Muls({sh.cpp}, {sh.cpp}, {i32}(4), {L});")
         self.emit(f"for (int64_t k = {steps}; k >= 0; --k) {{")

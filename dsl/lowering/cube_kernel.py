@@ -106,6 +106,20 @@ __aicore__ inline void Load2DTrans32(const LocalTensor<CUBE_T>& dst, const Local
     LoadDataWithTranspose(dst, src, p);
 }
 
+// fp32 A stored K x M: each 16-row (k) strip of L1 holds m16 / 16 squares of 16 k x 16 m; transposed,
+// square q gives the Zz fractals (m block q, k fractals 2ks and 2ks + 1), `k1f` fractals per m block.
+__aicore__ inline void Load2DTrans32A(const LocalTensor<CUBE_T>& dst, const LocalTensor<CUBE_T>& src,
+                                      int64_t squares, int64_t k1f) {
+    LoadData2dTransposeParams p;
+    p.startIndex = 0;
+    p.repeatTimes = static_cast<uint8_t>(squares);
+    p.srcStride = 1;
+    p.dstGap = static_cast<uint16_t>(k1f - 1);
+    p.dstFracGap = 0;
+    p.addrMode = 0;
+    LoadDataWithTranspose(dst, src, p);
+}
+
 __aicore__ inline void Load2D(const LocalTensor<CUBE_T>& dst, const LocalTensor<CUBE_T>& src, int64_t repeat,
                               int64_t srcStride, bool transpose) {
     LoadData2DParams p;
@@ -156,7 +170,11 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "    __aicore__ inline void Process() {",
         "        const int64_t core = GetBlockIdx();",
         "        const int64_t perBatch = td_.nM * td_.nN;",
-        "        for (int64_t blk = core; blk < td_.blocks; blk += td_.cubeDim) {",
+        "        for (int64_t w = core; w < td_.items; w += td_.cubeDim) {",
+        "            // work item -> block; items past the full waves are N-pieces of the tail blocks",
+        "            const bool piece = w >= td_.fullTiles;",
+        "            const int64_t blk = piece ? td_.fullTiles + (w - td_.fullTiles) / td_.tparts : w;",
+        "            const int64_t part = piece ? (w - td_.fullTiles) % td_.tparts : 0;",
         "            const int64_t split = blk % td_.splits;",
         "            const int64_t tile = blk / td_.splits;",
         "            const int64_t bt = tile / perBatch;",
@@ -172,8 +190,16 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "            } else {  // row-major",
         "                mi = rest / td_.nN; ni = rest % td_.nN;",
         "            }",
-        "            const int64_t row0 = mi * td_.bm, col0 = ni * td_.bn;",
-        "            const int64_t mB = acx_min(td_.bm, td_.M - row0), nB = acx_min(td_.bn, td_.N - col0);",
+        "            const int64_t row0 = mi * td_.bm;",
+        "            int64_t col0 = ni * td_.bn;",
+        "            const int64_t mB = acx_min(td_.bm, td_.M - row0);",
+        "            int64_t nB = acx_min(td_.bn, td_.N - col0);",
+        "            if (piece && td_.tparts > 1) {  // this item's columns of the tail block",
+        "                const int64_t sub = acx_align16((nB + td_.tparts - 1) / td_.tparts);",
+        "                if (part * sub >= nB) continue;",
+        "                col0 += part * sub;",
+        "                nB = acx_min(sub, nB - part * sub);",
+        "            }",
         "            const int64_t m16 = acx_align16(mB), n16 = acx_align16(nB);",
         "            const int64_t kBeg = split * td_.kPerSplit, kEnd = acx_min(td_.K, kBeg + td_.kPerSplit);",
         "            LocalTensor<float> c1 = qC1.AllocTensor<float>();",
@@ -184,7 +210,10 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         f"                // GM -> L1 (ND -> Nz), DSL line {c.loc.line}",
         f"                LocalTensor<{T}> a1 = qA1.AllocTensor<{T}>();",
     ]
-    if ta:
+    a32_km = ta and DTYPE_BYTES[dt] == 4
+    if a32_km:
+        L.append(f"                CopyNd2Strips(a1, aGm[{a_off}], kB, mB, td_.M, m16);  // fp32 A stored K x M")
+    elif ta:
         L.append(f"                CopyNd2Nz(a1, aGm[{a_off}], kB, mB, td_.M, k16);  // A stored K x M")
     else:
         L.append(f"                CopyNd2Nz(a1, aGm[{a_off}], mB, kB, td_.K, m16);")
@@ -207,7 +236,19 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "                    // L1 -> L0A (Zz) and L1 -> L0B (Zn)",
         f"                    LocalTensor<{T}> a2 = qA2.AllocTensor<{T}>();",
     ]
-    if ta:
+    if a32_km:  # the last strip first: with an odd k1f its second fractal spills into the next m block's
+        # first slot, which strip 0 then writes
+        # (one K fractal: square by square, in order, each spill overwritten by the next square)
+        L += ["                    if (k1f == 1) {",
+              "                        for (int64_t q = 0; q < m16 / 16; ++q)",
+              f"                            Load2DTrans32A(a2[q * {fr}], a1[(k0 / 16) * 16 * m16 + q * 256], 1, 1);",
+              "                    } else {",
+              "                        for (int64_t j = 0, ns = (kb0 + 15) / 16; j < ns; ++j) {",
+              "                            const int64_t ks = j == 0 ? ns - 1 : j - 1;",
+              f"                            Load2DTrans32A(a2[2 * ks * {fr}], a1[(k0 / 16 + ks) * 16 * m16], m16 / 16, k1f);",
+              "                        }",
+              "                    }"]
+    elif ta:
         L += ["                    for (int64_t mb = 0; mb < m16 / 16; ++mb)",
               f"                        Load2D(a2[mb * k1f * {fr}], a1[(mb * (k16 / 16) + kf0) * {fr}], k1f, 1, true);"]
     else:

@@ -202,6 +202,22 @@ def cube_formulas(p: ir.Program) -> list[tuple[str, str]]:
         ("nN", "ceil_div(N, bn)"),
         ("blocks", "Bt * nM * nN * splits"),
         ("cubeDim", f"max(1, min({cores}, blocks))"),
+        # tail split (tail=1): the last, partial wave's `remTiles` blocks are cut along N into
+        # `tparts` pieces (1-4, at least 32 columns each), the count that needs the fewest
+        # block-times (waves / parts, in twelfths); the other blocks run whole
+        ("fullTiles", "floor_div(blocks, cubeDim) * cubeDim"),
+        ("remTiles", "blocks - fullTiles"),
+        ("maxParts", "max(1, floor_div(bn, 32))"),
+        ("tw1", "ceil_div(remTiles, cubeDim) * 12"),
+        ("tw2", "sel(2 <= maxParts, ceil_div(remTiles * 2, cubeDim) * 6, 1000000)"),
+        ("tw3", "sel(3 <= maxParts, ceil_div(remTiles * 3, cubeDim) * 4, 1000000)"),
+        ("tw4", "sel(4 <= maxParts, ceil_div(remTiles * 4, cubeDim) * 3, 1000000)"),
+        ("tbw2", "min(tw1, tw2)"),
+        ("tbp2", "sel(tw2 < tw1, 2, 1)"),
+        ("tbw3", "min(tbw2, tw3)"),
+        ("tbp3", "sel(tw3 < tbw2, 3, tbp2)"),
+        ("tparts", f"sel({size_expr(c.tail)} * remTiles > 0, sel(tw4 < tbw3, 4, tbp3), 1)"),
+        ("items", "fullTiles + remTiles * tparts"),
         ("order", size_expr(c.order)),
         ("group", f"max(1, {size_expr(c.group)})"),
         ("eb", f"{eb}"),

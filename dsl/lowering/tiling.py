@@ -77,8 +77,11 @@ def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -
             ("chunk", f"max(U, min(align_down({size_expr(loop.chunk)}, U), align_up(OW, U)))"),
             ("chunkPad", "chunk"),
             ("segLen", f"(chunk - 1) * {wp['W'][1]} + {wp['W'][0]}"),
-            ("stW", "align_up(segLen, U) + U"),
-            ("stageElems", "tileRows * stW"),
+            # 1-D: room for the columns below a segment's 512 B-aligned start (compute._seg_start)
+            ("stW", "align_up(segLen + 16 * U, U) + U" if loop.dim == 1 else "align_up(segLen, U) + U"),
+            # reuse: the (tileRows - 1) * SH + KH input rows of a tile, staged once per kd
+            ("stageElems", f"((tileRows - 1) * {wp['H'][1]} + {wp['H'][0]}) * stW" if loop.reuse
+             else "tileRows * stW"),
             ("tileElems", "tileRows * chunkPad"),
             ("rowElems", "align_up(tileRows, 64)"),
             ("colElems", "chunkPad"),

@@ -72,8 +72,16 @@ class GraphProposer:
     def propose(self, task: Task) -> list[Candidate]:
         try:
             plan = build_plan(task)
-            return [Candidate(f"{task.name}/graph-{s}", emit_program(plan, task, s), origin=self.name)
-                    for s in structures(plan)]
+            out, why = [], None
+            for s in structures(plan):  # a structure that cannot hold the plan is left out
+                try:
+                    out.append(Candidate(f"{task.name}/graph-{s}", emit_program(plan, task, s),
+                                         origin=self.name))
+                except Unsupported as e:
+                    why = why or e
+            if not out and why is not None:
+                raise why
+            return out
         except Unsupported as e:
             raise Declined(f"cannot build a kernel: {' '.join(str(e).split()).rstrip('.')}") from None
         except Exception as e:  # noqa: BLE001 - a frontend bug must not crash `check`

@@ -52,12 +52,14 @@ RESERVED = {
     "rsqrt", "reciprocal", "relu", "tanh", "sigmoid", "erf", "f32", "f16", "bf16", "i32",
     "i8", "u8", "bool", "i64", "TILE", "ROWS", "CHUNK", "CORES", "DEPTH", "total_sum",
     "total_max", "total_min", "numel", "size", "scan_sum", "scan_prod", "scan_max", "row_last",
+    "rscan_sum", "rscan_prod", "rscan_max", "row_first",
     "pick", "windows", "taps", "w", "position", "load_scalar",
 }
 SCAN_INIT = {"sum": 0.0, "prod": 1.0, "max": -math.inf}
 #: ops whose value is never an eager fp16 rounding step (data, constants, masks)
 ROUND_EXEMPT = ("input", "const", "scalar", "extent", "position", "index", "pick", "cmp", "ind")
 MAX_INLINE_DEPTH = 12
+SCAN_LANES = 64  # segments of the blocked scan in the "-blocked" structures
 
 
 def literal(v: float) -> str:
@@ -93,7 +95,9 @@ class Emitter:
         self.plan = plan
         self.pg = plan.pg
         self.task = task
-        self.structure = structure
+        # "<structure>-blocked": the same program with blocked scans (scan_*(v, carry, lanes))
+        self.structure, _, variant = structure.partition("-")
+        self.lanes = SCAN_LANES if variant == "blocked" else 0
         self.kind = plan.domain.kind
         self.lines: list[str] = []
         self.taken: set[str] = set()
@@ -102,8 +106,8 @@ class Emitter:
         self.param: dict[int, str] = {}  # task input index -> DSL parameter name
         self.outputs: list[str] = []
         self.head = ""
-        # scans of the pass being written: (carry or accumulator, scan value, init)
-        self.scans: list[tuple[str, str, float]] = []
+        # scans of the pass being written: (carry or accumulator, scan value, init, reverse)
+        self.scans: list[tuple[str, str, float, bool]] = []
 
     # ------------------------------------------------------------ helpers
     def base(self, n: int) -> int:
@@ -313,21 +317,24 @@ class Emitter:
     def scan_stmt(self, n: int, scope: Scope) -> str:
         """Emit the scan ``n`` (a running op along the row or the slab axis); its name."""
         red = self.pg.attr(n, "red")
+        rev = bool(self.pg.attr(n, "reverse", False))  # from the row's end (a flipped cumsum)
         init = SCAN_INIT[red]
         e = bare(self.ex(self.args(n)[0], scope))
         if self.structure == "slabs":
             acc = self.fresh("acc")
             upd = {"sum": f"{acc} + {e}", "prod": f"{acc} * {e}", "max": f"maximum({acc}, {e})"}
             self.emit(scope, f"{acc} = {upd[red]}")
-            self.scans.append((acc, acc, init))
+            self.scans.append((acc, acc, init, rev))
             return acc
         name = self.fresh("cs")
+        fn = f"{'r' if rev else ''}scan_{red}"
+        lanes = f", {self.lanes}" if self.lanes else ""
         if self.structure == "rows":
-            self.emit(scope, f"{name} = scan_{red}({e}, row_fill({literal(init)}))")
+            self.emit(scope, f"{name} = {fn}({e}, row_fill({literal(init)}){lanes})")
             return name
         carry = self.fresh("carry")
-        self.emit(scope, f"{name} = scan_{red}({e}, {carry})")
-        self.scans.append((carry, name, init))
+        self.emit(scope, f"{name} = {fn}({e}, {carry}{lanes})")
+        self.scans.append((carry, name, init, rev))
         return name
 
     def evaluate(self, roots: list[int], scope: Scope, force: bool = False) -> None:
@@ -536,13 +543,16 @@ class Emitter:
 
         def open_pass(scope: Scope, body: list[str]) -> None:
             """The scan carries / accumulators, the inner loop header, its body."""
-            for carry, _, init in self.scans:
+            rev = {r for *_, r in self.scans}
+            if len(rev) > 1:
+                raise Unsupported("a forward and a reverse scan in one pass over the row")
+            for carry, _, init, _ in self.scans:
                 self.emit(outer, f"{carry} = {self.fill}({literal(init)})")
-            self.emit(outer, inner_loop)
+            self.emit(outer, inner_loop[:-2] + ", reverse=True):" if rev == {True} else inner_loop)
             self.lines += body
-            for carry, value, _ in self.scans:
+            for carry, value, _, r in self.scans:
                 if carry != value:
-                    self.emit(scope, f"{carry} = row_last({value})")
+                    self.emit(scope, f"{carry} = row_{'first' if r else 'last'}({value})")
             self.scans = []
 
         def capture(fn: Callable[[], None]) -> list[str]:
@@ -667,7 +677,9 @@ def structures(plan: Plan) -> list[str]:
         return [kind]
     w = plan.domain.extents(plan.full_shape)["W"]
     scans = any(plan.pg.op(n) == "scan" for n in plan.order)  # scans need 4 extra row buffers
-    return ["chunked", "rows"] if w > (2048 if scans else 8192) else ["rows", "chunked"]
+    order = ["chunked", "rows"] if w > (2048 if scans else 8192) else ["rows", "chunked"]
+    # scans: the blocked scan offered beside Hillis-Steele (the search decides)
+    return [v for s in order for v in ((s, f"{s}-blocked") if scans else (s,))]
 
 
 def emit_program(plan: Plan, task: Task, structure: str) -> str:

@@ -357,7 +357,7 @@ class PrimGraph:
             return r
         return self.view(r, [s for i, s in enumerate(a.shape) if i not in norm])
 
-    def scan(self, red: str, a: Value, dim: int) -> Value:
+    def scan(self, red: str, a: Value, dim: int, reverse: bool = False) -> Value:
         a = self.as_float(a)
         rank = len(a.shape)
         if rank == 0:
@@ -370,6 +370,8 @@ class PrimGraph:
                               f"{list(a.shape)})")
         if self.const_value(a) is not None:
             raise Unsupported("a scan of a constant")
+        if reverse:  # from the end of the dim: flip(cumsum(flip(x))) without a subtraction
+            return self._add("scan", (a,), a.shape, a.shape, a.dtype, red=red, dim=dim, reverse=True)
         return self._add("scan", (a,), a.shape, a.shape, a.dtype, red=red, dim=dim)
 
     def pick(self, x: Value, idx: Value) -> Value:

@@ -2,8 +2,9 @@
 
 ``cumsum``/``cumprod``/``cummax`` are ``scan`` primitives (``cummin`` a negated ``cummax``).
 ``flip`` and ``slice`` are data movement, which the DSL does not have: they are kept only as
-markers that a reversed scan (``flip(cumsum(flip(x)))`` = ``sum(x) - cumsum(x) + x``) or an
-exclusive scan (``cat([0, cumsum(x)[:-1]])`` = ``cumsum(x) - x``) folds away.
+markers that a reversed scan (``flip(cumsum(flip(x)))``: a scan from the end of the dim,
+``rscan_*`` in the DSL, nothing subtracted) or an exclusive scan (``cat([0, cumsum(x)[:-1]])``
+= ``cumsum(x) - x``) folds away.
 """
 
 from __future__ import annotations
@@ -77,8 +78,8 @@ def _norm_dims(x: Value, dims: Any) -> tuple[int, ...]:
 
 @rule("flip")
 def _flip(g: PrimGraph, a: dict) -> Value:
-    """Only a reversed scan, flip(cumsum(flip(x, d), d), d) = sum(x, d) - cumsum(x, d) + x,
-    is supported (and flip(flip(x)) = x); any other flip is data movement."""
+    """Only a reversed scan, flip(scan(flip(x, d), d), d) = the scan from the end of d, is
+    supported (and flip(flip(x)) = x); any other flip is data movement."""
     x = a["self"]
     dims = _norm_dims(x, a["dims"])
     if not dims:
@@ -89,12 +90,7 @@ def _flip(g: PrimGraph, a: dict) -> Value:
         inner = g.value(g.g.nodes[x.node]["args"][0])
         if g.op(inner) == "flip" and g.attr(inner, "dims") == dims:
             v = g.value(g.g.nodes[inner.node]["args"][0])
-            red = g.attr(x, "red")
-            if red != "sum":
-                raise Unsupported(f"a reversed cum{red} (flip + scan + flip) has no exact "
-                                  "DSL form; only a reversed cumsum is rewritten")
-            total = g.reduce("sum", v, [dims[0]], True)
-            return g.binary("add", g.binary("sub", total, g.scan("sum", v, dims[0])), v)
+            return g.scan(g.attr(x, "red"), v, dims[0], reverse=not g.attr(x, "reverse", False))
     return g.marker("flip", x, x.shape, dims=dims)
 
 

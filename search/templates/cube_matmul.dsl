@@ -11,7 +11,9 @@ def {name}({params}):
     ORDER = tunable(choice(row_major, col_major, swizzled), default=swizzled)
     GROUP = tunable(choice(2, 4, 8), default=4)            # block rows per swizzle group
     CORES = tunable(choice({cores}), default={cores_default})
-    for blk in blocks({a}, {b}, m=BM, n=BN{flags}, order=ORDER, group=GROUP, cores=CORES, acc_depth=ACCD):
+    TAIL = tunable(choice(0, 1), default={tail_default})                 # 1: split the last partial wave's blocks along N
+    for blk in blocks({a}, {b}, m=BM, n=BN{flags}, order=ORDER, group=GROUP, cores=CORES, acc_depth=ACCD,
+                      tail=TAIL):
         acc = accumulator(blk)
         for kk in k_stages(blk, k=KL1, depth=STAGES):
             a1 = to_l1({a_name}, kk)

@@ -1,4 +1,4 @@
-# pending: wrong at fp16 tolerance: the reference rounds the matmul to fp16 before the bias add, the fp32 epilogue does not, and the DSL casts to f16 only on a store (max abs err 0.0625 > atol=rtol=1e-3); mirroring the rounding in f32 still leaves 1-ulp flips from the accumulation order.
+# pending: wrong at fp16 tolerance on 1 element in ~24k: the reference rounds the product to fp16 before the bias add. The cube path's rounded candidate (workspace(f16), bias added after) mirrors that rounding (mean abs err 1.5e-6), but a 1-ulp flip of the product from a different fp32 accumulation order, at |a@b| in [8, 16), survives the bias add when the bias cancels most of it (got 5.67969, expected 5.67188 > atol+rtol*|e|): per-element 1e-3 of the final value cannot absorb an ulp of the larger intermediate.
 import torch
 import torch.nn as nn
 

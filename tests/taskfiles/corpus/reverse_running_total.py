@@ -1,4 +1,3 @@
-# pending: flip(cumsum(flip(x*x))) is lowered as row total minus the running prefix; the subtraction cancels at the row's tail (5 of 16352 elements off by up to 6.5% relative at 32x511): a reverse-order scan is needed.
 import torch
 
 

@@ -1,4 +1,3 @@
-# pending: fp32 A stored K x M (A.T @ B): the lowering loads fp32 A stored M x K only (the cube path needs a b32 transposing load into L0A; fp16/bf16 A.T works).
 import torch
 import torch.nn as nn
 

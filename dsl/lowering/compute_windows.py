@@ -1,0 +1,238 @@
+"""The vector compute pass on a ``windows`` loop (pooling): the taps loop, its staged input
+rows (per (kd, kh), or a ring per kd with ``reuse=True``), the separable fold
+(``combine=``) and the kw tap offset tables. Mixed into ``compute._Compute`` beside
+``ComputeOps``; statements, pools, queues and loads are the pass's own.
+"""
+
+from __future__ import annotations
+
+from .. import ir
+from ..names import mangle
+from ..parser import DslError
+from .compute_ops import CTYPE, NBYTES, Pool, cconst
+from .tiling import window_params
+
+
+class WindowOps:
+    """The pass provides emit, counter, indent, pools, queues, loop, p, unit, roles, tap,
+    init_lines, _queue, _new, _mask, _calc, _block and _release."""
+
+    def _taps_loop(self, s: ir.InnerLoop) -> None:
+        """Window offsets (kd, kh, kw). For each (kd, kh) the input rows the tile's output rows
+        need are staged once in UB (one segment per row, 'fill' outside the input, plus a
+        fill slot at the end); for each kw a vector of byte offsets (ow * stride - pad + kw,
+        or the fill slot) turns a staged row into the tap's values with one Gather."""
+        wpar = window_params(self.loop)
+        (kd, sd, pd), (kh, sh, ph), (kw, sw, pw) = wpar["D"], wpar["H"], wpar["W"]
+        x = self.loop.tensor
+        combine = self.loop.combine if self.loop.combine and _folds_taps(s, self.loop.combine) else ""
+        dtype = self.p.param(x).dtype
+        t = CTYPE[dtype]
+        U = self.unit
+        loads = [e for e in ir.body_exprs(s.body) if isinstance(e, ir.Load)]
+        fill = f"static_cast<{t}>({cconst(self.loop.fill)})"
+        if combine:  # the accumulator stage outlives the (kd, kh) loops
+            if "stage" not in self.pools:
+                self.pools["stage"] = Pool("stage", f"align_up(stageElems, 128) * {NBYTES[dtype]}", "stageBuf")
+            stage_acc = self.pools["stage"].get()
+            self.counter += 1
+            acc = f"sacc{self.counter}"
+            self.emit(f"LocalTensor<{t}> {acc} = {stage_acc.name}.Get<{t}>();")
+        reuse = self.loop.reuse  # the ring: stage once per kd (_stage_ring)
+        self.emit(f"for (int64_t kd = 0; kd < {kd}; ++kd) {{")
+        if not reuse:
+            self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
+        self.indent += 1
+        st = None
+        if loads:
+            q = self._queue(x, "inq", "stage")
+            self.roles[x] = "window_in"
+            self.counter += 1
+            st = f"st{self.counter}"
+            self.emit(f"LocalTensor<{t}> {st} = {q.name}.AllocTensor<{t}>();")
+            self.emit(f"const int64_t cs = c0 * {sw} - {pw};  // first input column of the segment")
+            self.emit(f"const int64_t g0 = {self._seg_start('cs > 0 ? cs : 0')};")
+            self.emit("const int64_t g1 = acx_min(cs + td_.segLen, td_.IW);")
+            self.emit("const int64_t pl = u / td_.OD;")
+            self.emit(f"const int64_t id = (u % td_.OD) * {sd} - {pd} + kd;")
+        if loads and reuse:
+            self._stage_ring(st, q.name, x, t, fill)
+            if not combine:
+                self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
+        elif loads:
+            self.emit("// tile rows whose input row ih = oh * SH - PH + kh exists: [lo, hi)")
+            self.emit(f"const int64_t ohMin = acx_max(0, ({ph} - kh + {sh - 1}) / {sh});")
+            self.emit(f"const int64_t ohMax = (td_.IH - 1 + {ph} - kh) / {sh};  // inclusive")
+            self.emit("const bool planeOk = id >= 0 && id < td_.ID && g1 > g0;")
+            self.emit("const int64_t lo = planeOk ? acx_min(r, acx_max(0, ohMin - oh0)) : r;")
+            self.emit("const int64_t hi = planeOk ? acx_max(lo, acx_min(r, ohMax - oh0 + 1)) : r;")
+            self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
+            self.emit("    if (ri < lo || ri >= hi) {")
+            self.emit(f"        Duplicate({st}[ri * td_.stW], {fill}, static_cast<int32_t>(td_.stW));")
+            self.emit("    } else {")
+            self.emit(f"        Duplicate({st}[ri * td_.stW + td_.stW - {U}], {fill}, {U});")
+            self.emit("    }")
+            self.emit("}")
+            self.emit("if (hi > lo) {  // one strided copy: input rows SH * IW apart")
+            self.emit(f"    const int64_t ih = (oh0 + lo) * {sh} - {ph} + kh;")
+            self.emit(f"    CopyRowsIn({st}[lo * td_.stW], {mangle('gm', x)}[((pl * td_.ID + id) * td_.IH + ih) * td_.IW + g0], "
+                      f"hi - lo, g1 - g0, {sh} * td_.IW, td_.stW);")
+            self.emit("}")
+            self.emit(f"{q.name}.EnQue({st});")
+            self.emit(f"{st} = {q.name}.DeQue<{t}>();")
+        elif reuse and not combine:
+            self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
+        if combine:  # separable: fold the (kd, kh) rows, then gather only the kw taps
+            fold = self._combine_ring if reuse else self._combine_stage
+            st = fold(acc, st, q.name, dtype, combine)
+            self.emit(f"const int64_t g0 = {self._seg_start(f'acx_max(0, c0 * {sw} - {pw})')};  // the segment's first input column")
+        fo = self._new("col", "f32")
+        mask, m = self._mask()
+        self.counter += 1
+        tbl = f"tapOff{self.counter}"  # kw tables of byte offsets, rebuilt only when they change
+        if loads:
+            self._calc(f"{tbl}Buf", f"{kw} * align_up(colElems, 128) * 4")
+            self.init_lines += [f"LocalTensor<int32_t> {tbl} = {tbl}Buf.Get<int32_t>();",
+                                f"int64_t {tbl}Key = -(static_cast<int64_t>(1) << 62);  // the chunk the tables were built for"]
+            a64 = "acx_align_up(wp, 64)"
+            sel = "SELMODE::VSEL_TENSOR_SCALAR_MODE"
+            self.emit("// an interior chunk (no padding, no right edge) has offsets c0 * SW - PW + ow * SW + kw - g0")
+            self.emit("// = ow * SW + kw whatever c0 is: its tables are shared; edge chunks key on c0")
+            self.emit(f"const bool inner{tbl} = c0 * {sw} >= {pw} && (c0 + wp - 1) * {sw} + {kw - 1} - {pw} < td_.IW;")
+            # interior chunks share tables per offset of their start below its 512 B alignment
+            self.emit(f"const int64_t key{tbl} = inner{tbl} ? -2 - (c0 * {sw} - {pw} - g0) : c0;")
+            self.emit(f"if (key{tbl} != {tbl}Key) {{")
+            self.emit(f"    {tbl}Key = key{tbl};")
+            self.emit(f"    for (int64_t kw = 0; kw < {kw}; ++kw) {{")
+            for line in [
+                f"CreateVecIndex({fo.cpp}, 0.0f, static_cast<uint32_t>(wp));",
+                f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(c0), static_cast<int32_t>(wp));",
+                f"Muls({fo.cpp}, {fo.cpp}, {float(sw)}f, static_cast<int32_t>(wp));",
+                f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(kw - {pw}), static_cast<int32_t>(wp));",
+                f"CompareScalar({m}, {fo.cpp}, 0.0f, CMPMODE::GE, {a64});",
+                f"Select({fo.cpp}, {m}, {fo.cpp}, -1.0f, {sel}, {a64});",
+                f"CompareScalar({m}, {fo.cpp}, static_cast<float>(td_.IW), CMPMODE::LT, {a64});",
+                f"Select({fo.cpp}, {m}, {fo.cpp}, -1.0f, {sel}, {a64});",
+                f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(-g0), static_cast<int32_t>(wp));",
+                f"CompareScalar({m}, {fo.cpp}, 0.0f, CMPMODE::GE, {a64});",
+                f"Select({fo.cpp}, {m}, {fo.cpp}, static_cast<float>(td_.stW - {U}), {sel}, {a64});",
+                f"Muls({fo.cpp}, {fo.cpp}, {float(NBYTES[dtype])}f, static_cast<int32_t>(wp));",
+                f"Cast({tbl}[kw * acx_align_up(wp, 128)], {fo.cpp}, RoundMode::CAST_RINT, static_cast<int32_t>(wp));",
+            ]:
+                self.emit("        " + line)
+            self.emit("    }")
+            self.emit("}")
+        self.emit(f"for (int64_t kw = 0; kw < {kw}; ++kw) {{")
+        self.indent += 1
+        # reuse: output row ri's kh-th input row is staged row ri * SH + kh
+        row = f"(ri * {sh} + kh)" if reuse and not combine else "ri"
+        self.tap = (st, f"{tbl}[kw * acx_align_up(wp, 128)]", t, row)
+        self._block(s.body, s.var)
+        self.indent -= 1
+        self.emit("}")
+        if reuse and not combine:
+            self.emit("}  // kh")
+        if st is not None and not combine:
+            self.emit(f"{self.queues[x].name}.FreeTensor({st});")
+        if reuse and not combine:
+            self.indent -= 1
+            self.emit("}  // kd")
+        elif not combine:
+            self.indent -= 1
+            self.emit("}")
+            self.emit("}")
+        self.pools["mask"].put(mask)
+        self._release(fo)
+        if combine:
+            self.pools["stage"].put(stage_acc)
+
+    def _seg_start(self, col: str) -> str:
+        """The first input column a staged segment starts at. 1-D windows: ``col`` aligned down
+        to 512 B when the rows are (IW a multiple of 512 B), so the copy starts 512 B aligned
+        in GM (full bandwidth; the stage's rows have room for the extra columns, see tiling)."""
+        if self.loop.dim != 1:
+            return col
+        a = 16 * self.unit
+        return f"(td_.IW % {a} == 0 ? ({col}) / {a} * {a} : ({col}))"
+
+    def _stage_ring(self, st: str, q: str, x: str, t: str, fill: str) -> None:
+        """windows(reuse=True): the (r - 1) * SH + KH input rows a tile of r output rows reads
+        at this kd, staged once (one copy, rows IW apart; ``fill`` for rows outside the input)
+        and read by every kh: each input row enters UB once per tile, not once per kh."""
+        wpar = window_params(self.loop)
+        (kh, sh, ph), U = wpar["H"], self.unit
+        self.emit(f"const int64_t ih0 = oh0 * {sh} - {ph};  // staged row j is input row ih0 + j")
+        self.emit(f"const int64_t rr = (r - 1) * {sh} + {kh};")
+        self.emit("const bool planeOk = id >= 0 && id < td_.ID && g1 > g0;")
+        self.emit("const int64_t jlo = planeOk ? acx_min(rr, acx_max(0, -ih0)) : rr;")
+        self.emit("const int64_t jhi = planeOk ? acx_max(jlo, acx_min(rr, td_.IH - ih0)) : rr;")
+        self.emit("for (int64_t j = 0; j < rr; ++j) {")
+        self.emit("    if (j < jlo || j >= jhi) {")
+        self.emit(f"        Duplicate({st}[j * td_.stW], {fill}, static_cast<int32_t>(td_.stW));")
+        self.emit("    } else {")
+        self.emit(f"        Duplicate({st}[j * td_.stW + td_.stW - {U}], {fill}, {U});")
+        self.emit("    }")
+        self.emit("}")
+        self.emit("if (jhi > jlo) {  // one copy: consecutive input rows")
+        self.emit(f"    CopyRowsIn({st}[jlo * td_.stW], {mangle('gm', x)}[((pl * td_.ID + id) * td_.IH + ih0 + jlo) * td_.IW + g0], "
+                  "jhi - jlo, g1 - g0, td_.IW, td_.stW);")
+        self.emit("}")
+        self.emit(f"{q}.EnQue({st});")
+        self.emit(f"{st} = {q}.DeQue<{t}>();")
+
+    def _combine_ring(self, acc: str, st: str, q: str, dtype: str, combine: str) -> str:
+        """windows(combine=..., reuse=True): fold the ring's rows ri * SH + kh into row ri of
+        the accumulator stage for every kh (one op per output row and kh), free the ring,
+        close the kd loop; the accumulator, as :meth:`_combine_stage` returns it."""
+        kh, sh, _ = window_params(self.loop)["H"]
+        api = {"sum": "Add", "max": "Max"}[combine]
+        self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
+        self.emit("    for (int64_t ri = 0; ri < r; ++ri) {")
+        self.emit(f"        const LocalTensor<{CTYPE[dtype]}> src = {st}[(ri * {sh} + kh) * td_.stW];")
+        self.emit("        if (kd == 0 && kh == 0) {")
+        self.emit(f"            DataCopy({acc}[ri * td_.stW], src, acx_align_up(td_.stW, {32 // NBYTES[dtype]}));")
+        self.emit("        } else {")
+        self.emit(f"            {api}({acc}[ri * td_.stW], {acc}[ri * td_.stW], src, static_cast<int32_t>(td_.stW));")
+        self.emit("        }")
+        self.emit("    }")
+        self.emit("}")
+        self.emit(f"{q}.FreeTensor({st});")
+        self.indent -= 1
+        self.emit("}  // kd")
+        return acc
+
+    def _combine_stage(self, acc: str, st: str, q: str, dtype: str, combine: str) -> str:
+        """windows(combine=sum|max): fold the (kd, kh) staged rows into one accumulator stage
+        (the first copied, the rest combined elementwise, each freed), close the (kd, kh)
+        loops and return the accumulator: the taps body then gathers kw taps of it only, so
+        a kd x kh x kw window costs kd * kh elementwise ops on the staged rows and kw
+        Gathers instead of kd * kh * kw Gathers. Exact for max; for sum the order of the
+        additions changes (rows first)."""
+        n = "static_cast<int32_t>(r * td_.stW)"
+        api = {"sum": "Add", "max": "Max"}[combine]
+        self.emit("if (kd == 0 && kh == 0) {")
+        self.emit(f"    DataCopy({acc}, {st}, acx_align_up(r * td_.stW, {32 // NBYTES[dtype]}));")
+        self.emit("} else {")
+        self.emit(f"    {api}({acc}, {acc}, {st}, {n});")
+        self.emit("}")
+        self.emit(f"{q}.FreeTensor({st});")
+        self.indent -= 1
+        self.emit("}")
+        self.emit("}")
+        return acc
+
+
+def _folds_taps(s: ir.InnerLoop, combine: str) -> bool:
+    """Whether a taps body is a fold with ``combine`` (each statement ``v = v + e`` /
+    ``v = maximum(v, e)`` with the loads in ``e``), the one form windows(combine=...) may
+    reorder; anything else is an error, not a silent change of meaning."""
+    op = {"sum": "add", "max": "max"}[combine]
+    loads = [e for e in ir.body_exprs(s.body) if isinstance(e, ir.Load)]
+    for st in s.body:
+        v = getattr(st, "value", None)
+        ok = isinstance(st, ir.Assign) and isinstance(v, ir.Binary) and v.op == op and \
+            isinstance(v.lhs, ir.Var) and v.lhs.name == st.target
+        if not ok:
+            raise DslError(f"windows(combine={combine}): the taps body must fold with {combine} "
+                           f"(acc = {'acc + e' if combine == 'sum' else 'maximum(acc, e)'})", s.loc)
+    return bool(loads)

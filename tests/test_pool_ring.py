@@ -1,0 +1,108 @@
+"""The ring of staged rows (``windows(..., reuse=True)``, lowered in
+``dsl/lowering/compute.py``): a tile's (r - 1) * SH + KH input rows are staged once per kd
+and every kh reads its row ri * SH + kh, so overlapping windows (stride < kernel) bring
+each input row into UB once per tile. Correct on 2-D and 3-D pools with padding, ragged
+tiles and chunks, planes shorter than a tile, fp32 and fp16, the task's and signed data; it
+moves fewer bytes than the per-kh staging (modeled faster); 1-D segments that start 512 B
+aligned (rows a multiple of 512 B) stay correct; with ``combine=`` (the separable
+fold) each output row folds its KH ring rows; the parser refuses a non-boolean value."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from ascendcraft.dsl.parser import DslError, parse
+from ascendcraft.search.builtin import propose
+
+from ascendcraft.evaluate import Evaluator, prepare
+from ascendcraft.status import Status
+from ascendcraft.tasks.registry import get_task
+
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is needed")
+
+
+def _cand(task, kind: str):
+    return next(c for c in propose(task) if c.name.endswith("/" + kind))
+
+
+@needs_gxx
+@pytest.mark.parametrize("name,shape,dtype,params", [
+    ("avg_pool2d", (2, 3, 19, 70), "fp16", {"CORES": 4, "CHUNK": 64, "ROWS": 4}),
+    ("max_pool2d", (2, 3, 19, 70), "fp32", {"CORES": 4, "CHUNK": 64, "ROWS": 4}),
+    ("max_pool2d", (2, 3, 5, 150), "fp16", {"CORES": 2, "CHUNK": 64, "ROWS": 32}),  # a tile > the plane
+    ("avg_pool2d", (3, 2, 33, 40), "fp32", {}),  # default tunables
+])
+@pytest.mark.parametrize("kind", ["ring", "separable_ring"])
+def test_the_ring_is_correct(name: str, shape: tuple, dtype: str, params: dict, kind: str) -> None:
+    task = get_task(name).with_shape(shape, dtype)
+    cand = _cand(task, kind)
+    assert "reuse=True" in cand.source
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
+    out = ev.evaluate(prepare(cand.name, cand.source), params, timing=False)
+    assert out.status is Status.OK, out.message
+
+
+@needs_gxx
+@pytest.mark.parametrize("name,dtype", [("avg_pool3d", "fp32"), ("max_pool3d", "fp16")])
+def test_the_separable_ring_in_3d_is_correct(name: str, dtype: str) -> None:
+    task = get_task(name).with_shape((2, 3, 9, 10, 70), dtype)
+    cand = _cand(task, "separable_ring")
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
+    for params in ({"CORES": 4, "CHUNK": 64, "ROWS": 4}, {}):
+        out = ev.evaluate(prepare(cand.name, cand.source), params, timing=False)
+        assert out.status is Status.OK, (params, out.message)
+
+
+@needs_gxx
+def test_the_ring_in_3d_is_correct() -> None:
+    # offered in 2-D only (see recipes._pool); the lowering is checked in 3-D too
+    task = get_task("max_pool3d").with_shape((2, 3, 9, 10, 70), "fp16")
+    src = _cand(task, "windows").source.replace("fill=-inf,", "fill=-inf, reuse=True,", 1)
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
+    out = ev.evaluate(prepare("ring3d", src), {"CORES": 4, "CHUNK": 64, "ROWS": 4}, timing=False)
+    assert out.status is Status.OK, out.message
+
+
+@needs_gxx
+def test_the_ring_reads_each_input_row_once_per_tile() -> None:
+    task = get_task("avg_pool2d").with_shape((4, 16, 128, 128), "fp32")
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,))
+    params = {"CORES": 8, "CHUNK": 64, "ROWS": 8}
+    us = {k: ev.time(ev.build(prepare(c.name, c.source), params))["modeled_us"]
+          for c in propose(task) for k in [c.name.rsplit("/", 1)[1]] if k in ("windows", "ring")}
+    assert us["ring"] < 0.85 * us["windows"], us  # 17/16 of the input staged instead of 3/2
+
+
+SRC = '''@kernel(category="pooling")
+def k(x: In[f32], out: Out[f32]):
+    for t in windows(x, dims=2, kernel=3, stride=2, padding=1, fill=0.0{kw}, rows=4, chunk=64):
+        acc = tile_fill(0.0)
+        for w in taps(t):
+            acc = acc + load(x, w)
+        store(out, t, acc)
+'''
+
+
+def test_reuse_is_a_boolean() -> None:
+    with pytest.raises(DslError, match="True or False"):
+        parse(SRC.format(kw=", reuse=1"))
+    parse(SRC.format(kw=", reuse=True"))
+    parse(SRC.format(kw=", combine=sum, reuse=True"))
+
+
+@needs_gxx
+@pytest.mark.parametrize("name,shape,dtype", [
+    ("avg_pool1d", (2, 3, 1024), "fp32"),  # rows a multiple of 512 B: segments start aligned
+    ("max_pool1d", (2, 3, 2048), "fp16"),
+    ("max_pool1d", (3, 2, 1000), "fp16"),  # rows that are not: the segment's own start
+])
+def test_1d_segments_aligned_to_512_bytes_stay_correct(name: str, shape: tuple, dtype: str) -> None:
+    # chunks of 64 outputs: every interior chunk starts 1 column past an aligned start, its
+    # tap tables shared per offset below the alignment
+    task = get_task(name).with_shape(shape, dtype)
+    cand = _cand(task, "windows")
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
+    for params in ({"CORES": 4, "CHUNK": 64}, {}):
+        out = ev.evaluate(prepare(cand.name, cand.source), params, timing=False)
+        assert out.status is Status.OK, (params, out.message)
