@@ -156,6 +156,16 @@ class _Checker:
             self.var_types[name] = top_scope[name]
         return chunked
 
+    def _row_access(self, e: ir.Expr, what: str, loop: ir.Loop, loop_var: str) -> None:
+        """A GM access at computed rows (gathers, index_add, broadcast rows): a plain rows
+        loop, at its variable or, when the rows are chunked, at the chunk."""
+        if loop.kind != "rows" or loop.axis >= 0 or loop.groups != 1:
+            raise DslError(f"{what} belongs to a plain rows loop", e.loc)
+        if e.at not in self.loop_space or e.at not in (loop_var, loop.var):
+            raise DslError(f"{what} at '{e.at}': use the rows variable or its chunk", e.loc)
+        if e.at == loop.var and any(isinstance(s, ir.InnerLoop) and s.kind == "chunks" for s in loop.body):
+            raise DslError(f"in a rows loop with column chunks, {what} is at the chunk", e.loc)
+
     def _check_loop_header(self, loop: ir.Loop) -> None:
         first = self.p.loop
         if loop is not first and (loop.kind, loop.tensor, loop.tile, loop.cores, loop.dim, loop.depth,
@@ -295,6 +305,31 @@ class _Checker:
             if self.p.param(e.index).dtype not in ("i32", "i64"):
                 raise DslError(f"pick(): index tensor '{e.index}' must be i32 or i64", e.loc)
             return VType("row", self.p.dtype_of(e.tensor))
+        if isinstance(e, ir.LoadRowsBcast):
+            d = self._expr(e.arg, scope, loop_var)
+            what = "load_rows_bcast(x, t, d)"
+            self._row_access(e, what, loop, loop_var)
+            if d.form != "scalar" or (d.space or "H") != "H":
+                raise DslError(f"{what}: d is a host scalar (sizes, constants)", e.loc)
+            return VType("tile", self.p.dtype_of(e.tensor), self.loop_space[e.at])
+        if isinstance(e, ir.IndexAddRows):
+            a = self._expr(e.arg, scope, loop_var)
+            what = "index_add_rows(acc, src, t, idx, dim)"
+            self._row_access(e, what, loop, loop_var)
+            if a.form != "tile" or a.dtype != "f32" or self.p.dtype_of(e.tensor) != "f32":
+                raise DslError(f"{what}: acc is an f32 tile and src an f32 tensor", e.loc)
+            if self.p.param(e.index).dtype not in ("i32", "i64"):
+                raise DslError(f"{what}: index tensor '{e.index}' must be i32 or i64", e.loc)
+            return VType("tile", "f32", self.loop_space[e.at])
+        if isinstance(e, (ir.GatherRows, ir.GatherCols)):
+            what = "gather_rows(x, t, idx, dim)" if isinstance(e, ir.GatherRows) else \
+                "select_cols(x, t, idx)" if e.shared else "gather_cols(x, t, idx)"
+            self._row_access(e, what, loop, loop_var)
+            if self.p.param(e.index).dtype not in ("i32", "i64"):
+                raise DslError(f"{what}: index tensor '{e.index}' must be i32 or i64", e.loc)
+            if self.p.dtype_of(e.tensor) not in ("f32", "f16", "bf16", "i32"):
+                raise DslError(f"{what}: '{e.tensor}' must be f32, f16, bf16 or i32", e.loc)
+            return VType("tile", self.p.dtype_of(e.tensor), self.loop_space[e.at])
         if isinstance(e, ir.Binary) and e.op == "pow":
             return self._scalar_expr(e, scope)
         if isinstance(e, ir.Extent):

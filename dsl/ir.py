@@ -271,6 +271,61 @@ class Pick(Expr):
 
 
 @dataclass(frozen=True)
+class GatherRows(Expr):
+    """``gather_rows(x, t, idx, dim)``: in a rows loop, row ``g`` of the tile is row
+    ``(g // K) * B + idx[g % K]`` of ``x`` viewed as rows of the loop's width, with
+    ``K = numel(idx)`` and ``B = size(x, dim)`` (index_select / embedding); an index outside
+    ``[0, B)`` stops the kernel (``Trap()``)."""
+
+    tensor: str
+    at: str
+    index: str
+    dim: int
+
+
+@dataclass(frozen=True)
+class GatherCols(Expr):
+    """``gather_cols(x, at, idx)``: in a rows loop over ``idx`` ([N, K]), element ``(g, j)`` is
+    ``x[g, idx[g, j]]`` with ``x`` seen as ``[N, size(x, -1)]`` (gather / take_along_dim on the
+    last dim); an index outside ``[0, size(x, -1))`` stops the kernel (``Trap()``), or with
+    ``wrap`` is taken modulo ``size(x, -1)`` as Python's ``%`` (take_along_dim's remainder)."""
+
+    tensor: str
+    at: str
+    index: str
+    wrap: bool = False
+    shared: bool = False  # select_cols(x, at, idx): one index list for every row, x[g, idx[j]]
+
+
+@dataclass(frozen=True)
+class IndexAddRows(Expr):
+    """``index_add_rows(acc, src, t, idx, dim)``: the tile ``acc`` of a rows loop over the
+    result (the loop's tensor seen as ``[O, B, W]`` around ``dim``, ``B`` its size on ``dim``)
+    plus, for every ``k`` in index order, row ``o * K + k`` of ``src`` added into row
+    ``o * B + idx[k]`` (index_add; ``K = numel(idx)``). Deterministic: each
+    result row is owned by one core and sums its matches in ascending ``k``; an index outside
+    ``[0, B)`` stops the kernel (``Trap()``)."""
+
+    arg: Expr
+    tensor: str
+    at: str
+    index: str
+    dim: int
+
+
+@dataclass(frozen=True)
+class LoadRowsBcast(Expr):
+    """``load_rows_bcast(x, at, d)``: in a rows loop, row ``g`` of the tile is row
+    ``(g // d) % R`` of ``x`` seen as ``R`` rows of the loop's width (``d`` a host scalar: a
+    product of sizes). An operand broadcast over the loop's leading dims on both sides of a
+    block of its own (``[A, 1, C]`` and ``[1, B, C]`` against ``[A, B, C]``)."""
+
+    arg: Expr
+    tensor: str
+    at: str
+
+
+@dataclass(frozen=True)
 class Index(Expr):
     """``g[i]`` (stop = i + 1) or ``g[a:b]`` on a group of per-row values (or members)."""
 
@@ -505,7 +560,8 @@ class Program:
 
 def walk_exprs(e: Expr):
     """Yield ``e`` and all its sub-expressions, depth first, operands before users."""
-    if isinstance(e, (Unary, LeakyRelu, Cast, RowReduce, GridReduce, RowLast, Index, Sinkhorn)):
+    if isinstance(e, (Unary, LeakyRelu, Cast, RowReduce, GridReduce, RowLast, Index, Sinkhorn,
+                      IndexAddRows, LoadRowsBcast)):
         yield from walk_exprs(e.arg)
     elif isinstance(e, Power):
         yield from walk_exprs(e.base)

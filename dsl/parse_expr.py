@@ -274,6 +274,35 @@ class ExprParser:
             want(3)
             return ir.Pick(loc, self._tensor_name(args[0], "in"), self._loop_var(args[1]),
                            self._tensor_name(args[2], "in"))
+        if f == "gather_rows":
+            want(4)
+            dim = self._static_int(args[3])
+            if not 0 <= dim < MAX_RANK:
+                raise DslError(f"gather_rows(x, t, idx, dim): dim is in 0..{MAX_RANK - 1}", loc)
+            return ir.GatherRows(loc, self._tensor_name(args[0], "in"), self._loop_var(args[1]),
+                                 self._tensor_name(args[2], "in"), dim)
+        if f == "index_add_rows":
+            want(5)
+            dim = self._static_int(args[4])
+            if not 0 <= dim < MAX_RANK:
+                raise DslError(f"index_add_rows(acc, src, t, idx, dim): dim is in 0..{MAX_RANK - 1}", loc)
+            return ir.IndexAddRows(loc, sub(0), self._tensor_name(args[1], "in"), self._loop_var(args[2]),
+                                   self._tensor_name(args[3], "in"), dim)
+        if f == "load_rows_bcast":
+            want(3)
+            return ir.LoadRowsBcast(loc, sub(2), self._tensor_name(args[0], "in"), self._loop_var(args[1]))
+        if f == "select_cols":
+            want(3)
+            return ir.GatherCols(loc, self._tensor_name(args[0], "in"), self._loop_var(args[1]),
+                                 self._tensor_name(args[2], "in"), shared=True)
+        if f == "gather_cols":
+            want(3, 4)
+            wrap = self._static_int(args[3]) if len(args) == 4 else 0
+            if wrap not in (0, 1):
+                raise DslError("gather_cols(x, t, idx, wrap): wrap is 0 (out of range stops the "
+                               "kernel) or 1 (indices taken modulo the row)", loc)
+            return ir.GatherCols(loc, self._tensor_name(args[0], "in"), self._loop_var(args[1]),
+                                 self._tensor_name(args[2], "in"), bool(wrap))
         if f == "sinkhorn":
             want(3)
             n, iters = self._static_int(args[1]), self._static_int(args[2])

@@ -7,7 +7,9 @@ that collide with registry ops but compute something else, unusual constructor s
 and every matmul form (mm, bmm, addmm, matmul, nn.Linear, transposed, batched against a shared
 matrix, matrix-vector, 1000 x 999 x 1001), int64 index results (argmax/argmin, max/min(dim),
 cummax/cummin indices, ties drawn on purpose), bool masks, one-element tensor inputs, PReLU and
-fp16/bf16 chains that must round as eager does. The slow test runs ``check`` on each; the fast ones
+fp16/bf16 chains that must round as eager does, gathers (index_select on
+several dims, embedding with padding_idx, x[idx], gather / take_along_dim on the last dim) and
+scatter-accumulates (index_add, the expanded-index scatter_add, into zeros and into a base). The slow test runs ``check`` on each; the fast ones
 pin the loader's reading of module state and the cube kernels the matmul files reach.
 """
 

@@ -421,9 +421,19 @@ class Task:
         return out
 
     def run_reference(self, inputs: Sequence[Any]) -> list[torch.Tensor]:
-        """Run the reference without autograd; always returns a list of tensors."""
-        with torch.no_grad():
-            out = self.reference(*inputs)
+        """Run the reference without autograd; always returns a list of tensors. A reference
+        that raises on these (real) inputs is the task's error, said as such: its forward
+        itself raises (e.g. an index input drawn outside the dim it indexes)."""
+        try:
+            with torch.no_grad():
+                out = self.reference(*inputs)
+        except Exception as e:  # noqa: BLE001 - one sentence naming the task's own failure
+            dims = ", ".join("x".join(map(str, i.shape)) or "()" for i in inputs
+                             if isinstance(i, torch.Tensor))
+            raise TaskError(f"Task {self.name!r}: the forward itself raises on real inputs "
+                            f"(shapes {dims}): {type(e).__name__}: {first_line(e)}. Fix the "
+                            "forward or the inputs get_inputs() draws (indices must lie inside "
+                            "the dims they index).") from None
         return as_tensor_list(out)
 
     def output_meta(self, shapes: Sequence[Shape] | None = None) -> list[tuple[Shape, torch.dtype]]:

@@ -272,6 +272,8 @@ def guess_category(
 _FIX_INIT = "Fix Model.__init__ so it accepts the values returned by get_init_inputs()."
 _FIX_FWD = ("Fix Model.forward so it runs on the inputs returned by get_inputs() "
             "(in that order).")
+_FIX_FWD_VALUES = ("Fix Model.forward, or make get_inputs() draw index tensors inside the dims "
+                   "they index (e.g. torch.randint(0, x.shape[d], ...)).")
 
 
 def _param_names(fn: Callable[..., Any], n: int, prefix: str) -> tuple[list[str], bool]:
@@ -463,6 +465,8 @@ def load_task_file(path: str | Path, name: str | None = None) -> Task:
         model_src = text
     in_shapes = [tuple(s.shape) for s in specs if s.is_tensor]
     task.category = guess_category(f"{path.stem}\n{model_src}", in_shapes, out_shapes)
+    if task.meta_ok and any(s.kind == "index" for s in specs):
+        _probe_on_cpu(task, path)
     if task.meta_ok:
         task = with_module_state(task)
     if not exact and init_values:
@@ -506,6 +510,41 @@ def _check_on_cpu(task: Task, path: Path, meta_err: Exception) -> list[tuple[int
     _output_shapes(out, path)
     task.meta_ok = False
     return []
+
+
+def _probe_on_cpu(task: Task, path: Path) -> None:
+    """Meta tensors carry no values, so a forward that indexes with its inputs' values (an
+    index out of range) runs there and raises only on real tensors: run it once on CPU at a
+    reduced shape set, and say that the forward itself raises."""
+    from .shapes import _assign, _groups
+
+    try:
+        shapes = _assign(task, _groups(task, "positional"), "regular", 1 << 14)
+        inputs = task.make_inputs(shapes, seed=0)
+    except Exception:  # noqa: BLE001 - no reduced set: the checker's own runs will tell
+        return
+    try:
+        with torch.no_grad():
+            task.reference(*inputs)
+    except Exception as e:  # noqa: BLE001
+        if task.total_bytes <= _PROBE_FULL_BYTES and _runs_at_task_shapes(task):
+            return  # only the reduced shapes break it (e.g. a clamp to a fixed size)
+        raise _located_error(path, "Model.forward itself (on real tensors; it runs on meta "
+                             "tensors, which carry no values)", e, _FIX_FWD_VALUES) from None
+
+
+_PROBE_FULL_BYTES = 64 << 20
+"""Inputs small enough to run a task's forward at its own shapes while loading it."""
+
+
+def _runs_at_task_shapes(task: Task) -> bool:
+    try:
+        inputs = task.make_inputs(list(task.shapes), seed=0)
+        with torch.no_grad():
+            task.reference(*inputs)
+    except Exception:  # noqa: BLE001
+        return False
+    return True
 
 
 def _output_shapes(out: Any, path: Path) -> list[tuple[int, ...]]:

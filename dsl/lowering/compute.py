@@ -300,6 +300,8 @@ class _Compute(GroupOps, WindowOps, ComputeOps):
                  if isinstance(s, ir.Assign) and isinstance(s.value, ir.GridReduce)]
         for g in grids:
             self.emit(f"float {mangle('p', g.target)} = {GRID_INIT[g.value.op]};  // this core's part of total_{g.value.op}")
+        if grids:
+            self._grid_acc_init(grids)
         self.emit("{")
         self.indent += 1
         granule = 16 * self.unit if loop.kind == "tiles" else self.unit  # see tiling.formulas
@@ -318,7 +320,24 @@ class _Compute(GroupOps, WindowOps, ComputeOps):
         self.indent -= 1
         self.emit("}")
         if grids:
+            self._grid_acc_read(grids)
             self._grid_combine(grids)
+
+    def _grid_acc_init(self, grids) -> None:
+        """A core's partials of a loop's total_* values stay in UB (one 32 B slot each), folded
+        by one vector op a tile; they are read into scalars once, after the loop."""
+        name = f"gaccBuf{self.grid_loops}"
+        self.extra_buffers.append(Buffer(name, "gacc", str(32 * len(grids))))
+        self.emit(f"LocalTensor<float> gacc{self.grid_loops} = {name}.Get<float>();")
+        self.grid_acc = {}
+        for i, g in enumerate(grids):
+            self.grid_acc[g.target] = f"gacc{self.grid_loops}[{8 * i}]"
+            self.emit(f"Duplicate(gacc{self.grid_loops}[{8 * i}], static_cast<float>({GRID_INIT[g.value.op]}), 8);")
+
+    def _grid_acc_read(self, grids) -> None:
+        self.emit("SyncVS();")
+        for i, g in enumerate(grids):
+            self.emit(f"{mangle('p', g.target)} = gacc{self.grid_loops}.GetValue({8 * i});")
 
     def _grid_combine(self, grids) -> None:
         """Every core writes its partials to its 32 B slot of the GM workspace; after SyncAll
@@ -466,11 +485,9 @@ class _Compute(GroupOps, WindowOps, ComputeOps):
         self.emit(f"LocalTensor<float> {work} = workBuf.Get<float>();")
         extra = ", false" if g.op != "sum" else ""
         self.emit(f"{REDUCE[g.op]}<float>({red}, {v.cpp}, {work}, static_cast<int32_t>({n}){extra});")
-        self.emit("SyncVS();")
-        cur, x = mangle("p", s.target), f"{red}.GetValue(0)"
-        expr = {"sum": f"{cur} + {x}", "max": f"acx_fmax({cur}, {x})", "min": f"acx_fmin({cur}, {x})"}[g.op]
-        self.emit(f"{cur} = {expr};")
-        self.emit("SyncSV();")
+        acc = self.grid_acc[s.target]
+        fold = {"sum": "Add", "max": "Max", "min": "Min"}[g.op]
+        self.emit(f"{fold}({acc}, {acc}, {red}, 1);  // folded on the vector pipe: no scalar round trip a tile")
         if v.temp:
             self._release(v)
 
@@ -676,6 +693,8 @@ class _Compute(GroupOps, WindowOps, ComputeOps):
                       "static_cast<uint32_t>(w));")
             self.emit("}")
             return d
+        if e.mode == "bcast" and self.loop.kind == "rows" and self.loop.axis < 0 and not self.tp.chunked:
+            return self._resident_bcast(e, dtype)
         form = {"tile": "tile", "bcast": "col", "per_row": "row"}[e.mode]
         q = self._queue(e.tensor, "inq", form)
         self.counter += 1
@@ -748,3 +767,26 @@ class _Compute(GroupOps, WindowOps, ComputeOps):
             else:
                 self.emit(f"CopyRowsOut({gm}[{off}], {name}, 1, cnt, cnt, cnt);")
         self.emit(f"{q.name}.FreeTensor({name});")
+
+    def _resident_bcast(self, e: ir.Load, dtype: str) -> Val:
+        """``load_bcast`` in a rows loop of whole rows reads the same row for every tile: it is
+        copied once per core (on the core's first tile) into a UB buffer of its own that stays
+        resident, instead of once per tile through a queue. The value is never a destination
+        (not a temporary), so no op writes over it."""
+        key = f"res:{e.tensor}"
+        buf = self.queues.get(key)
+        if buf is None:
+            buf = Buffer(mangle("res", e.tensor), "res", f"align_up(colElems, 128) * {NBYTES[dtype]}",
+                         tensor=e.tensor, dtype=dtype, form="col")
+            self.queues[key] = buf
+        self.roles[e.tensor] = "bcast"
+        t = CTYPE[dtype]
+        self.counter += 1
+        name = mangle(f"ld{self.counter}", e.tensor)
+        self.emit(f"LocalTensor<{t}> {name} = {buf.name}.Get<{t}>();")
+        self.emit("if (i == 0) {  // this core's first tile: the row stays resident for the rest")
+        self.emit(f"    CopyRowsIn({name}, {mangle('gm', e.tensor)}[0], 1, w, td_.W, wp);")
+        self.emit("    SetFlag<HardEvent::MTE2_V>(1); WaitFlag<HardEvent::MTE2_V>(1);")
+        self.emit("}")
+        return Val("col", dtype, name, buf, temp=False)
+

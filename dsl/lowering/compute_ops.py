@@ -165,6 +165,14 @@ class ComputeOps:
             return self._finish(v, hint, pre)
         if isinstance(e, ir.Pick):
             return self._pick(e, hint, pre)
+        if isinstance(e, ir.GatherRows):
+            return self._finish(self._gather_rows(e), hint, pre)
+        if isinstance(e, ir.GatherCols):
+            return self._gather_cols(e, hint, pre)
+        if isinstance(e, ir.IndexAddRows):
+            return self._index_add_rows(e, loop_var, hint, pre)
+        if isinstance(e, ir.LoadRowsBcast):
+            return self._finish(self._load_rows_bcast(e), hint, pre)
         if isinstance(e, ir.Scan):
             a = self._expr(e.arg, loop_var)
             carry = self._expr(e.carry, loop_var)
@@ -386,6 +394,120 @@ class ComputeOps:
         self.emit(f"    {d.cpp}.SetValue(ri, {mangle('gm', e.tensor)}.GetValue((gr + ri) * td_.W + ix));")
         self.emit("}")
         self.emit("SyncSV();")
+        return d
+
+    def _gather_field(self, name: str, e: ir.Numel) -> str:
+        """A tensor extent the gather needs, as a host tiling field (registered once)."""
+        if all(n != name for n, _ in self.host_scalars):
+            self.host_scalars.append((name, e))
+        return f"static_cast<int64_t>(td_.{name})"
+
+    def _gather_rows(self, e: ir.GatherRows) -> Val:
+        """Rows of ``x`` at indices read from GM: one scalar index read and one DataCopy per
+        row; an index outside [0, size(x, dim)) stops the kernel (Trap) before any read."""
+        dtype = self.p.param(e.tensor).dtype
+        self.roles[e.index] = "gather_index"
+        self.roles[e.tensor] = "gather_src"
+        k = self._gather_field(mangle("gk", e.index), ir.Numel(e.loc, e.index))
+        b = self._gather_field(f"{mangle('gb', e.tensor)}_{e.dim}", ir.Numel(e.loc, e.tensor, e.dim))
+        self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
+        return self._rows_by_copy(e.tensor, dtype, "gat", [
+            f"const int64_t gk = {k}, gb = {b};",
+            f"const int64_t ix = static_cast<int64_t>({mangle('gm', e.index)}.GetValue((gr + ri) % gk));",
+            "if (ix < 0 || ix >= gb) Trap();  // an index outside the gathered dim"],
+            "((gr + ri) / gk) * gb + ix")
+
+    def _rows_by_copy(self, tensor: str, dtype: str, prefix: str, head: list[str], row: str) -> Val:
+        """A tile whose row ri is row ``row`` of ``tensor`` (C++ over ri, after the ``head``
+        lines): one DataCopy per row into a tile of the tensor's input queue."""
+        q = self._queue(tensor, "inq", "tile")
+        self.counter += 1
+        name = mangle(f"{prefix}{self.counter}", tensor)
+        t = CTYPE[dtype]
+        self.emit(f"LocalTensor<{t}> {name} = {q.name}.AllocTensor<{t}>();")
+        self.emit("for (int64_t ri = 0; ri < r; ++ri) {  // one row per DataCopy")
+        for line in head:
+            self.emit(f"    {line}")
+        self.emit(f"    CopyRowsIn({name}[ri * wp], {mangle('gm', tensor)}[({row}) * td_.W + c0], 1, w, td_.W, wp);")
+        self.emit("}")
+        self.emit(f"{q.name}.EnQue({name});")
+        self.emit(f"{name} = {q.name}.DeQue<{t}>();")
+        return Val("tile", dtype, name, q, temp=True)
+
+    def _gather_cols(self, e: ir.GatherCols, hint: Val | None, pre) -> Val:
+        """x[g, idx[g, j]] per element of a rows tile over idx: a scalar read of the index and
+        of the element (scalar GM reads, the S pipe); an index outside [0, size(x, -1)) stops
+        the kernel (Trap) before the read."""
+        dtype = self.p.param(e.tensor).dtype
+        self.roles[e.index] = "gather_index" if e.shared else "tile"
+        if e.shared:
+            self._gather_field(mangle("gk", e.index), ir.Numel(e.loc, e.index))
+        self.roles[e.tensor] = "gather_src"
+        wx = self._gather_field(f"{mangle('gb', e.tensor)}_last", ir.Numel(e.loc, e.tensor, -1))
+        self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
+        d = self._dest("tile", dtype, hint, [], pre)
+        self.emit("SyncVS();")
+        self.emit("for (int64_t ri = 0; ri < r; ++ri) {  // one scalar read per gathered element")
+        self.emit(f"    const int64_t gw = {wx};")
+        self.emit("    for (int64_t j = 0; j < w; ++j) {")
+        at = "c0 + j" if e.shared else "(gr + ri) * td_.W + c0 + j"
+        self.emit(f"        const int64_t ix = static_cast<int64_t>({mangle('gm', e.index)}.GetValue({at}));")
+        if e.wrap:
+            self.emit("        const int64_t iw = ((ix % gw) + gw) % gw;  // modulo the row, as Python's %")
+        else:
+            self.emit("        if (ix < 0 || ix >= gw) Trap();  // an index outside the gathered dim")
+        self.emit(f"        {d.cpp}.SetValue(ri * wp + j, {mangle('gm', e.tensor)}.GetValue((gr + ri) * gw + "
+                  f"{'iw' if e.wrap else 'ix'}));")
+        self.emit("    }")
+        self.emit("}")
+        self.emit("SyncSV();")
+        return d
+
+    def _load_rows_bcast(self, e: ir.LoadRowsBcast) -> Val:
+        """Row (g // d) % R of x for each tile row g: one DataCopy per row (an operand
+        broadcast on both sides of its own block of leading dims)."""
+        dtype = self.p.param(e.tensor).dtype
+        self.roles[e.tensor] = "gather_src"
+        n = self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
+        div = self._scalar_cpp(e.arg)
+        return self._rows_by_copy(e.tensor, dtype, "bcr", [
+            f"const int64_t gd = static_cast<int64_t>({div}), gr_ = {n} / td_.W;",
+            "if (gd < 1 || gr_ < 1) Trap();  // a divisor or row count below 1"],
+            "((gr + ri) / gd) % gr_")
+
+    def _index_add_rows(self, e: ir.IndexAddRows, loop_var: str, hint: Val | None, pre) -> Val:
+        """acc plus the src rows whose index names each of the tile's rows, in ascending k:
+        every result row is summed by the one core that owns it, in one fixed order (no
+        atomics); each row reads all K indices (scalar GM reads) and stages each matching src
+        row with one DataCopy, added on the vector unit."""
+        a = self._expr(e.arg, loop_var)
+        d = self._dest("tile", "f32", hint, [a], pre)
+        if not _same_storage(d, a):
+            self._copy(d, a)
+        self._done([a], d)
+        self.roles[e.index] = "gather_index"
+        self.roles[e.tensor] = "gather_src"
+        k = self._gather_field(mangle("gk", e.index), ir.Numel(e.loc, e.index))
+        b = self._gather_field(f"{mangle('gb', self.loop.tensor)}_{e.dim}", ir.Numel(e.loc, self.loop.tensor, e.dim))
+        self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
+        q = self._queue(e.tensor, "inq", "tile")
+        self.counter += 1
+        st = mangle(f"sca{self.counter}", e.tensor)
+        self.emit("for (int64_t ri = 0; ri < r; ++ri) {  // this core's result rows, one at a time")
+        self.emit(f"    const int64_t gk = {k}, gb = {b};")
+        self.emit("    const int64_t go = (gr + ri) / gb, gi = (gr + ri) % gb;")
+        self.emit("    for (int64_t kk = 0; kk < gk; ++kk) {  // every index, in order")
+        self.emit(f"        const int64_t ix = static_cast<int64_t>({mangle('gm', e.index)}.GetValue(kk));")
+        self.emit("        if (ix < 0 || ix >= gb) Trap();  // an index outside the dim added into")
+        self.emit("        if (ix != gi) continue;")
+        self.emit(f"        LocalTensor<float> {st} = {q.name}.AllocTensor<float>();")
+        self.emit(f"        CopyRowsIn({st}, {mangle('gm', e.tensor)}[(go * gk + kk) * td_.W + c0], 1, w, td_.W, wp);")
+        self.emit(f"        {q.name}.EnQue({st});")
+        self.emit(f"        {st} = {q.name}.DeQue<float>();")
+        self.emit(f"        Add({d.cpp}[ri * wp], {d.cpp}[ri * wp], {st}, static_cast<int32_t>(w));")
+        self.emit(f"        {q.name}.FreeTensor({st});")
+        self.emit("    }")
+        self.emit("}")
         return d
 
     def _finish(self, v: Val, hint: Val | None, pre) -> Val:

@@ -162,8 +162,10 @@ def _kernel_class(tp: TypedProgram, plan: KernelPlan, spec: TilingSpec, depth: i
     L.append("        td_ = td;")
     for t in p.tensors:
         role = plan.roles.get(t.name, "tile")
+        size = {"gather_src": f"td.{mangle('gn', t.name)}", "gather_index": f"td.{mangle('gk', t.name)}"
+                }.get(role) or _gm_size(p, role)
         L.append(f"        {mangle('gm', t.name)}.SetGlobalBuffer(reinterpret_cast<__gm__ {CTYPE[t.dtype]}*>"
-                 f"({mangle('arg', t.name)}), static_cast<uint64_t>({_gm_size(p, role)}));")
+                 f"({mangle('arg', t.name)}), static_cast<uint64_t>({size}));")
     if plan.grid_loops:
         L.append("        gridGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(GetUserWorkspace(workspace)), "
                  "static_cast<uint64_t>(td.workspaceBytes / 4));")

@@ -22,14 +22,14 @@ from typing import Any
 
 import torch
 
-from . import rules_layout, rules_math, rules_nn, rules_reduce, rules_scan
+from . import rules_gather, rules_layout, rules_math, rules_nn, rules_reduce, rules_scan
 from .formulas import Rule
 from .prims import PrimGraph, Value
 from .trace import AtenGraph, Ref, Unsupported
 
 #: every decomposition rule, by ATen op (overload packet name)
 RULES: dict[str, Rule] = {}
-for _module in (rules_math, rules_layout, rules_reduce, rules_scan, rules_nn):
+for _module in (rules_math, rules_layout, rules_reduce, rules_scan, rules_nn, rules_gather):
     _clash = RULES.keys() & _module.RULES.keys()
     assert not _clash, f"{_module.__name__} redefines {sorted(_clash)}"
     RULES.update(_module.RULES)

@@ -34,7 +34,7 @@ import torch
 
 from ...tasks.task import Task
 from .names import doc_text, dsl_name
-from .patterns import Plan
+from .patterns import Plan, broadcast_rows_block
 from .prims import TRANSPARENT
 from .trace import Unsupported
 
@@ -53,11 +53,13 @@ RESERVED = {
     "i8", "u8", "bool", "i64", "TILE", "ROWS", "CHUNK", "CORES", "DEPTH", "total_sum",
     "total_max", "total_min", "numel", "size", "scan_sum", "scan_prod", "scan_max", "row_last",
     "rscan_sum", "rscan_prod", "rscan_max", "row_first",
-    "pick", "windows", "taps", "w", "position", "load_scalar",
+    "pick", "windows", "taps", "w", "position", "load_scalar", "gather_rows", "gather_cols",
+    "index_add_rows", "load_rows_bcast", "select_cols",
 }
 SCAN_INIT = {"sum": 0.0, "prod": 1.0, "max": -math.inf}
 #: ops whose value is never an eager fp16 rounding step (data, constants, masks)
-ROUND_EXEMPT = ("input", "const", "scalar", "extent", "position", "index", "pick", "cmp", "ind")
+ROUND_EXEMPT = ("input", "const", "scalar", "extent", "position", "index", "pick", "cmp", "ind",
+                "gather", "gather_cols")
 MAX_INLINE_DEPTH = 12
 SCAN_LANES = 64  # segments of the blocked scan in the "-blocked" structures
 
@@ -229,6 +231,36 @@ class Emitter:
             e = f"pick({self.param[self.pg.attr(x, 'index')]}, t, " \
                 f"{self.param[self.pg.attr(idx, 'index')]})"
             return e if self.pg.attr(x, "dtype") == torch.float32 else f"cast({e}, f32)"
+        if op == "gather":
+            x, idx = self.args(n)
+            idx = self.pg.g.nodes[idx]
+            while idx["op"] == "view":
+                idx = self.pg.g.nodes[idx["args"][0]]
+            e = f"gather_rows({self.param[self.pg.attr(x, 'index')]}, {scope.at}, " \
+                f"{self.param[idx['index']]}, {d['dim']})"
+            return e if self.pg.attr(x, "dtype") == torch.float32 else f"cast({e}, f32)"
+        if op == "index_add":
+            acc, src, idx = self.args(n)
+            idx = self.pg.g.nodes[idx]
+            while idx["op"] == "view":
+                idx = self.pg.g.nodes[idx["args"][0]]
+            a = bare(self.ex(acc, scope))
+            if self.form(acc) != "t":
+                a = f"tile_fill(0.0) + {a}"
+            return (f"index_add_rows({a}, {self.param[self.pg.attr(src, 'index')]}, {scope.at}, "
+                    f"{self.param[idx['index']]}, {d['dim']})")
+        if op == "gather_cols":
+            x, idx = self.args(n)
+            if self.pg.attr(n, "shared"):
+                leaf = self.pg.g.nodes[idx]
+                while leaf["op"] == "view":
+                    leaf = self.pg.g.nodes[leaf["args"][0]]
+                e = f"select_cols({self.param[self.pg.attr(x, 'index')]}, {scope.at}, " \
+                    f"{self.param[leaf['index']]})"
+            else:
+                e = f"gather_cols({self.param[self.pg.attr(x, 'index')]}, {scope.at}, " \
+                    f"{self.param[self.pg.attr(idx, 'index')]}, {int(self.pg.attr(n, 'wrap'))})"
+            return e if self.pg.attr(x, "dtype") == torch.float32 else f"cast({e}, f32)"
         if self.form(n) == "g":
             if not scope.top:
                 raise AssertionError("whole-tensor scalars are named before the loop uses them")
@@ -277,6 +309,9 @@ class Emitter:
         f = self.form(n)
         if f == "s":  # a one-element tensor: a kernel scalar, already f32
             return f"load_scalar({name})"
+        if f == "r":  # rows broadcast on both sides of a block of leading dims
+            e = f"load_rows_bcast({name}, {scope.at}, {self.rows_divisor(n)})"
+            return e if d["dtype"] == torch.float32 else f"cast({e}, f32)"
         if f in ("t", "w"):
             e = f"load({name}, {scope.at})"
         elif f == "c":
@@ -288,6 +323,20 @@ class Emitter:
         if d["dtype"] != torch.float32:
             e = f"cast({e}, f32)"
         return e
+
+    def rows_divisor(self, n: int) -> str:
+        """The host product of the loop tensor's sizes between an operand's block of dims
+        and its row dims (load_rows_bcast's d)."""
+        dom = self.plan.domain
+        ref = self.outputs[dom.ref] if dom.on_output else self.param[dom.ref]
+        o = tuple(self.plan.pg.outputs[dom.ref].shape) if dom.on_output else \
+            tuple(self.task.inputs[dom.ref].shape)
+        w = math.prod(o[len(o) - dom.dim:])
+        block = broadcast_rows_block(self.pg.attr(n, "real"), o, w)
+        if block is None:
+            raise AssertionError("a row-broadcast operand without its block of dims")
+        _, i1, k = block
+        return " * ".join(f"size({ref}, {j})" for j in range(i1, k)) or "1.0"
 
     # ------------------------------------------------------------ scopes
     def needed(self, roots: list[int], scope: Scope) -> tuple[list[int], list[int]]:
@@ -302,6 +351,11 @@ class Emitter:
                 continue
             op = self.pg.op(n)
             if op in ("const", "scalar", "extent", "index"):
+                continue
+            if op in ("gather", "gather_cols", "index_add"):  # reads its tensor and indices itself
+                seen.add(n)
+                if op == "index_add":
+                    stack.append(self.args(n)[0])
                 continue
             if self.form(n) == "g":
                 raise AssertionError("whole-tensor scalars are named before the loop")

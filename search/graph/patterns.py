@@ -260,13 +260,14 @@ def _elementwise_domains(ref: int, shape: Shape, on_output: bool, pg: PrimGraph,
 def domain_candidates(pg: PrimGraph, live: list[int], task: Task, shapes: Sequence[Shape]
                       ) -> list[Domain]:
     """Loops that could run this graph, best first (checked afterwards by form inference)."""
-    used = {pg.attr(n, "index") for n in live if pg.op(n) == "input"}
+    src = gather_sources(pg, live)
+    used = {pg.attr(n, "index") for n in live if pg.op(n) == "input" and n not in src}
     inputs = _tensor_inputs(task, shapes, used)
     keyed = [n for n in live if pg.op(n) in ("reduce", "scan", "pool")]
     found = [k for k in (_loop_key(pg, n) for n in keyed) if k is not None]
     if not found:
         full = max((math.prod(pg.attr(n, "real")) for n in live
-                    if pg.op(n) not in ("index", "pick")), default=1)
+                    if pg.op(n) not in ("index", "pick") and n not in src), default=1)
         refs = [i for i in inputs if math.prod(shapes[i]) == full]
         if refs:
             return _elementwise_domains(refs[0], tuple(shapes[refs[0]]), False, pg, live, shapes)
@@ -306,6 +307,14 @@ def domain_candidates(pg: PrimGraph, live: list[int], task: Task, shapes: Sequen
                 p = math.prod(s[len(s) - d:])
                 if p % ext[0] == 0 and p > ext[0]:
                     return [Domain("rows", i, d, p // ext[0])]
+    gathers = [n for n in live if pg.op(n) in ("gather", "gather_cols")]
+    if gathers:
+        shape = list(pg.attr(gathers[0], "shape"))
+        raise Unsupported(f"a {kind} reduction of a gathered value (index_select / embedding / "
+                          f"gather of shape {shape}): a kernel loop runs over the shape of an "
+                          "input or output tensor and reads gathered rows as its tiles, and no "
+                          "tensor has the gathered shape; it is served when the gather is the "
+                          "result or is combined elementwise")
     what = (f"rows of {ext[0]} elements" if kind == "rows" else
             f"an axis of {ext[1]} between {ext[0]} outer and {ext[2]} inner elements")
     raise Unsupported(f"the reduction runs over {what} of a reshaped view, which does not line "
@@ -491,8 +500,8 @@ def _position_form(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int],
                       f"neither the row of the {domain.describe(ref_shape)} loop nor its step axis")
 
 
-def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[Shape]
-                ) -> tuple[dict[int, str], set[int]]:
+def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[Shape],
+                bcast_rows: bool = False) -> tuple[dict[int, str], set[int]]:
     """The form of every live node in ``domain`` (raises Unsupported when one has none)."""
     ref_shape = domain.shape(shapes, pg)
     ext = domain.extents(ref_shape)
@@ -522,10 +531,19 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                               "(a partial broadcast)")
 
     alive = set(live)
+    src = gather_sources(pg, live)
     for n in live:
         d = pg.g.nodes[n]
         op = d["op"]
         args = d["args"]
+        if n in src:
+            forms[n] = "x"  # read by gather_rows only, never loaded as a tile
+            continue
+        if op in ("gather", "gather_cols", "index_add"):
+            if op == "index_add" and forms[args[0]] not in ("t", "s"):
+                raise Unsupported("index_add into a value that is not a full tile of the loop")
+            forms[n] = _gather_form(pg, n, domain, ext)
+            continue
         if op == "input":
             m = math.prod(d["real"])
             if kind == "windows":
@@ -544,6 +562,8 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                 f = "o"
             elif m == 1:
                 f = "s"  # one element read from GM as a kernel scalar (load_scalar)
+            elif bcast_rows and kind == "rows" and broadcast_rows_block(d["real"], ref_shape, ext["W"]):
+                f = "r"  # whole rows, each loop row reading row (g // d) % R (load_rows_bcast)
             else:
                 raise Unsupported(f"input {d['name']!r} of shape {list(d['shape'])} does not fit "
                                   f"the {domain.describe(ref_shape)} loop: it is neither full "
@@ -570,7 +590,7 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
         if op in ("flip", "slice"):
             raise Unsupported(f"a {op} (data movement) that is not part of a reversed or "
                               "exclusive cumsum has no DSL form")
-        if any(forms[a] == "i" for a in args) and op != "pick":
+        if any(forms[a] in ("i", "x") for a in args) and op != "pick":
             raise Unsupported("an integer index tensor is used in arithmetic (integer tensors "
                               "are read only as nll_loss / cross-entropy class targets)")
         if op in TRANSPARENT:
@@ -626,7 +646,7 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
             _check_loop_reduce(pg, n, domain, ext, ref_shape)
             forms[n] = "o"
             continue
-        fs = [forms[a] for a in args]
+        fs = ["t" if forms[a] == "r" else forms[a] for a in args]  # row-broadcast rows are tiles
         nonscalar = {f for f in fs if f not in ("s", "g")}
         if "g" in fs and kind == "windows":
             raise Unsupported("a whole-tensor result used in a windows loop")
@@ -669,7 +689,7 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
         if f != "s" and not uniform:
             o = pg.attr(n, "real")
             for a in args:
-                fa = forms[a]
+                fa = "t" if forms[a] == "r" else forms[a]
                 if fa in ("s", "g") or fa == f or math.prod(pg.attr(a, "real")) == 1:
                     continue
                 if not _fits(fa, pg.attr(a, "real"), o, domain, ext):
@@ -679,6 +699,58 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                                       + " broadcast")
         forms[n] = f
     return forms, materialize
+
+
+def gather_sources(pg: PrimGraph, live: Sequence[int]) -> set[int]:
+    """Inputs read only as the gathered tensor of gathers (``gather_rows``), not as tiles."""
+    alive = set(live)
+    out = set()
+    for n in live:
+        users = [u for u in pg.g.successors(n) if u in alive]
+        if pg.op(n) == "input" and users and all(_reads_as_source(pg, u, n) for u in users):
+            out.add(n)
+    return out
+
+
+def broadcast_rows_block(p: Shape, o: Shape, w: int) -> tuple[int, int, int] | None:
+    """``(i0, i1, k)`` when an operand of real shape ``p`` against a rows loop over ``o``
+    (rows: the dims from ``k`` on, ``w`` elements) has the loop's row dims and, before them,
+    one block ``[i0, i1)`` of the loop's dims with 1 elsewhere: loop row ``g`` reads its row
+    ``(g // prod(o[i1:k])) % prod(o[i0:i1])`` ([A, 1, C] and [1, B, C] against [A, B, C])."""
+    p = _pad(p, len(o))
+    for k in range(len(o)):
+        if math.prod(o[k:]) != w or tuple(p[k:]) != tuple(o[k:]):
+            continue
+        lead = [i for i in range(k) if p[i] != 1]
+        if not lead:
+            return None
+        i0, i1 = lead[0], lead[-1] + 1
+        if all(p[i] == o[i] for i in range(i0, i1)) and i1 < k:
+            return i0, i1, k
+        if all(p[i] == o[i] for i in range(i0, i1)) and i0 > 0:
+            return i0, i1, k
+    return None
+
+
+def _reads_as_source(pg: PrimGraph, u: int, n: int) -> bool:
+    """Whether ``u`` reads input ``n`` only as its gathered (or index-added) tensor."""
+    args = pg.g.nodes[u]["args"]
+    if pg.op(u) in ("gather", "gather_cols"):
+        return args[0] == n and args[1] != n
+    return pg.op(u) == "index_add" and args[1] == n and n not in (args[0], args[2])
+
+
+def _gather_form(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int]) -> str:
+    """A gather is a tile of a plain rows loop whose row is the gathered tensor's row."""
+    d = pg.g.nodes[n]
+    x = pg.g.nodes[d["args"][0]]
+    row = d["shape"][-1] if d["op"] == "gather_cols" else math.prod(x["shape"][d["dim"] + 1:])
+    if d["op"] == "index_add":
+        row = math.prod(d["shape"][d["dim"] + 1:])
+    if domain.kind != "rows" or domain.groups != 1 or ext["W"] != row or \
+            math.prod(d["shape"]) != ext["full"]:
+        raise Unsupported(f"a gather of rows of {row} elements outside a rows loop over them")
+    return "t"
 
 
 def grid_levels(pg: PrimGraph, live: list[int], forms: dict[int, str]) -> dict[int, int]:
@@ -693,8 +765,8 @@ def grid_levels(pg: PrimGraph, live: list[int], forms: dict[int, str]) -> dict[i
 
 
 def make_plan(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[Shape],
-              out_dtypes: Sequence[torch.dtype]) -> Plan:
-    forms, materialize = infer_forms(pg, live, domain, shapes)
+              out_dtypes: Sequence[torch.dtype], bcast_rows: bool = False) -> Plan:
+    forms, materialize = infer_forms(pg, live, domain, shapes, bcast_rows)
     ref_shape = domain.shape(shapes, pg)
     ext = domain.extents(ref_shape)
     if domain.kind == "windows":
@@ -739,10 +811,13 @@ def analyse(task: Task, pgs: Sequence[PrimGraph], shape_sets: Sequence[Sequence[
     live = live_nodes(pgs[0])
     candidates = domain_candidates(pgs[0], live, task, shape_sets[0])
     errors: list[Unsupported] = []
-    for dom in candidates:
+    # operands read as broadcast rows (one DataCopy a row) only when no loop serves them
+    # otherwise: a last resort, after every candidate has failed without them
+    for dom, bcast_rows in [(d, False) for d in candidates] + [(d, True) for d in candidates
+                                                              if d.kind == "rows"]:
         try:
             exprs = shape_exprs(pgs, live, dom, shape_sets, task)
-            plans = [make_plan(pg, live, dom, shapes, out_dtypes)
+            plans = [make_plan(pg, live, dom, shapes, out_dtypes, bcast_rows)
                      for pg, shapes in zip(pgs, shape_sets, strict=True)]
             for p in plans[1:]:
                 if p.forms != plans[0].forms:
@@ -753,6 +828,7 @@ def analyse(task: Task, pgs: Sequence[PrimGraph], shape_sets: Sequence[Sequence[
         except Unsupported as e:
             errors.append(e)
     # a per-channel candidate, else the first rows one, explains broadcasts better than tiles
+    errors = errors[:len(candidates)]
     chan = [e for d, e in zip(candidates, errors, strict=True) if d.kind == "channels"]
     raise chan[0] if chan else errors[min(1, len(errors) - 1)]
 

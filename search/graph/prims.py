@@ -379,6 +379,30 @@ class PrimGraph:
         shape = x.shape[:1]
         return self._add("pick", (x, idx), shape, shape, x.dtype)
 
+    def gather(self, x: Value, idx: Value, dim: int, shape: Shape) -> Value:
+        """Rows of the task input ``x`` along ``dim`` at the elements of ``idx`` (see
+        :mod:`.rules_gather`)."""
+        return self._add("gather", (x, idx), tuple(shape), tuple(shape), x.dtype, dim=dim)
+
+    def gather_cols(self, x: Value, idx: Value, wrap: bool = False, shared: bool = False) -> Value:
+        """``x[..., idx[..., j]]`` along the last dim (``wrap``: indices modulo the row;
+        ``shared``: one 1-D index list for every row, ``x[..., idx[j]]``; see
+        :mod:`.rules_gather`)."""
+        shape = tuple(x.shape[:-1]) + (math.prod(idx.shape),) if shared else tuple(idx.shape)
+        return self._add("gather_cols", (x, idx), shape, shape, x.dtype, wrap=bool(wrap),
+                         shared=bool(shared))
+
+    def index_add(self, base: Value, src: Value, idx: Value, dim: int) -> Value:
+        """``base`` with the rows of the task input ``src`` added at the rows ``idx`` names
+        along ``dim`` (see :mod:`.rules_gather`)."""
+        shape = tuple(base.shape)
+        return self._add("index_add", (base, src, idx), shape, shape, torch.float32, dim=dim)
+
+    def index_mod(self, idx: Value, mod: int) -> Value:
+        """An index input modulo ``mod`` (read only by a gather that wraps)."""
+        # the modulus is a size: kept as the (signature-free) value, so reduced shapes match
+        return self._add("index_mod", (idx,), idx.shape, idx.shape, idx.dtype, value=int(mod))
+
     def pool(self, red: str, a: Value, kernel: Sequence[int], stride: Sequence[int],
              padding: Sequence[int], out_shape: Shape) -> Value:
         a = self.as_float(a)

@@ -570,6 +570,13 @@ inline int64_t GetSubBlockIdx() { return 0; }
 inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) { return workspace; }
 inline GM_ADDR GetSysWorkSpacePtr() { return nullptr; }
 inline int64_t GetTaskRation() { return 1; }
+// Trap(): the kernel stops itself (documented: NPU mode interrupts the AI Core, CPU mode is an
+// assert). A failed run with one line, never undefined behaviour: the lowering calls it when
+// a data check fails (an index input's value outside the dim it indexes).
+[[noreturn]] inline void Trap() {
+    acx::Fail("Trap(): the kernel stopped itself on a failed data check (an index value outside "
+              "the dim it indexes: a gather or scatter index out of range)");
+}
 
 template <pipe_t pipe>
 inline void PipeBarrier() {

@@ -1,4 +1,3 @@
-# pending: [1, B, C] against [A, 1, C] needs a per-step operand of a slabs loop, which the DSL has no load for (graph frontend: input 'p' [64, 1, 256] does not fit the rows(dims=1) loop).
 import torch
 import torch.nn as nn
 
