@@ -169,15 +169,15 @@ class _Checker:
     def _check_loop_header(self, loop: ir.Loop) -> None:
         first = self.p.loop
         if loop is not first and (loop.kind, loop.tensor, loop.tile, loop.cores, loop.dim, loop.depth,
-                                  loop.groups, loop.axis) != (first.kind, first.tensor, first.tile,
-                                                              first.cores, first.dim, first.depth,
-                                                              first.groups, first.axis):
+                                  loop.groups, loop.axis, loop.step_rows) != (
+                first.kind, first.tensor, first.tile, first.cores, first.dim, first.depth,
+                first.groups, first.axis, first.step_rows):
             raise DslError("every distribution loop of a kernel has the same header as the first "
                            f"({first.kind}({first.tensor}, ...) with the same sizes): the loops share "
                            "one tiling", loop.loc)
         if loop.kind == "slabs" and loop.dim < 0:
             raise DslError("slabs(dim=...) takes a non-negative axis", loop.loc)
-        for size in (loop.tile, loop.cores):
+        for size in (loop.tile, loop.cores, loop.step_rows):
             if isinstance(size, str) and size not in {t.name for t in self.p.tunables}:
                 raise DslError(f"'{size}' is not a tunable", loop.loc)
 

@@ -410,6 +410,7 @@ class Loop:
     fill: float = 0.0  # windows: the value read outside the input (padding)
     combine: str = ""  # windows: "sum"/"max" = the taps fold with it, (kd, kh) rows combined first
     reuse: bool = False  # windows(reuse=True): the tile's input rows staged once per kd, all kh read them
+    step_rows: str | int | None = None  # slabs(rows=R): R steps of K per copy, folded after the steps
 
 
 @dataclass(frozen=True)

@@ -312,7 +312,7 @@ class _Parser(ExprParser, BlocksParser):
         tensor = self._tensor_name(call.args[0], workspace=self.cube)
         allowed = {"tiles": {"tile", "cores", "depth"},
                    "rows": {"rows", "cores", "depth", "dims", "groups", "axis"},
-                   "slabs": {"dim", "tile", "cores", "depth"},
+                   "slabs": {"dim", "tile", "cores", "depth", "rows"},
                    "windows": {"dims", "kernel", "stride", "padding", "rows", "chunk", "cores", "depth",
                                "fill", "combine", "reuse"}}[kind]
         kw = {}
@@ -391,8 +391,9 @@ class _Parser(ExprParser, BlocksParser):
         self.loop_vars[var] = kind
         body = self._block(st.body, var, kind)
         del self.loop_vars[var]  # sequential distribution loops may reuse the name
+        step_rows = self._size(kw["rows"]) if kind == "slabs" and "rows" in kw else None
         return ir.Loop(kind, var, tensor, tile, cores, dim, depth, tuple(body), loc, groups, axis,
-                       window, chunk, fill, combine, reuse)
+                       window, chunk, fill, combine, reuse, step_rows)
 
     def _size(self, node: ast.AST) -> str | int:
         if isinstance(node, ast.Name):

@@ -389,7 +389,9 @@ def _middim(c: _Ctx) -> list[Candidate]:
             f"store(out, t, cast(m + log(s), {T}))"]
         return [c.cand("slabs", _render(c, "slabs_steps", body, dim=dim, doc=f"{n} over axis {dim}.")),
                 c.cand("slabs_online", _render(c, "slabs_steps", online, dim=dim,
-                                               doc=f"{n} over axis {dim}, max and sum in one pass."))]
+                                               doc=f"{n} over axis {dim}, max and sum in one pass.")),
+                c.cand("slabs_rows_online", _render(c, "slabs_blocked", online, dim=dim,
+                                                    doc=f"{n} over axis {dim}, max and sum in one pass."))]
     elif n == "rms_norm_nchw":
         eps = c.param("eps", 1e-5)
         body = ["s = tile_fill(0.0)", "for k in steps(t):", f"    a = {ld}", "    s = s + a * a",
@@ -398,7 +400,11 @@ def _middim(c: _Ctx) -> list[Candidate]:
     else:
         raise ProposerError(f"no strided recipe for {n}")
     src = _render(c, "slabs_steps", body, dim=dim, doc=f"{n} over axis {dim}.")
-    return [c.cand("slabs", src)]
+    if n not in bodies:
+        return [c.cand("slabs", src)]
+    # beside it: several steps a copy, folded in partial rows (slabs(rows=...), see the template)
+    blocked = _render(c, "slabs_blocked", body, dim=dim, doc=f"{n} over axis {dim}.")
+    return [c.cand("slabs", src), c.cand("slabs_rows", blocked)]
 
 
 MIDDIM = ("max_middim", "sum_dim", "mean_dim", "min_dim", "prod_dim", "logsumexp_dim", "rms_norm_nchw")

@@ -32,6 +32,7 @@ from .compute_ops import (  # noqa: F401 - the pass's types and tables, re-expor
     cconst,
 )
 from .compute_windows import WindowOps
+from .step_folds import FOLD_OP, blocked, blocked_slab_tile, step_folds
 from .support import check_cube_supported, check_vector_supported
 
 
@@ -304,7 +305,10 @@ class _Compute(GroupOps, WindowOps, ComputeOps):
         self.emit("{")
         self.indent += 1
         granule = 16 * self.unit if loop.kind == "tiles" else self.unit  # see tiling.formulas
-        for line in loop_header(loop.kind, self.tp.chunked or self.after_cube, granule, stride=not self.after_cube):
+        header = loop_header(loop.kind, self.tp.chunked or self.after_cube, granule, stride=not self.after_cube)
+        if blocked(loop):
+            header = header[:-1] + blocked_slab_tile(self.unit)
+        for line in header:
             self.emit(line)
         self.indent += 1
         self._block(loop.body, loop.var)
@@ -413,6 +417,8 @@ class _Compute(GroupOps, WindowOps, ComputeOps):
                 return "static_cast<float>(td_.vW)"
             return "static_cast<float>(td_.A * td_.W)" if self.loop.kind == "rows" else "static_cast<float>(td_.K)"
         if isinstance(e, ir.Position):  # the step of a slabs steps loop
+            if blocked(self.loop):
+                raise DslError("position(k) is one step; slabs(rows=...) copies several: drop rows=", e.loc)
             return "static_cast<float>(k)"
         if isinstance(e, ir.ScalarLoad):  # element 0 of a one-element input, a scalar GM read
             self.roles[e.tensor] = "scalar_in"
@@ -539,17 +545,52 @@ class _Compute(GroupOps, WindowOps, ComputeOps):
         elif s.kind == "taps":
             self._taps_loop(s)
             return
+        elif blocked(self.loop):
+            folds = step_folds(s, self.def_id, self.carried)
+            self.emit("for (int64_t k0 = 0; k0 < td_.K; k0 += td_.stepRows) {  // stepRows steps a copy")
+            self.indent += 1
+            self.emit("const int64_t kb = acx_min(td_.stepRows, td_.K - k0);")
+            self.emit("const int64_t cnt = kb * cntp;  // rows k0 .. k0 + kb of the accumulators")
         else:
             self.emit("for (int64_t k = td_.K - 1; k >= 0; --k) {" if s.reverse else "for (int64_t k = 0; k < td_.K; ++k) {")
             self.indent += 1
         self._block(s.body, s.var)
         self.indent -= 1
         self.emit("}")
+        if s.kind == "steps" and blocked(self.loop):
+            self._fold_step_rows(s, folds)
         if s.kind == "chunks" and self.loop.axis >= 0:
             self.indent -= 1
             self.emit("}")
         self.hoisted = outer_hoisted
         self._drop_row_blocks(outer_blocks)
+
+    def _fold_step_rows(self, s: ir.InnerLoop, folds: list[tuple[int, str, str]]) -> None:
+        """After a blocked steps loop: each accumulator's stepRows partial rows folded into
+        every row. A rescaled sum (partial row j relative to its own max m_j) is first scaled
+        by exp(m_j - M) to the folded max M: the online log-sum-exp's merge."""
+        by_name = {st.target: self.def_id[id(st)] for st in s.body if isinstance(st, ir.Assign)}
+        saved = {}
+        for _, _, rel in folds:
+            if rel and rel not in saved:
+                m = self.live_defs[by_name[rel]]
+                saved[rel] = self._new("tile", "f32")
+                self.emit(f"Muls({saved[rel].cpp}, {m.cpp}, 1.0f, cnt);  // the partial maxima m_j")
+        for d, op, rel in folds:
+            if not rel:
+                self.emit(f"AcxFoldRows<{FOLD_OP[op]}>({self.live_defs[d].cpp}, td_.stepRows, cntp);")
+        for d, _, rel in folds:
+            if rel:
+                mj, big, acc = saved[rel].cpp, self.live_defs[by_name[rel]].cpp, self.live_defs[d].cpp
+                self.emit("PipeBarrier<PIPE_V>();")
+                self.emit(f"Sub({mj}, {mj}, {big}, cnt);")
+                self.emit("PipeBarrier<PIPE_V>();")
+                self.emit(f"Exp({mj}, {mj}, cnt);")
+                self.emit("PipeBarrier<PIPE_V>();")
+                self.emit(f"Mul({acc}, {acc}, {mj}, cnt);")
+                self.emit(f"AcxFoldRows<ACX_ADD>({acc}, td_.stepRows, cntp);")
+        for v in saved.values():
+            self.pools["tmp"].put(v.buf)
 
     def _hoist_row_scalars(self, s: ir.InnerLoop) -> None:
         """Per-row values defined before a chunks loop (and not updated in it) that combine with
@@ -636,6 +677,8 @@ class _Compute(GroupOps, WindowOps, ComputeOps):
             self.roles[tensor] = "outer"
             return "a * td_.B + b0"
         self.roles[tensor] = "step"
+        if blocked(loop):
+            return "(a * td_.K + k0) * td_.B + b0"
         return "(a * td_.K + k) * td_.B + b0"
 
     def _load(self, e: ir.Load) -> Val:
@@ -666,10 +709,19 @@ class _Compute(GroupOps, WindowOps, ComputeOps):
             self.emit(f"CopyRowsIn({name}, {gm}, 1, w, td_.W, wp);")
         elif e.mode == "per_row":
             self.emit(f"CopyRowsIn({name}, {gm}, 1, r, r, td_.rowElems);")
+        elif blocked(self.loop) and self.roles.get(e.tensor) == "step":
+            self.emit(f"CopyRowsIn({name}, {gm}, kb, bcnt, td_.B, cntp);  // kb steps in one copy")
+        elif blocked(self.loop):
+            self.emit(f"CopyRowsIn({name}, {gm}, 1, bcnt, bcnt, bcnt);")
         else:
             self.emit(f"CopyRowsIn({name}, {gm}, 1, cnt, cnt, cnt);")
         self.emit(f"{q.name}.EnQue({name});")
         self.emit(f"{name} = {q.name}.DeQue<{t}>();")
+        if blocked(self.loop) and self.roles.get(e.tensor) == "outer":  # as tall as the steps' rows
+            if dtype not in ("f32", "f16", "i32"):
+                raise DslError(f"slabs(rows=...): '{e.tensor}' ({dtype}) is loaded at the slab; rows= "
+                               "repeats such loads with Muls (f32, f16, i32 only): drop rows=", e.loc)
+            self.emit(f"AcxRepeatRows({name}, td_.stepRows, cntp);")
         return Val(form, dtype, name, q, temp=True)
 
     def _store(self, s: ir.Store, loop_var: str) -> None:
@@ -708,7 +760,12 @@ class _Compute(GroupOps, WindowOps, ComputeOps):
             self.emit(f"CopyRowsOut({gm}[gr * td_.OW + c0], {name}, r, w, td_.OW, wp);")
         else:
             off = self._gm_offset(s.tensor, s.at, "tile")
-            self.emit(f"CopyRowsOut({gm}[{off}], {name}, 1, cnt, cnt, cnt);")
+            if blocked(self.loop) and self.roles.get(s.tensor) == "step":  # kb steps in one copy
+                self.emit(f"CopyRowsOut({gm}[{off}], {name}, kb, bcnt, td_.B, cntp);")
+            elif blocked(self.loop):  # row 0 of the folded rows
+                self.emit(f"CopyRowsOut({gm}[{off}], {name}, 1, bcnt, bcnt, bcnt);")
+            else:
+                self.emit(f"CopyRowsOut({gm}[{off}], {name}, 1, cnt, cnt, cnt);")
         self.emit(f"{q.name}.FreeTensor({name});")
 
     def _resident_bcast(self, e: ir.Load, dtype: str) -> Val:

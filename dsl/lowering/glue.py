@@ -349,3 +349,37 @@ __aicore__ inline void AcxRowApply(const LocalTensor<T>& dst, const LocalTensor<
 }
 
 """.strip("\n") + "\n\n" + ROW_COPIES
+
+
+# slabs(rows=R): an accumulator of R partial rows folded into every row, after its steps loop.
+FOLD_ROWS = r"""
+// rows partial rows of an accumulator (UB row stride wp) folded pairwise into row 0 (a tree of
+// ceil(log2(rows)) vector ops, each on half the remaining rows), then row 0 copied back over
+// the others (doubling) so every row holds the whole fold: later code reads any row alike.
+// Row 0 copied over rows 1 .. rows - 1 (doubling): a one-row value of the tile (a load at the
+// slab) made as tall as the blocked steps' values it meets.
+template <typename T>
+__aicore__ inline void AcxRepeatRows(const LocalTensor<T>& acc, int64_t rows, int64_t wp) {
+    for (int64_t have = 1; have < rows;) {
+        const int64_t m = acx_min(have, rows - have);
+        PipeBarrier<PIPE_V>();
+        Muls(acc[have * wp], acc, static_cast<T>(1.0f), static_cast<int32_t>(m * wp));
+        have += m;
+    }
+    PipeBarrier<PIPE_V>();
+}
+template <int OP, typename T>
+__aicore__ inline void AcxFoldRows(const LocalTensor<T>& acc, int64_t rows, int64_t wp) {
+    for (int64_t h = rows; h > 1;) {
+        const int64_t half = h / 2, keep = h - half;
+        const int32_t n = static_cast<int32_t>(half * wp);
+        PipeBarrier<PIPE_V>();
+        if (OP == ACX_ADD) Add(acc, acc, acc[keep * wp], n);
+        else if (OP == ACX_MUL) Mul(acc, acc, acc[keep * wp], n);
+        else if (OP == ACX_MAX) Max(acc, acc, acc[keep * wp], n);
+        else Min(acc, acc, acc[keep * wp], n);
+        h = keep;
+    }
+    AcxRepeatRows(acc, rows, wp);
+}
+"""

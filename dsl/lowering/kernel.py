@@ -12,7 +12,7 @@ from ..checker import TypedProgram, check_program
 from ..names import mangle, op_name, size_expr, size_value
 from ..parser import DslError, parse
 from .compute import CTYPE, KernelPlan, plan_kernel, unit_elems
-from .glue import ALIGN_PRELUDE, emulator_entries, ub_init, ub_members
+from .glue import ALIGN_PRELUDE, FOLD_ROWS, emulator_entries, ub_init, ub_members
 from .tiling import TilingSpec, camel, formulas, host_expr, render_header
 
 ROLE = {"inq": "in", "outq": "out"}  # buffer kind -> UB member role (else a VECCALC buffer)
@@ -151,7 +151,8 @@ def _kernel_class(tp: TypedProgram, plan: KernelPlan, spec: TilingSpec, depth: i
     """Pass 2 (init) wrapped around the compute body of pass 3."""
     p = tp.program
     cls = f"Kernel{camel(op_name(p.name))}"
-    L: list[str] = [ALIGN_PRELUDE, "", f"constexpr int32_t DEPTH = {depth};  // queue depth: 2 = double buffering", ""]
+    blocked = p.loop is not None and p.loop.kind == "slabs" and p.loop.step_rows is not None
+    L: list[str] = [ALIGN_PRELUDE + (FOLD_ROWS if blocked else ""), "", f"constexpr int32_t DEPTH = {depth};  // queue depth: 2 = double buffering", ""]
     L.append("template <typename TilingT>")
     L.append(f"class {cls} {{")
     L.append("public:")

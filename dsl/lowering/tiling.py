@@ -124,7 +124,8 @@ def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -
         ("blockDim", f"max(1, min({cores}, items))"),
         ("baseItems", "floor_div(items, blockDim)"),
         ("bigCores", "items - baseItems * blockDim"),
-        ("tileElems", "tileLen"),
+    ] + ([("stepRows", f"max(1, min({size_expr(loop.step_rows)}, K))"), ("tileElems", "stepRows * tileLen")]
+         if loop.step_rows is not None else [("tileElems", "tileLen")]) + [
         ("rowElems", "0"),
         ("colElems", "0"),
         ("workElems", "align_up(ceil_div(tileElems, 8), 64)"),

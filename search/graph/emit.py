@@ -98,8 +98,11 @@ class Emitter:
         self.pg = plan.pg
         self.task = task
         # "<structure>-blocked": the same program with blocked scans (scan_*(v, carry, lanes))
-        self.structure, _, variant = structure.partition("-")
+        structure, _, variant = structure.partition("-")
         self.lanes = SCAN_LANES if variant == "blocked" else 0
+        # "slabs_rows" is slabs with several steps a copy (slabs(rows=...)), written alike
+        self.blocked = structure == "slabs_rows"
+        self.structure = "slabs" if self.blocked else structure
         self.kind = plan.domain.kind
         self.lines: list[str] = []
         self.taken: set[str] = set()
@@ -499,6 +502,9 @@ class Emitter:
             head = (f"for t in windows({ref}, dims={a['dims']}, kernel={a['kernel'][0]}, "
                     f"stride={a['stride'][0]}, padding={a['padding'][0]}, fill={fill}, "
                     f"rows=ROWS, chunk=CHUNK, {tail}):")
+        elif self.blocked:  # defaults as the recipes' slabs_blocked template
+            tun = ["TILE = tunable(pow2(32, 4096), default=64)", "ROWS = tunable(pow2(1, 256), default=64)"]
+            head = f"for t in slabs({ref}, dim={dom.dim}, tile=TILE, rows=ROWS, {tail}):"
         else:
             tun = ["TILE = tunable(pow2(64, 16384), default=2048)"]
             head = f"for t in slabs({ref}, dim={dom.dim}, tile=TILE, {tail}):"
@@ -727,6 +733,8 @@ def bare(e: str) -> str:
 def structures(plan: Plan) -> list[str]:
     """Sensible structures for a plan, best guess first."""
     kind = plan.domain.kind
+    if kind == "slabs" and not any(plan.pg.op(n) in ("scan", "position") for n in plan.order):
+        return ["slabs", "slabs_rows"]  # folds and stores only: also several steps a copy
     if kind in ("tiles", "slabs", "channels", "windows"):
         return [kind]
     w = plan.domain.extents(plan.full_shape)["W"]
