@@ -178,3 +178,30 @@ def test_trace_only_8gib_add_is_fast(add_so):
     tiles = 48 * -(-(n // 48 + 1) // 8192)
     assert calls >= tiles * 13
     assert dt < 30
+
+
+ALIGN_SRC = r"""
+#include <cstdio>
+#include "kernel_operator.h"
+int main() {
+    // start, pitch, bursts -> flags (bit0: 512 B aligned, bit1: 32 B aligned)
+    std::printf("%d %d %d %d %d\n", acx::GmAlignFlags2(0, 4092, 1), acx::GmAlignFlags2(0, 4092, 8),
+                acx::GmAlignFlags2(0, 4096, 8), acx::GmAlignFlags2(0, 4000, 8),
+                acx::GmAlignFlags2(512, 1024, 3));
+    return 0;
+}
+"""
+
+
+def test_a_multi_burst_move_is_as_aligned_as_its_start_and_its_pitch(tmp_path):
+    """Model 2.1: a copy of rows with a 4092 B pitch is unaligned even when its first row
+    starts on 512 B (the vector path judged the start alone before; the cube path did not)."""
+    src = tmp_path / "align.cpp"
+    src.write_text(ALIGN_SRC)
+    exe = tmp_path / "align"
+    subprocess.run(["g++", "-std=c++17", f"-I{INCLUDE_DIR}", str(src), "-o", str(exe)], check=True)
+    one, rows_4092, rows_4096, rows_4000, rows_1024 = map(int, subprocess.check_output([str(exe)], text=True).split())
+    assert one == 3 and rows_4096 == 3 and rows_1024 == 3  # a single burst: its start decides
+    assert rows_4092 == 0 and rows_4000 == 2  # 4092 B: not even 32 B; 4000 B: 32 B only
+    ops = (INCLUDE_DIR / "acx_ops.h").read_text()
+    assert ops.count("GmAlignFlags2(") == 4  # DataCopy and DataCopyPad with bursts, both ways

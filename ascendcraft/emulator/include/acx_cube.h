@@ -21,11 +21,6 @@ inline void EmitCube(uint8_t pipe, uint16_t op, uint8_t dtype, uint8_t dtype2, u
     r.k = k;
     Emit(r);
 }
-// Alignment flags of a multi-burst GM access: every burst start shares the alignment of
-// both the start offset and the stride.
-inline uint8_t GmAlignFlags2(uint64_t off, uint64_t stride, uint64_t bursts) {
-    return bursts > 1 ? (uint8_t)(GmAlignFlags(off) & GmAlignFlags(stride)) : GmAlignFlags(off);
-}
 constexpr uint32_t M_CUBE_IO = M_F16 | M_BF16 | M_F32 | M_I8 | M_U8 | M_I16 | M_U16 | M_I32 | M_U32;
 template <class T>
 inline void CubeOperand(const char* api, const char* role, const LocalTensor<T>& t, int mem, uint32_t align,

@@ -85,7 +85,8 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     uint64_t off = acx::CheckGm(src.gm_, src.Addr(), sext, api);
     acx::EmitGmMove(acx::P_MTE2, l1 ? acx::OP_DATA_COPY_GM2L1 : acx::OP_DATA_COPY_GM2UB, acx::DT<T>::id, p.blockCount,
                     burst * p.blockCount, burst * p.blockCount / sizeof(T), src.gm_, off,
-                    (uint64_t)(p.blockLen + p.srcStride) * 32, acx::GmAlignFlags(off));
+                    (uint64_t)(p.blockLen + p.srcStride) * 32,
+                    acx::GmAlignFlags2(off, (uint64_t)(p.blockLen + p.srcStride) * 32, p.blockCount));
     if (acx::TraceOnly()) return;
     for (uint32_t i = 0; i < p.blockCount; i++)
         std::memcpy((uint8_t*)dst.ptr() + (uint64_t)i * (p.blockLen + p.dstStride) * 32,
@@ -119,7 +120,8 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     uint8_t at = acx::Cur().atomic;
     acx::EmitGmMove(acx::P_MTE3, acx::OP_DATA_COPY_UB2GM, acx::DT<T>::id, p.blockCount, burst * p.blockCount,
                     burst * p.blockCount / sizeof(T), dst.gm_, off, (uint64_t)(p.blockLen + p.dstStride) * 32,
-                    acx::GmAlignFlags(off) | (at ? acx::TF_ATOMIC : 0));
+                    acx::GmAlignFlags2(off, (uint64_t)(p.blockLen + p.dstStride) * 32, p.blockCount) |
+                        (at ? acx::TF_ATOMIC : 0));
     if (acx::TraceOnly()) return;
     for (uint32_t i = 0; i < p.blockCount; i++)
         acx::GmStore((T*)((uint8_t*)dst.ptr_ + (uint64_t)i * (p.blockLen + p.dstStride) * 32),
@@ -189,7 +191,7 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
     uint64_t off = acx::CheckGm(src.gm_, src.Addr(), sext, api);
     uint64_t payload = (uint64_t)p.blockCount * p.blockLen;
     acx::EmitGmMove(acx::P_MTE2, acx::OP_DATA_COPY_PAD_GM2UB, acx::DT<T>::id, p.blockCount, payload, payload / sz, src.gm_, off, sstep,
-                    acx::GmAlignFlags(off));
+                    acx::GmAlignFlags2(off, sstep, p.blockCount));
     if (acx::TraceOnly()) return;
     for (uint32_t i = 0; i < p.blockCount; i++) {
         uint8_t* d = (uint8_t*)dst.ptr() + i * dstep;
@@ -214,7 +216,7 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
     uint8_t at = acx::Cur().atomic;
     uint64_t payload = (uint64_t)p.blockCount * p.blockLen;
     acx::EmitGmMove(acx::P_MTE3, acx::OP_DATA_COPY_PAD_UB2GM, acx::DT<T>::id, p.blockCount, payload, payload / sz, dst.gm_, off, dstep,
-                    acx::GmAlignFlags(off) | (at ? acx::TF_ATOMIC : 0));
+                    acx::GmAlignFlags2(off, dstep, p.blockCount) | (at ? acx::TF_ATOMIC : 0));
     if (acx::TraceOnly()) return;
     for (uint32_t i = 0; i < p.blockCount; i++)
         acx::GmStore((T*)((uint8_t*)dst.ptr_ + i * dstep), (const T*)((const uint8_t*)src.ptr() + i * sstep), p.blockLen / sz, at);

@@ -281,6 +281,12 @@ inline uint8_t GmAlignFlags(uint64_t off) {
     if (off % 32 == 0) f |= TF_GM_ALIGN32;
     return f;
 }
+// Alignment flags of a multi-burst GM access (the vector and the cube path alike): every
+// burst start shares the alignment of both the start offset and the stride, so a copy of
+// rows whose pitch is not 512 B aligned is charged as unaligned even when its first row is.
+inline uint8_t GmAlignFlags2(uint64_t off, uint64_t stride, uint64_t bursts) {
+    return bursts > 1 ? (uint8_t)(GmAlignFlags(off) & GmAlignFlags(stride)) : GmAlignFlags(off);
+}
 
 // Arena of a memory kind for the current core (allocated on first use; none in trace-only mode).
 inline uint8_t* Arena(CoreState& c, int mem) {
