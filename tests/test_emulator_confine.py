@@ -496,16 +496,18 @@ def test_check_killed_mid_timing_leaves_no_process_and_no_file(tmp_path):
     through the parent-death signal, stdin EOF and a parent poll) has killed the emulator
     child and removed the caller's run directories; nothing of it is left. The trace
     never touches $TMPDIR (it is summarised in the child's memory).
-    avg_pool3d at its default full shape, fully simulated ($ASCENDCRAFT_FULL_SIM), traces for seconds (an emulator
-    child alive for over a second is that run: the correctness runs take milliseconds);
-    ``--shape`` is not used because the CLI then also checks correctness at that shape."""
+    The corpus's 8 GiB bf16 add, timed at its full shape (2^31 elements: the emulator child
+    traces every tile, for many seconds however fast the machine; an emulator child alive
+    for over a second is that run, the correctness runs at reduced shapes take
+    milliseconds). A registry op at its default shape no longer traces for a second on an
+    idle machine."""
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp)}
     env.pop("ASCENDCRAFT_MAX_TRACE_RECORDS", None)
     env.pop("ASCENDCRAFT_MAX_TRACE_BYTES", None)
-    env["ASCENDCRAFT_FULL_SIM"] = "1"  # every loop iteration traced: the run lasts, however fast the kernel
-    cli = subprocess.Popen([sys.executable, "-c", CHECK, "check", "--op", "avg_pool3d"], preexec_fn=_shell_signals, env=env,
+    task = Path(__file__).parent / "taskfiles" / "corpus" / "big_add_8gib_bf16.py"
+    cli = subprocess.Popen([sys.executable, "-c", CHECK, "check", "--task", str(task)], preexec_fn=_shell_signals, env=env,
                            cwd=tmp_path, start_new_session=True, stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE)
     roots = [tmp, rundir.shm_root()]
