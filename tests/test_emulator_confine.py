@@ -497,15 +497,15 @@ def test_check_killed_mid_timing_leaves_no_process_and_no_file(tmp_path):
     child and removed the caller's run directories; nothing of it is left. The trace
     never touches $TMPDIR (it is summarised in the child's memory).
     The corpus's 8 GiB bf16 add, timed at its full shape (2^31 elements: the emulator child
-    traces every tile, for many seconds however fast the machine; an emulator child alive
-    for over a second is that run, the correctness runs at reduced shapes take
-    milliseconds). A registry op at its default shape no longer traces for a second on an
+    traces every tile, about a second on an idle machine; an emulator child alive for
+    0.3 s is that run, the correctness runs at reduced shapes take milliseconds). A registry op at its default shape no longer traces for a second on an
     idle machine."""
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp)}
     env.pop("ASCENDCRAFT_MAX_TRACE_RECORDS", None)
     env.pop("ASCENDCRAFT_MAX_TRACE_BYTES", None)
+    env["ASCENDCRAFT_FULL_SIM"] = "1"  # the parent simulates every record too: a longer run
     task = Path(__file__).parent / "taskfiles" / "corpus" / "big_add_8gib_bf16.py"
     cli = subprocess.Popen([sys.executable, "-c", CHECK, "check", "--task", str(task)], preexec_fn=_shell_signals, env=env,
                            cwd=tmp_path, start_new_session=True, stdout=subprocess.DEVNULL,
@@ -516,9 +516,9 @@ def test_check_killed_mid_timing_leaves_no_process_and_no_file(tmp_path):
         def tracing() -> bool:
             assert cli.poll() is None, f"check ended before timing: {cli.stderr.read().decode()[-2000:]}"
             assert not [t for d in _scratch_of(cli.pid, [tmp]) for t in d.iterdir()], "a file in $TMPDIR"
-            return _long_running_child(cli.pid, 1.0)
+            return _long_running_child(cli.pid, 0.3)
 
-        _wait_until(tracing, 240, "the timing run's emulator child to run for a second")
+        _wait_until(tracing, 240, "the timing run's emulator child to run for 0.3 s")
         tree = _descendants(cli.pid)
         assert len(tree) >= 2, f"expected the fork server and the emulator child: {tree}"
         assert _scratch_of(cli.pid, roots)  # its run directories exist now
