@@ -24,6 +24,8 @@ import traceback
 from pathlib import Path
 from typing import Any, NoReturn
 
+from .version import MODEL_VERSION
+
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 DEFAULT_SOC = "Ascend910B2"
@@ -139,7 +141,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         from .app.timing import timing_kind
 
         kind = timing_kind(best.timing)
-        how = "" if kind == "measured" else f" (emulator trace + {report.soc} model), not measured"
+        how = ("" if kind == "measured"
+               else f" (emulator trace + {report.soc} model {MODEL_VERSION}), not measured")
         print(f"  best: {best.candidate} — timing is {kind}{how}")
         print("  pipe utilisation: " + ", ".join(f"{k} {v * 100:.0f}%" for k, v in best.timing["pipes"].items()))
     for line in report.llm_lines:
@@ -182,7 +185,7 @@ def _check_folder(args: argparse.Namespace) -> int:
 
 def _not_measured(kind: str | None) -> str:
     """The reminder that a time is not a measurement, unless it is one."""
-    return "" if kind == "measured" else ", not measured"
+    return "" if kind == "measured" else f", model {MODEL_VERSION}, not measured"
 
 
 def _kind_word(timing: dict[str, Any]) -> str:
