@@ -30,14 +30,16 @@ def source_revision() -> str | None:
     A bench report names it so a figure can be traced to the code that produced it."""
     root = Path(__file__).resolve().parent.parent
     try:
-        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
-                              capture_output=True, text=True, timeout=10)
-        if head.returncode != 0:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel",
+                               "--short=12", "HEAD"], capture_output=True, text=True, timeout=10)
+        lines = head.stdout.split("\n")
+        # an installed package inside someone else's repository is not that repository's code
+        if head.returncode != 0 or len(lines) < 2 or Path(lines[0]).resolve() != root:
             return None
         dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
                                 "--untracked-files=no"],
                                capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
-    rev = head.stdout.strip()
+    rev = lines[1].strip()
     return f"{rev}-dirty" if dirty.returncode == 0 and dirty.stdout.strip() else rev or None
