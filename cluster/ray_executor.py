@@ -159,6 +159,9 @@ class RayExecutor:
                 else:
                     _quiet_default_auth_notice()
                     ray.init(
+                        # a new instance of our own, even when another Ray runs on this
+                        # machine (without it ray.init joins that one and refuses num_cpus)
+                        address="local",
                         num_cpus=self.workers,
                         include_dashboard=False,
                         log_to_driver=False,

@@ -167,3 +167,19 @@ def test_tune_joins_the_cluster_named_by_ray_address(cluster, tmp_path):
     alive = {n.node_id for n in nodes.values() if n.any_processes_alive()}
     ran_on = {r["worker"].rsplit(" ", 1)[-1] for r in rows if r["evaluated"]}
     assert ran_on and ran_on <= alive, (ran_on, alive)
+
+
+def test_a_local_executor_starts_its_own_instance_beside_a_running_cluster(cluster):
+    """With a Ray cluster already running on this machine and no address given (the user's
+    ``ray start`` or another tuner), the executor starts an instance of its own: Ray's
+    ``ray.init`` would otherwise join that cluster and refuse ``num_cpus``."""
+    import os
+    import subprocess
+
+    code = ("from ascendcraft.cluster.ray_executor import RayExecutor\n"
+            "ex = RayExecutor(1)\nex.start()\nprint(ex.capacity)\nex.close()\n")
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=180, env=env)
+    assert run.returncode == 0 and run.stdout.strip() == "1", run.stderr[-2000:]
+    assert "Started a local Ray instance" in run.stderr
