@@ -411,6 +411,7 @@ class Loop:
     combine: str = ""  # windows: "sum"/"max" = the taps fold with it, (kd, kh) rows combined first
     reuse: bool = False  # windows(reuse=True): the tile's input rows staged once per kd, all kh read them
     step_rows: str | int | None = None  # slabs(rows=R): R steps of K per copy, folded after the steps
+    inplace: bool = False  # rows(inplace=True): the tile store written into the loaded tile's slot (a bound queue)
 
 
 @dataclass(frozen=True)

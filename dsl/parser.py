@@ -311,7 +311,7 @@ class _Parser(ExprParser, BlocksParser):
             raise DslError(f"{kind}(x, ...) takes the tensor that defines the iteration space first", _loc(call))
         tensor = self._tensor_name(call.args[0], workspace=self.cube)
         allowed = {"tiles": {"tile", "cores", "depth"},
-                   "rows": {"rows", "cores", "depth", "dims", "groups", "axis"},
+                   "rows": {"rows", "cores", "depth", "dims", "groups", "axis", "inplace"},
                    "slabs": {"dim", "tile", "cores", "depth", "rows"},
                    "windows": {"dims", "kernel", "stride", "padding", "rows", "chunk", "cores", "depth",
                                "fill", "combine", "reuse"}}[kind]
@@ -385,6 +385,12 @@ class _Parser(ExprParser, BlocksParser):
             if not (isinstance(v, ast.Constant) and type(v.value) is bool):
                 raise DslError("windows(reuse=...) is True or False", _loc(v))
             reuse = v.value
+        inplace = False
+        if kind == "rows" and "inplace" in kw:
+            v = kw["inplace"]
+            if not (isinstance(v, ast.Constant) and type(v.value) is bool):
+                raise DslError("rows(inplace=...) is True or False", _loc(v))
+            inplace = v.value
         var = st.target.id
         self._fresh_name(var, _loc(st.target))
         self._line(st)
@@ -393,7 +399,7 @@ class _Parser(ExprParser, BlocksParser):
         del self.loop_vars[var]  # sequential distribution loops may reuse the name
         step_rows = self._size(kw["rows"]) if kind == "slabs" and "rows" in kw else None
         return ir.Loop(kind, var, tensor, tile, cores, dim, depth, tuple(body), loc, groups, axis,
-                       window, chunk, fill, combine, reuse, step_rows)
+                       window, chunk, fill, combine, reuse, step_rows, inplace=inplace)
 
     def _size(self, node: ast.AST) -> str | int:
         if isinstance(node, ast.Name):

@@ -127,7 +127,7 @@ class ComputeOps:
             size = operands[0].size if operands else 1
         for v in operands:
             if v.temp and v.buf is not None and v.form == form and v.size == size and v.buf.kind != "outq" and \
-                    (v.buf.kind != "inq" or NBYTES[v.buf.dtype] >= NBYTES[dtype]):
+                    (v.buf.kind not in ("inq", "bindq") or NBYTES[v.buf.dtype] >= NBYTES[dtype]):
                 if v.dtype != dtype:
                     self.counter += 1
                     name = f"v{self.counter}"
@@ -159,7 +159,8 @@ class ComputeOps:
             return Val("scalar", "f32", self._scalar_cpp(e))
         if isinstance(e, ir.Var):
             v = self.live_defs[self.def_of[id(e)]]
-            return Val(v.form, v.dtype, v.cpp, v.buf, temp=False, origin=v.origin, size=v.size)
+            dies = v.buf is not None and v.buf.kind == "bindq" and self._slot_dies_here(e)
+            return Val(v.form, v.dtype, v.cpp, v.buf, temp=dies, origin=v.origin, size=v.size)
         if isinstance(e, ir.Load):
             v = self._load(e)
             return self._finish(v, hint, pre)
