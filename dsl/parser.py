@@ -385,12 +385,7 @@ class _Parser(ExprParser, BlocksParser):
             if not (isinstance(v, ast.Constant) and type(v.value) is bool):
                 raise DslError("windows(reuse=...) is True or False", _loc(v))
             reuse = v.value
-        inplace = False
-        if kind == "rows" and "inplace" in kw:
-            v = kw["inplace"]
-            if not (isinstance(v, ast.Constant) and type(v.value) is bool):
-                raise DslError("rows(inplace=...) is True or False", _loc(v))
-            inplace = v.value
+        inplace = kind == "rows" and "inplace" in kw and self._flag(kw["inplace"], "rows(inplace=...)")
         var = st.target.id
         self._fresh_name(var, _loc(st.target))
         self._line(st)
@@ -400,6 +395,12 @@ class _Parser(ExprParser, BlocksParser):
         step_rows = self._size(kw["rows"]) if kind == "slabs" and "rows" in kw else None
         return ir.Loop(kind, var, tensor, tile, cores, dim, depth, tuple(body), loc, groups, axis,
                        window, chunk, fill, combine, reuse, step_rows, inplace=inplace)
+
+    @staticmethod
+    def _flag(v: ast.AST, what: str) -> bool:
+        if isinstance(v, ast.Constant) and type(v.value) is bool:
+            return v.value
+        raise DslError(f"{what} is True or False", _loc(v))
 
     def _size(self, node: ast.AST) -> str | int:
         if isinstance(node, ast.Name):
