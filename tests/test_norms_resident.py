@@ -103,7 +103,7 @@ def test_inplace_layer_norm_has_one_bound_queue_and_no_output_buffer() -> None:
     ("inplace=True", "inplace=1", "True or False"),
     ("g = cast(load_bcast(weight, t), f32)", "g = cast(load_bcast(weight, t), f32) + cast(load(x, t), f32)",
      "loads 'x' once"),
-    ("b + b, f32))", "b + b, f32))\n        e = row_sum(d)", "ends the loop"),
+    ("b + b, f32))", "b + b, f32))\n        z = row_sum(e)", "ends the loop"),
 ])
 def test_inplace_rows_refuses_what_it_cannot_do(old, new, match) -> None:
     from ascendcraft.dsl.parser import DslError
