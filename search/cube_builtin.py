@@ -25,7 +25,7 @@ from ..tasks.aten import MATMUL_OPS
 from ..tasks.registry_cube import cube_kind, cube_task_names
 from ..tasks.task import Task
 from .graph.emit import RESERVED
-from .graph.matmul_form import UNARY, matmul_form
+from .graph.matmul_form import UNARY, matmul_form, row_bias
 from .graph.names import doc_text, dsl_name, words_of
 from .graph.trace import Unsupported, trace_task
 from .proposer import Candidate, Declined
@@ -57,6 +57,8 @@ class MatmulSpec:
     doc: str = ""
     order: tuple[tuple[str, str], ...] = ()  # every input (name, dsl dtype) in the task's order
     rounded: bool = False  # the reference rounds the product to the output dtype before the epilogue
+    bias: str = ""  # input of N values the cube alone can add (bias table), "" = none
+    bias_relu: bool = False  # ReLU after that bias (Fixpipe)
 
 
 def _params(spec: MatmulSpec) -> str:
@@ -165,6 +167,8 @@ def matmul_candidates(name: str, spec: MatmulSpec, dims: tuple[int, int, int, in
     epi = spec.epilogue or ("relu(v)" if spec.relu else "v")
     if spec.out_dtype != "f32":
         epi = f"cast({epi}, {spec.out_dtype})"
+    if spec.bias:
+        cands.append(bias_candidate(name, spec, common))
     cands.append(Candidate(f"{name}/splitk_vec", _template("cube_matmul_epilogue").format(
         epilogue=epi, splits=SPLITS, split_default=split_default(*dims) if dims else 1, **common),
         origin=CubeProposer.name))
@@ -172,6 +176,17 @@ def matmul_candidates(name: str, spec: MatmulSpec, dims: tuple[int, int, int, in
         cands.append(Candidate(f"{name}/rounded_vec", _template("cube_matmul_rounded").format(
             epilogue=epi, out_dtype=spec.out_dtype, **common), origin=CubeProposer.name))
     return cands
+
+
+def bias_candidate(name: str, spec: MatmulSpec, common: dict) -> Candidate:
+    """The cube-only candidate of a bias (+ ReLU) epilogue: the bias table starts each block's
+    accumulator, Fixpipe applies the ReLU and the dtype conversion — no workspace, no vector pass."""
+    store = "relu(acc)" if spec.bias_relu else "acc"
+    if spec.out_dtype != "f32":
+        store = f"cast({store}, {spec.out_dtype})"
+    note = ("fp32 -> " + spec.out_dtype if spec.out_dtype != "f32" else "fp32") + (", ReLU" if spec.bias_relu else "")
+    return Candidate(f"{name}/cube_bias", _template("cube_matmul_bias").format(
+        store=store, store_note=note, bias=spec.bias, **common), origin=CubeProposer.name)
 
 
 ACTS = {"relu": "relu({x})", "gelu": "gelu({x})", "sigmoid": "sigmoid({x})", "tanh": "tanh({x})",
@@ -200,7 +215,7 @@ def registry_spec(task: Task, op: str, p: dict) -> MatmulSpec | None:
         return MatmulSpec(**{**base, "out_dtype": "f32"})
     bias = "cast(load_bcast(bias, cc), f32)" if T != "f32" else "load_bcast(bias, cc)"
     if n == "matmul_bias_relu":
-        return MatmulSpec(**base, extra=(("bias", T),), epilogue=f"relu(v + {bias})")
+        return MatmulSpec(**base, extra=(("bias", T),), epilogue=f"relu(v + {bias})", bias="bias", bias_relu=True)
     if n == "linear_bias_gelu":
         return MatmulSpec(**{**base, "a": "x", "b": "weight"}, transpose_b=True, extra=(("bias", T),),
                           epilogue=f"gelu(v + {bias})")
@@ -247,9 +262,11 @@ def traced_spec(task: Task) -> MatmulSpec | str:
     a = names[form.a.index]
     b = names[form.b.index]
     relu = v == "relu(v)"
+    rb = row_bias(form)
     return MatmulSpec(a, b, T, T, transpose_a=form.a.transpose, transpose_b=form.b.transpose,
                       batched=form.batched, relu=relu, epilogue="" if v in ("v", "relu(v)") else v,
                       order=tuple((n, T) for n in names), rounded=T != "f32",
+                      bias=names[rb[0]] if rb else "", bias_relu=bool(rb and rb[1]),
                       doc=f"Task file {task.name}: " + " -> ".join(form.ops) + ".")
 
 
@@ -335,6 +352,7 @@ def _kernel_name(name: str) -> str:
 #: names in the matmul templates (and the epilogue's own) that an input name must avoid
 _TEMPLATE_NAMES = frozenset(
     words_of(_template("cube_matmul") + _template("cube_matmul_epilogue") + _template("cube_matmul_rounded"))
+    | (words_of(_template("cube_matmul_bias")) - {"bias"})  # bias= is a keyword there, not a name
     | {"c", "v", "cc"})
 
 
