@@ -107,6 +107,8 @@ class _Checker:
         tgt = p.dtype_of(c.target)
         if tgt != c.out_dtype:
             raise DslError(f"storing a {c.out_dtype} value into {tgt} '{c.target}': cast(acc, {tgt})", c.store_loc)
+        if c.bias is not None:
+            self._check_cube_bias(c, da)
         if isinstance(c.split_k, str) or c.split_k != 1:
             if not p.is_workspace(c.target):
                 raise DslError("split_k > 1 writes one partial result per K split: store to a workspace(f32) "
@@ -117,8 +119,6 @@ class _Checker:
                 raise DslError(f"split-K partial sums are summed in fp32: workspace(f32), not {tgt}", c.store_loc)
         if c.batched and (c.a.split is not None or c.b.split is not None):
             raise DslError("batched=True takes 3-D operands as they are (no matrix(...) views)", c.loc)
-        if c.bias is not None:
-            self._check_cube_bias(c, da)
 
     def _check_cube_bias(self, c: ir.CubeStage, da: str) -> None:
         """accumulator(blk, bias=b): b has the operands' dtype (the bias table converts it to fp32)
