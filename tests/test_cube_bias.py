@@ -100,4 +100,24 @@ def test_registry_bias_relu_proposes_cube_bias() -> None:
     t = get_task("matmul_bias_relu")
     names = [c.name for c in propose_cube(t)]
     assert names == ["matmul_bias_relu/cube_bias", "matmul_bias_relu/splitk_vec"]
-    assert not any(n.endswith("cube_bias") for n in (c.name for c in propose_cube(get_task("linear_bias_gelu"))))
+    gelu = [c.name.split("/")[-1] for c in propose_cube(get_task("linear_bias_gelu"))]
+    assert gelu == ["splitk_vec", "rounded_vec", "bias_rounded_vec"]  # GELU stays on the vector side
+
+
+def test_task_file_linear_gelu_with_the_bias_in_the_accumulator(tmp_path) -> None:
+    # fp16, ragged N and M, signed data: x @ w.T + b on the cube (bias table), rounded to fp16 by
+    # Fixpipe into the workspace as eager's addmm rounds, GELU on the vector cores
+    t = _task_file(tmp_path, '''
+        def forward(self, x, w, b):
+            return F.gelu(F.linear(x, w, b))
+    ''', "[torch.randn(40, 64).half(), torch.randn(200, 64).half(), torch.randn(200).half()]", "lg.py")
+    spec = traced_spec(t)
+    assert not isinstance(spec, str) and spec.bias and spec.bias_epilogue == "gelu(v)"
+    cands = {c.name.split("/")[-1]: c for c in propose_cube(t)}
+    assert "cube_bias" not in cands and {"splitk_vec", "rounded_vec", "bias_rounded_vec"} <= set(cands)
+    c = cands["bias_rounded_vec"]
+    assert "accumulator(blk, bias=" in c.source and "load_bcast" not in c.source
+    prep = prepare(c.name, c.source)
+    out = Evaluator(t, "Ascend910B2", seeds=(0, 1)).evaluate(prep, {"BN": 64, "VROWS": 2})
+    assert out.status == "ok", out.message
+    assert set(out.timing["stages_us"]) == {"cube", "vec"}

@@ -195,14 +195,11 @@ def _through_views(ag: AtenGraph, ref: Ref, target: str) -> bool:
     return target in _view_chain(ag, ref.node)
 
 
-def row_bias(form: MatmulForm) -> tuple[int, bool] | None:
-    """(input index of the bias, ReLU after it) when the epilogue is exactly ``+ row`` then
-    optionally ``relu``: what the cube finishes alone (the bias table starts the accumulator,
-    Fixpipe applies the ReLU); else None."""
+def row_bias(form: MatmulForm) -> int | None:
+    """Input index of the bias when the epilogue starts with ``+ row`` (a per-column bias): the
+    cube can start the accumulator from it (bias table) and the rest of the epilogue follows; else
+    None."""
     st = form.steps
     if not st or st[0].op != "+" or st[0].kind != "row" or st[0].index is None:
         return None
-    rest = [s.op for s in st[1:]]
-    if rest not in ([], ["relu"]):
-        return None
-    return st[0].index, bool(rest)
+    return st[0].index
