@@ -60,7 +60,9 @@ class MatmulSpec:
     bias: str = ""  # input of N values the cube can add (bias table), "" = none
     bias_relu: bool = False  # ReLU after that bias (Fixpipe)
     bias_epilogue: str = ""  # vector epilogue of v after that bias, "" = none (the cube finishes alone)
-    half_workspace: bool = False  # the epilogue may read the product rounded to the output dtype (tolerance)
+    half_workspace: bool = False  # the rest of the epilogue may read product + bias rounded to the output
+    # dtype: within the tolerance when no cancellation follows (GELU: yes; + residual or a bias after
+    # the rounding: no — modeled wrong on signed data)
 
 
 def _params(spec: MatmulSpec) -> str:
@@ -174,12 +176,12 @@ def matmul_candidates(name: str, spec: MatmulSpec, dims: tuple[int, int, int, in
     cands.append(Candidate(f"{name}/splitk_vec", _template("cube_matmul_epilogue").format(
         epilogue=epi, splits=SPLITS, split_default=split_default(*dims) if dims else 1, **common),
         origin=CubeProposer.name))
-    if (spec.rounded or spec.half_workspace) and spec.epilogue and spec.out_dtype != "f32" \
-            and spec.dtype == spec.out_dtype:
+    half_ok = spec.epilogue and spec.out_dtype != "f32" and spec.dtype == spec.out_dtype
+    if half_ok and spec.rounded:
         cands.append(Candidate(f"{name}/rounded_vec", _template("cube_matmul_rounded").format(
             epilogue=epi, out_dtype=spec.out_dtype, acc_args="", **common), origin=CubeProposer.name))
-        if spec.bias and spec.bias_epilogue:
-            cands.append(bias_rounded_candidate(name, spec, common))
+    if half_ok and (spec.rounded or spec.half_workspace) and spec.bias and spec.bias_epilogue:
+        cands.append(bias_rounded_candidate(name, spec, common))
     return cands
 
 

@@ -101,7 +101,9 @@ def test_registry_bias_relu_proposes_cube_bias() -> None:
     names = [c.name for c in propose_cube(t)]
     assert names == ["matmul_bias_relu/cube_bias", "matmul_bias_relu/splitk_vec"]
     gelu = [c.name.split("/")[-1] for c in propose_cube(get_task("linear_bias_gelu"))]
-    assert gelu == ["splitk_vec", "rounded_vec", "bias_rounded_vec"]  # GELU stays on the vector side
+    # GELU stays on the vector side; rounding the product before the bias add (rounded_vec) is out of
+    # the registry's fp32-accumulated tolerance on signed data, so it is not offered there
+    assert gelu == ["splitk_vec", "bias_rounded_vec"]
 
 
 def test_task_file_linear_gelu_with_the_bias_in_the_accumulator(tmp_path) -> None:
