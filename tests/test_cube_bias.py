@@ -63,7 +63,7 @@ def test_bias_shape_and_bias_table_capacity_are_infeasible_before_build(tmp_path
     assert reason and "'bias' has 40 values, the product has N = 80 columns" in reason
 
 
-@pytest.mark.parametrize("dtype", ["half", "float"])
+@pytest.mark.parametrize("dtype", ["half", "float", "bfloat16"])
 def test_task_file_bias_relu_runs_on_the_cube_alone(tmp_path, dtype: str) -> None:
     # ragged N (not a multiple of 16), M not a multiple of the block, signed inputs and bias
     t = _task_file(tmp_path, '''
