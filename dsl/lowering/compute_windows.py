@@ -90,10 +90,14 @@ class WindowOps:
         mask, m = self._mask()
         self.counter += 1
         tbl = f"tapOff{self.counter}"  # kw tables of byte offsets, rebuilt only when they change
+        # 1-D: a plane is one row, so every row's first, interior and last chunks take turns
+        # and one set of tables would be rebuilt ~3 times a row: keep a set per kind of chunk
+        slots = 3 if self.loop.dim == 1 else 1
         if loads:
-            self._calc(f"{tbl}Buf", f"{kw} * align_up(colElems, 128) * 4")
-            self.init_lines += [f"LocalTensor<int32_t> {tbl} = {tbl}Buf.Get<int32_t>();",
-                                f"int64_t {tbl}Key = -(static_cast<int64_t>(1) << 62);  // the chunk the tables were built for"]
+            self._calc(f"{tbl}Buf", f"{slots * kw} * align_up(colElems, 128) * 4")
+            self.init_lines += [f"LocalTensor<int32_t> {tbl}All = {tbl}Buf.Get<int32_t>();"]
+            self.init_lines += [f"int64_t {tbl}Key{i} = -(static_cast<int64_t>(1) << 62);  // the chunk these tables were built for"
+                                for i in range(slots)]
             a64 = "acx_align_up(wp, 64)"
             sel = "SELMODE::VSEL_TENSOR_SCALAR_MODE"
             self.emit("// an interior chunk (no padding, no right edge) has offsets c0 * SW - PW + ow * SW + kw - g0")
@@ -101,6 +105,13 @@ class WindowOps:
             self.emit(f"const bool inner{tbl} = c0 * {sw} >= {pw} && (c0 + wp - 1) * {sw} + {kw - 1} - {pw} < td_.IW;")
             # interior chunks share tables per offset of their start below its 512 B alignment
             self.emit(f"const int64_t key{tbl} = inner{tbl} ? -2 - (c0 * {sw} - {pw} - g0) : c0;")
+            if slots == 1:
+                self.emit(f"int64_t& {tbl}Key = {tbl}Key0;")
+                self.emit(f"const LocalTensor<int32_t> {tbl} = {tbl}All;")
+            else:  # slot 0 the first chunk of a row, 1 interior chunks, 2 the others (the right edge)
+                self.emit(f"const int64_t slot{tbl} = inner{tbl} ? 1 : (c0 == 0 ? 0 : 2);")
+                self.emit(f"int64_t& {tbl}Key = slot{tbl} == 0 ? {tbl}Key0 : (slot{tbl} == 1 ? {tbl}Key1 : {tbl}Key2);")
+                self.emit(f"const LocalTensor<int32_t> {tbl} = {tbl}All[slot{tbl} * {kw} * acx_align_up(wp, 128)];")
             self.emit(f"if (key{tbl} != {tbl}Key) {{")
             self.emit(f"    {tbl}Key = key{tbl};")
             self.emit(f"    for (int64_t kw = 0; kw < {kw}; ++kw) {{")
