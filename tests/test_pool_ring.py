@@ -106,3 +106,21 @@ def test_1d_segments_aligned_to_512_bytes_stay_correct(name: str, shape: tuple, 
     for params in ({"CORES": 4, "CHUNK": 64}, {}):
         out = ev.evaluate(prepare(cand.name, cand.source), params, timing=False)
         assert out.status is Status.OK, (params, out.message)
+
+
+@needs_gxx
+@pytest.mark.parametrize("name,shape,dtype", [
+    ("avg_pool3d", (2, 3, 9, 10, 64), "fp32"),  # whole rows of whole 32 B blocks: a packed ring
+    ("max_pool3d", (2, 3, 9, 11, 32), "fp16"),
+    ("avg_pool2d", (2, 3, 19, 48), "fp16"),
+    ("max_pool2d", (3, 2, 17, 64), "fp32"),
+])
+def test_a_packed_ring_is_correct(name: str, shape: tuple, dtype: str) -> None:
+    # the separable ring stages a segment of whole rows at a pitch of IW (one DataCopy) and
+    # keeps the fill slots in its accumulator; chunks narrower than a row keep the padded ring
+    task = get_task(name).with_shape(shape, dtype)
+    cand = _cand(task, "separable_ring")
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
+    for params in ({}, {"CORES": 4, "CHUNK": 64, "ROWS": 2}):
+        out = ev.evaluate(prepare(cand.name, cand.source), params, timing=False)
+        assert out.status is Status.OK, (params, out.message)

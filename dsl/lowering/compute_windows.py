@@ -56,7 +56,7 @@ class WindowOps:
             self.emit("const int64_t pl = u / td_.OD;")
             self.emit(f"const int64_t id = (u % td_.OD) * {sd} - {pd} + kd;")
         if loads and reuse:
-            self._stage_ring(st, q.name, x, t, fill)
+            self._stage_ring(st, q.name, x, t, fill, packed=bool(combine))
             if not combine:
                 self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
         elif loads:
@@ -166,10 +166,14 @@ class WindowOps:
         a = 16 * self.unit
         return f"(td_.IW % {a} == 0 ? ({col}) / {a} * {a} : ({col}))"
 
-    def _stage_ring(self, st: str, q: str, x: str, t: str, fill: str) -> None:
+    def _stage_ring(self, st: str, q: str, x: str, t: str, fill: str, packed: bool = False) -> None:
         """windows(reuse=True): the (r - 1) * SH + KH input rows a tile of r output rows reads
         at this kd, staged once (one copy, rows IW apart; ``fill`` for rows outside the input)
-        and read by every kh: each input row enters UB once per tile, not once per kh."""
+        and read by every kh: each input row enters UB once per tile, not once per kh.
+        ``packed`` (the separable fold, whose fill slots live in the accumulator): a segment
+        of whole rows of whole 32 B blocks is staged at a pitch of IW, so the rows are one
+        contiguous burst in GM and in UB (one DataCopy, as aligned as its start) instead of
+        a burst per row at the pitch of the input rows."""
         wpar = window_params(self.loop)
         (kh, sh, ph), U = wpar["H"], self.unit
         self.emit(f"const int64_t ih0 = oh0 * {sh} - {ph};  // staged row j is input row ih0 + j")
@@ -177,16 +181,20 @@ class WindowOps:
         self.emit("const bool planeOk = id >= 0 && id < td_.ID && g1 > g0;")
         self.emit("const int64_t jlo = planeOk ? acx_min(rr, acx_max(0, -ih0)) : rr;")
         self.emit("const int64_t jhi = planeOk ? acx_max(jlo, acx_min(rr, td_.IH - ih0)) : rr;")
+        if packed:
+            self.emit(f"const int64_t rp = g0 == 0 && g1 == td_.IW && td_.IW % {U} == 0 ? td_.IW : td_.stW;  // the ring's row pitch")
+        else:
+            self.emit("const int64_t rp = td_.stW;  // the ring's row pitch")
         self.emit("for (int64_t j = 0; j < rr; ++j) {")
         self.emit("    if (j < jlo || j >= jhi) {")
-        self.emit(f"        Duplicate({st}[j * td_.stW], {fill}, static_cast<int32_t>(td_.stW));")
-        self.emit("    } else {")
+        self.emit(f"        Duplicate({st}[j * rp], {fill}, static_cast<int32_t>(rp));")
+        self.emit("    } else if (rp == td_.stW) {  // a row's fill slot")
         self.emit(f"        Duplicate({st}[j * td_.stW + td_.stW - {U}], {fill}, {U});")
         self.emit("    }")
         self.emit("}")
         self.emit("if (jhi > jlo) {  // one copy: consecutive input rows")
-        self.emit(f"    CopyRowsIn({st}[jlo * td_.stW], {mangle('gm', x)}[((pl * td_.ID + id) * td_.IH + ih0 + jlo) * td_.IW + g0], "
-                  "jhi - jlo, g1 - g0, td_.IW, td_.stW);")
+        self.emit(f"    CopyRowsIn({st}[jlo * rp], {mangle('gm', x)}[((pl * td_.ID + id) * td_.IH + ih0 + jlo) * td_.IW + g0], "
+                  "jhi - jlo, g1 - g0, td_.IW, rp);")
         self.emit("}")
         self.emit(f"{q}.EnQue({st});")
         self.emit(f"{st} = {q}.DeQue<{t}>();")
@@ -197,13 +205,18 @@ class WindowOps:
         close the kd loop; the accumulator, as :meth:`_combine_stage` returns it."""
         kh, sh, _ = window_params(self.loop)["H"]
         api = {"sum": "Add", "max": "Max"}[combine]
+        U, fill = self.unit, f"static_cast<{CTYPE[dtype]}>({cconst(self.loop.fill)})"
+        self.emit("if (kd == 0 && rp != td_.stW) {  // a packed ring has no fill slots: the accumulator's own")
+        self.emit(f"    for (int64_t ri = 0; ri < r; ++ri) Duplicate({acc}[ri * td_.stW + td_.stW - {U}], {fill}, {U});")
+        self.emit("}")
+        self.emit("const int32_t rn = static_cast<int32_t>(rp == td_.stW ? td_.stW : g1 - g0);  // values a ring row holds")
         self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
         self.emit("    for (int64_t ri = 0; ri < r; ++ri) {")
-        self.emit(f"        const LocalTensor<{CTYPE[dtype]}> src = {st}[(ri * {sh} + kh) * td_.stW];")
+        self.emit(f"        const LocalTensor<{CTYPE[dtype]}> src = {st}[(ri * {sh} + kh) * rp];")
         self.emit("        if (kd == 0 && kh == 0) {")
-        self.emit(f"            DataCopy({acc}[ri * td_.stW], src, acx_align_up(td_.stW, {32 // NBYTES[dtype]}));")
+        self.emit(f"            DataCopy({acc}[ri * td_.stW], src, acx_align_up(rn, {32 // NBYTES[dtype]}));")
         self.emit("        } else {")
-        self.emit(f"            {api}({acc}[ri * td_.stW], {acc}[ri * td_.stW], src, static_cast<int32_t>(td_.stW));")
+        self.emit(f"            {api}({acc}[ri * td_.stW], {acc}[ri * td_.stW], src, rn);")
         self.emit("        }")
         self.emit("    }")
         self.emit("}")
