@@ -43,28 +43,19 @@ class WindowOps:
         # kh-folded rows stay in UB and that od folds them in instead of staging them again
         carry = ""
         if combine and reuse and self.loop.carry and sd < kd <= 2 * sd:
-            self.counter += 1
-            carry = f"carry{self.counter}"
-            self._calc(f"{carry}Buf", f"{kd - sd} * align_up(tileRows * stW, 128) * {NBYTES[dtype]}")
-            self.init_lines.append(f"LocalTensor<{t}> {carry} = {carry}Buf.Get<{t}>();")
+            carry = self._carry_buffer("carry", f"{kd - sd} * align_up(tileRows * stW, 128) * {NBYTES[dtype]}", t)
             self.emit("// the previous tile was this plane's od - 1, whole (one tile a unit)")
             self.emit(f"const bool {carry}Ok = td_.rowTiles == 1 && td_.OW <= td_.chunk && ut > u0 && u % td_.OD != 0;")
         # carry (2-D): the KH - SH last ring rows of a tile are the first of the next tile's
         rowcarry = ""
         if combine and reuse and self.loop.carry and self.loop.dim == 2 and kh > sh:
-            self.counter += 1
-            rowcarry = f"rcarry{self.counter}"
-            self._calc(f"{rowcarry}Buf", f"align_up({kh - sh} * stW, 128) * {NBYTES[dtype]}")
-            self.init_lines.append(f"LocalTensor<{t}> {rowcarry} = {rowcarry}Buf.Get<{t}>();")
+            rowcarry = self._carry_buffer("rcarry", f"align_up({kh - sh} * stW, 128) * {NBYTES[dtype]}", t)
             self.emit("// the previous tile was this plane's previous row tile (one chunk a row)")
             self.emit(f"const bool {rowcarry}Ok = td_.OW <= td_.chunk && ut > u0 && ut % td_.rowTiles != 0;")
         colcarry = ""
         if self.loop.carry and self.loop.dim == 1 and loads and not reuse:
-            self.counter += 1
-            colcarry = f"ccarry{self.counter}"
-            self._calc(f"{colcarry}Buf", f"{16 * U * NBYTES[dtype]}")
-            self.init_lines += [f"LocalTensor<{t}> {colcarry} = {colcarry}Buf.Get<{t}>();",
-                                f"int64_t {colcarry}Key = -1;  // the (row, first column) the kept 512 B are for"]
+            colcarry = self._carry_buffer("ccarry", f"{16 * U * NBYTES[dtype]}", t)
+            self.init_lines.append(f"int64_t {colcarry}Key = -1;  // the (row, first column) the kept 512 B are for")
         self.emit(f"for (int64_t kd = 0; kd < {kd}; ++kd) {{")
         if not reuse:
             self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
@@ -216,6 +207,14 @@ class WindowOps:
         self._release(fo)
         if combine:
             self.pools["stage"].put(stage_acc)
+
+    def _carry_buffer(self, prefix: str, bytes_expr: str, t: str) -> str:
+        """A UB buffer of its own for what windows(carry=True) keeps from one tile to the next."""
+        self.counter += 1
+        name = f"{prefix}{self.counter}"
+        self._calc(f"{name}Buf", bytes_expr)
+        self.init_lines.append(f"LocalTensor<{t}> {name} = {name}Buf.Get<{t}>();")
+        return name
 
     def _seg_start(self, col: str) -> str:
         """The first input column a staged segment starts at. 1-D windows: ``col`` aligned down
