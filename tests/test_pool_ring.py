@@ -199,3 +199,19 @@ def test_the_carry_moves_fewer_bytes(name: str, shape: tuple, base: str, most: f
           for c in propose(task) for k in [c.name.rsplit("/", 1)[1]] if k in (base, base + "_carry", "windows_carry")}
     carried = us.get(base + "_carry", us.get("windows_carry"))
     assert carried < most * us[base], us
+
+
+@needs_gxx
+def test_bf16_pools_are_offered_no_fold_and_check_correct() -> None:
+    # the separable fold runs Add / Max on the input's dtype, which the vector unit lacks for
+    # bf16: neither the recipes nor the graph frontend offer it, the rest is correct
+    from ascendcraft.search.graph import propose_from_graph
+
+    task = get_task("avg_pool2d").with_shape((2, 3, 19, 64), "bf16")
+    cands = propose(task)
+    assert not [c for c in cands if "combine=" in c.source]
+    assert [c.name.rsplit("/", 1)[1] for c in propose_from_graph(task)] == ["graph-windows"]
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
+    for c in cands:
+        out = ev.evaluate(prepare(c.name, c.source), {}, timing=False)
+        assert out.status is Status.OK, (c.name, out.message)
