@@ -9,7 +9,7 @@ def {name}({params}):
     L0D = tunable(choice(1, 2), default=2)                # L0A / L0B buffers
     ACCD = tunable(choice(1, 2), default=1)               # L0C buffers (2: Fixpipe overlaps the next block)
     ORDER = tunable(choice(row_major, col_major, swizzled), default=swizzled)
-    GROUP = tunable(choice(2, 4, 8), default=4)            # block rows per swizzle group
+    GROUP = tunable(choice({groups}), default={group_default})  # block rows per swizzle group
     CORES = tunable(choice({cores}), default={cores_default})
     TAIL = tunable(choice(0, 1), default={tail_default})                 # 1: split the last partial wave's blocks along N
     for blk in blocks({a}, {b}, m=BM, n=BN{flags}, order=ORDER, group=GROUP, cores=CORES, acc_depth=ACCD,
