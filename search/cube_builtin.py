@@ -153,6 +153,29 @@ def group_default(bt: int, m: int, n: int, k: int) -> int:
     return min((int(x) for x in GROUPS.split(",")), key=lambda g: (panels(g), g != 4, g))
 
 
+def a_whole_default(bt: int, m: int, n: int, k: int, transpose_a: bool = False, esize: int = 2) -> int:
+    """Default of ``AW`` (the whole A panel of a block in L1, one GM copy): on (1) for a
+    few-row M (one block row, A stored M x K) whose panel, rows padded to 16, fits beside the
+    two B stages of the default block (``_BLOCK_N`` x 256 deep) in L1 (512 KiB): each K stage
+    then copies B only, and the panel is loaded once per core, not once per stage and block
+    (modeled, model 2.1: matmul_small_m, A 16 x 8192)."""
+    rows = -(-min(m, _BLOCK_M) // 16) * 16
+    fits = rows * (-(-k // 16) * 16) * esize + 2 * 256 * _BLOCK_N * esize <= 512 * 1024
+    return 1 if m < 64 and not transpose_a and fits else 0
+
+
+def b_whole_default(bt: int, m: int, n: int, k: int, transpose_b: bool = False, esize: int = 2) -> int:
+    """Default of ``BW`` (the whole B panel of a block in L1, one GM copy): on (1) for a
+    narrow N (at most two 128-column blocks) under many block rows (two waves or more),
+    where the panel, K rows padded to 16, fits beside two A stages (128 x 256) in L1 and B
+    is not fp32 stored K x N. With it the direct candidate runs 128-column blocks in
+    row-major order, so with an even core count a core keeps its B panel for all its blocks
+    and each K stage copies A only (modeled, model 2.1: matmul_tall_skinny, B 1024 x 256)."""
+    fits = (-(-k // 16) * 16) * 128 * esize + 2 * 128 * 256 * esize <= 512 * 1024
+    many_rows = bt * -(-m // _BLOCK_M) >= 2 * _CUBE_CORES
+    return 1 if n <= 256 and many_rows and fits and (transpose_b or esize == 2) else 0
+
+
 def spec_dims(task: Task, spec: MatmulSpec) -> tuple[int, int, int, int] | None:
     """(batch, M, N, K) of ``spec``'s product at ``task``'s shapes (None if not found)."""
     names = [nm for nm, _ in spec.order] if spec.order else [x.name for x in task.tensor_inputs]
@@ -185,7 +208,12 @@ def matmul_candidates(name: str, spec: MatmulSpec, dims: tuple[int, int, int, in
                   a_name=spec.a, b_name=spec.b, flags=_flags(spec), cores=CORES,
                   cores_default=cores_default(*dims) if dims else 24, out="c",
                   tail_default=tail_default(*dims) if dims else 1, groups=GROUPS,
-                  group_default=group_default(*dims) if dims else 4)
+                  group_default=group_default(*dims) if dims else 4,
+                  a_whole_default=a_whole_default(*dims, spec.transpose_a, 4 if spec.dtype == "f32" else 2)
+                  if dims else 0)
+    bw = b_whole_default(*dims, spec.transpose_b, 4 if spec.dtype == "f32" else 2) if dims else 0
+    common.update(b_whole_default=bw, bn_default=128 if bw else _BLOCK_N,
+                  order_default="row_major" if bw else "swizzled")
     if not spec.epilogue:
         store = "acc"
         if spec.relu:
