@@ -44,13 +44,9 @@ def bias_buffers(p: ir.Program) -> list[Buf]:
     return [Buf("qBias1", "C1", "bn * eb", "1", p.dtype_of(c.bias)), Buf("qBiasT", "C2", "bn * 4", "1", "f32")]
 
 
-#: bytes of the bias table (C2) of an Atlas A2 cube core: "the bias table buffer is 1 KB" (Huawei CCE
-#: intrinsic reference, copy_cbuf_to_bt, cceapi_0097) — 256 fp32 values, so a bias block is BN <= 256
-BIAS_TABLE_BYTES = 1024
-
-
-def bias_checks(p: ir.Program, t: dict[str, int], dims: list[list[int]]) -> None:
-    """accumulator(blk, bias=b): b holds N values and one block's BN of them fit the bias table."""
+def bias_checks(p: ir.Program, t: dict[str, int], dims: list[list[int]], bias_table_bytes: int) -> None:
+    """accumulator(blk, bias=b): b holds N values and one block's BN of them (fp32) fit the SoC's
+    bias table (``Soc.bt_kib``)."""
     c = p.cube
     if c is None or c.bias is None:
         return
@@ -61,9 +57,9 @@ def bias_checks(p: ir.Program, t: dict[str, int], dims: list[list[int]]) -> None
     if n != t["N"]:
         raise DslError(f"accumulator(..., bias={c.bias}): '{c.bias}' has {n} values, the product has N = {t['N']} "
                        "columns (one bias value per column)", c.loc)
-    if t["bn"] * 4 > BIAS_TABLE_BYTES:
+    if t["bn"] * 4 > bias_table_bytes:
         raise DslError(f"bias table capacity: a block of {t['bn']} columns needs {t['bn'] * 4} B of fp32 bias, "
-                       f"the bias table holds {BIAS_TABLE_BYTES} B (BN <= {BIAS_TABLE_BYTES // 4})", c.loc)
+                       f"the bias table holds {bias_table_bytes} B (BN <= {bias_table_bytes // 4})", c.loc)
 
 
 def _bias_load(p: ir.Program, T: str) -> list[str]:
