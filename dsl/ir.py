@@ -455,6 +455,8 @@ class CubeStage:
     loc: Loc
     store_loc: Loc
     tail: Size = 0  # 1: split the last, partial wave's blocks along N so every core has work
+    a_whole: Size = 0  # 1: a block's whole A panel (bm x K) in L1 at once, kept while the next block shares it
+    b_whole: Size = 0  # 1: the same for the B panel (K x bn)
     bias: str | None = None  # In tensor of N values: the accumulator starts from it (bias table, Mmad with bias)
 
 
