@@ -100,6 +100,7 @@ class Emitter:
         # "<structure>-blocked": the same program with blocked scans (scan_*(v, carry, lanes))
         structure, _, variant = structure.partition("-")
         self.lanes = SCAN_LANES if variant == "blocked" else 0
+        self.pool_variant = variant if structure == "windows" else ""  # "separable" | "ring" | ""
         # "slabs_rows" is slabs with several steps a copy (slabs(rows=...)), written alike
         self.blocked = structure == "slabs_rows"
         self.structure = "slabs" if self.blocked else structure
@@ -499,8 +500,15 @@ class Emitter:
             fill = "-inf" if a["red"] == "max" else "0.0"
             tun = ["ROWS = tunable(pow2(1, 64), default=4)",
                    "CHUNK = tunable(pow2(64, 4096), default=256)"]
+            how = " carry=True," if self.pool_variant == "carry" else ""
+            if self.pool_variant in ("separable", "ring"):  # the (kd, kh) rows folded first, then the kw taps
+                how = f" combine={'max' if a['red'] == 'max' else 'sum'},"
+            if self.pool_variant == "ring":  # staged rows reused by every kh, shared rows / planes kept
+                how += " reuse=True, carry=True,"
+                tun = ["ROWS = tunable(pow2(1, 64), default=8)" if a["dims"] == 2 else
+                       "ROWS = tunable(pow2(1, 64), default=32)", tun[1]]
             head = (f"for t in windows({ref}, dims={a['dims']}, kernel={a['kernel'][0]}, "
-                    f"stride={a['stride'][0]}, padding={a['padding'][0]}, fill={fill}, "
+                    f"stride={a['stride'][0]}, padding={a['padding'][0]}, fill={fill},{how} "
                     f"rows=ROWS, chunk=CHUNK, {tail}):")
         elif self.blocked:  # defaults as the recipes' slabs_blocked template
             tun = ["TILE = tunable(pow2(32, 4096), default=64)", "ROWS = tunable(pow2(1, 256), default=64)"]
@@ -735,13 +743,34 @@ def structures(plan: Plan) -> list[str]:
     kind = plan.domain.kind
     if kind == "slabs" and not any(plan.pg.op(n) in ("scan", "position") for n in plan.order):
         return ["slabs", "slabs_rows"]  # folds and stores only: also several steps a copy
-    if kind in ("tiles", "slabs", "channels", "windows"):
+    if kind == "windows":
+        return ["windows", *pool_variants(plan)]
+    if kind in ("tiles", "slabs", "channels"):
         return [kind]
     w = plan.domain.extents(plan.full_shape)["W"]
     scans = any(plan.pg.op(n) == "scan" for n in plan.order)  # scans need 4 extra row buffers
     order = ["chunked", "rows"] if w > (2048 if scans else 8192) else ["rows", "chunked"]
     # scans: the blocked scan offered beside Hillis-Steele (the search decides)
     return [v for s in order for v in ((s, f"{s}-blocked") if scans else (s,))]
+
+
+def pool_variants(plan: Plan) -> list[str]:
+    """A 2-D / 3-D pool of the task's input itself also as the separable fold (the (kd, kh)
+    rows combined elementwise, then the kw taps) and, for overlapping windows, as the
+    separable ring with what the next tile shares kept in UB (as the recipes offer them).
+    Not when the taps read a computed value: folding rows first would change its meaning.
+    1-D: the windows with a chunk's first 512 B kept from the chunk before (any taps body)."""
+    pool = next(n for n in plan.order if plan.pg.op(n) == "pool")
+    a = plan.pg.g.nodes[pool]
+    if a["dims"] == 1:
+        return ["windows-carry"]
+    src = a["args"][0]
+    while plan.pg.op(src) in TRANSPARENT:
+        src = plan.pg.g.nodes[src]["args"][0]
+    # the fold runs Add / Max on the staged input's dtype: none for bf16 on the vector unit
+    if a["dims"] < 2 or plan.pg.op(src) != "input" or plan.pg.g.nodes[src].get("dtype") == torch.bfloat16:
+        return []
+    return ["windows-separable"] + (["windows-ring"] if a["stride"][0] < a["kernel"][0] else [])
 
 
 def emit_program(plan: Plan, task: Task, structure: str) -> str:
