@@ -116,16 +116,21 @@ def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -
             ("workElems", "align_up(ceil_div(max(chunkPad, rowElems), 8), 64)"),
             ("rowBlocks", f"sel(ceil_div(W, chunk) > {ROW_BLOCKS_CHUNKS}, 0, 1)"),
         ]
+        if loop.flat:  # one burst of the tile's rows: up to 512 B below its start, 32 B past its end
+            out.append(("flatElems", "tileRows * W + 18 * U"))
         return out
+    # slabs(flat=True): a tile is all of B, so kb steps are one contiguous run of GM
+    tile_len = "align_up(B, U)" if loop.flat else f"max(U, min(align_down({tile}, U), align_up(B, U)))"
     return [
-        ("tileLen", f"max(U, min(align_down({tile}, U), align_up(B, U)))"),
+        ("tileLen", tile_len),
         ("blocksPerOuter", "ceil_div(B, tileLen)"),
         ("items", "A * blocksPerOuter"),
         ("blockDim", f"max(1, min({cores}, items))"),
         ("baseItems", "floor_div(items, blockDim)"),
         ("bigCores", "items - baseItems * blockDim"),
     ] + ([("stepRows", f"max(1, min({size_expr(loop.step_rows)}, K))"), ("tileElems", "stepRows * tileLen")]
-         if loop.step_rows is not None else [("tileElems", "tileLen")]) + [
+         if loop.step_rows is not None else [("tileElems", "tileLen")]) + (
+        [("flatElems", "stepRows * B + 18 * U")] if loop.flat else []) + [
         ("rowElems", "0"),
         ("colElems", "0"),
         ("workElems", "align_up(ceil_div(tileElems, 8), 64)"),
