@@ -13,6 +13,14 @@ from __future__ import annotations
 BALANCED = (1, 2, 4, 8, 16, 24, 32, 40, 48)
 
 
+def balanced_cores(items: int, most: int = 48) -> int:
+    """The fewest cores (of the templates' CORES choices) that take as many rounds of ``items``
+    work items as ``most`` cores do: the model shares HBM among a launch's cores, so idle
+    cores in a last short round are bandwidth lost."""
+    rounds = -(-items // most)
+    return min(n for n in BALANCED if -(-items // n) <= rounds)
+
+
 def flat_rows(src: str) -> str:
     """A ``rows_whole`` candidate read flat; 8 rows a tile by default (the staging run, the
     gathered tile and the offset table each take a tile of UB, so 16 rows of 4 KB do not fit
@@ -32,8 +40,7 @@ def flat_slabs(src: str, slabs: int, most: int = 48) -> str:
     the fewest that take as many rounds of slabs as ``most`` cores do (each active core then
     gets a larger share of HBM: 64 slabs on 32 cores are 2 full rounds, on 48 cores 1.33);
     4 steps a copy by default (8 do not fit UB double buffered at B = 1023 fp32)."""
-    rounds = -(-slabs // most)
-    cores = min(n for n in BALANCED if -(-slabs // n) <= rounds)
+    cores = balanced_cores(slabs, most)
     out = (src.replace("    TILE = tunable(pow2(32, 4096), default=64)\n", "")
            .replace("tile=TILE", "tile=32")
            .replace("ROWS = tunable(pow2(1, 256), default=64)", "ROWS = tunable(pow2(1, 256), default=4)")

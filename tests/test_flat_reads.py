@@ -9,13 +9,16 @@ options are refused where they do not apply."""
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 from ascendcraft.search.builtin import propose
+from ascendcraft.search.graph import propose_from_graph
 
 from ascendcraft.evaluate import Evaluator, prepare
 from ascendcraft.status import Status
 from ascendcraft.tasks.registry import get_task
+from ascendcraft.tasks.taskfile import load_task_file
 
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is needed")
 
@@ -114,3 +117,36 @@ def f(x: In[f32], y: Out[f32]):
 def test_flat_is_refused_where_it_does_not_apply(loop: str, body: str, match: str) -> None:
     with pytest.raises(Exception, match=match):
         prepare("f/bad", ROWS_SRC.format(loop=loop, body=body)).lower({})
+
+
+TASKS = Path(__file__).parent / "taskfiles"
+
+
+@needs_gxx
+@pytest.mark.parametrize("path,dtype", [
+    ("corpus/maximum.py", None), ("corpus/prime_rowsum.py", None), ("corpus/argmin_keepdim_fp16.py", None),
+    ("wild/bf16_logsumexp.py", None), ("wild/mse_loss.py", None),
+    ("corpus/amax_middim_keepdim.py", "fp16"), ("corpus/norm_middim.py", None), ("wild/prime_middim_var.py", None),
+    # a per-step output (x - mean): its stores stay strided, its loads are flat
+    ("wild/middim_center.py", None), ("wild/fp16_middim_mean.py", None), ("wild/middim_amax_4d.py", None),
+])
+def test_the_graph_frontend_offers_flat_reads_and_they_are_correct(path: str, dtype: str | None) -> None:
+    task = load_task_file(TASKS / path)
+    if dtype:
+        task = task.with_shape(task.inputs[0].shape, dtype)
+    cand = next(c for c in propose_from_graph(task) if c.name.split("/")[1] in ("graph-rows_flat", "graph-slabs_flat"))
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,))
+    prep = prepare(cand.name, cand.source)
+    params = {"ROWS": 4, "CORES": 4, "DEPTH": 2}
+    if ev.feasible(prep, params) is not None:  # wide rows: fewer a tile
+        params["ROWS"] = 1
+    assert ev.feasible(prep, params) is None
+    out = ev.evaluate(prep, params, timing=False)
+    assert out.status is Status.OK, out.message
+
+
+@pytest.mark.parametrize("path", ["corpus/sum_middim_3d.py",  # B = 512: rows already aligned
+                                  "corpus/gather_lastdim.py"])  # a gather: not a plain row reduction
+def test_no_flat_reads_where_they_do_not_help(path: str) -> None:
+    names = [c.name for c in propose_from_graph(load_task_file(TASKS / path))]
+    assert names and not any("flat" in n for n in names), names
