@@ -1,7 +1,7 @@
 """Flat aligned reads (``rows(..., flat=True)``, ``slabs(..., rows=R, flat=True)``): a tile's
 whole rows are one contiguous run of GM, read as ONE burst whose start is rounded down to
 512 B and whose end is rounded up to 32 B (clamped at the tensor's end), then laid out as
-the usual 32 B-padded rows by one ``Gather`` over a table of byte offsets built once per core.
+the usual 32 B-padded rows by ``Gather`` calls over a table of byte offsets built once per core (``flatRows`` rows a call).
 
 Why: a row of W elements whose byte size is not a multiple of 512 B makes the per-row copy
 (one DataCopyPad burst per row) unaligned at its pitch, and the model charges the SoC's
@@ -16,21 +16,23 @@ from __future__ import annotations
 from .. import ir
 from ..names import mangle
 from .compute_ops import CTYPE, NBYTES, Val
+from .tiling import FLAT_ROWS
 
 
 class FlatOps:
     """Loads of a flat loop: the staging queue, the offset table, the Gather."""
 
-    def _flat_table(self, nbytes: int, rows: str, stride: str) -> str:
-        """Byte offsets (ri * W + j) * size for ri < rows, j < stride: row ri of the staged run
-        to row ri of a tile of UB row stride ``stride``; built once per core (ArithProgression
-        for row 0, one Adds per further row). The lanes past W read the next row's head (or the
-        staging slack after the last row): padding, never used."""
+    def _flat_table(self, nbytes: int, stride: str) -> str:
+        """Byte offsets (ri * W + j) * size for ri < flatRows, j < stride: row ri of a group of
+        staged rows to row ri of a tile of UB row stride ``stride``; built once per core
+        (ArithProgression for row 0, one Adds per further row). The lanes past W read the next
+        row's head (or the staging slack after the last row): padding, never used."""
         name = f"flatOff{nbytes}"
         if name in self.tables:
             return name
         self.tables.add(name)
-        self._calc(f"{name}Buf", "align_up(tileElems, 128) * 4")
+        self._calc(f"{name}Buf", f"align_up({FLAT_ROWS} * {'chunkPad' if self.loop.kind == 'rows' else 'tileLen'}, 128) * 4")
+        rows = f"td_.{FLAT_ROWS}"
         self.init_lines += [
             f"LocalTensor<int32_t> {name} = {name}Buf.Get<int32_t>();",
             "{  // the flat loads' offset table: row ri of a tile <- element ri * W of the staged run",
@@ -56,13 +58,11 @@ class FlatOps:
         if rows_loop:
             self.roles[e.tensor] = "tile"
             start, rows, stride, total = "gr * td_.W", "r", "wp", "td_.N * td_.W"
-            table_rows = "td_.tileRows"
         else:
             self.roles[e.tensor] = "step"
             start, rows, stride, total = "(a * td_.K + k0) * td_.B", "kb", "cntp", "td_.A * td_.K * td_.B"
-            table_rows = "td_.stepRows"
         size = NBYTES[dtype]
-        table = self._flat_table(size, table_rows, "td_.chunkPad" if rows_loop else "td_.tileLen")
+        table = self._flat_table(size, "td_.chunkPad" if rows_loop else "td_.tileLen")
         q = self._queue(e.tensor, "inq", "flat")
         t = CTYPE[dtype]
         self.counter += 1
@@ -78,8 +78,11 @@ class FlatOps:
         self.emit(f"{q.name}.EnQue({st});")
         self.emit(f"{st} = {q.name}.DeQue<{t}>();")
         d = self._new("tile", dtype)
-        self.emit(f"Gather({d.cpp}, {st}, {table}.ReinterpretCast<uint32_t>(), static_cast<uint32_t>(fh{n} * {size}), "
-                  f"static_cast<uint32_t>({rows} * {stride}));")
+        self.emit(f"for (int64_t g0 = 0; g0 < {rows}; g0 += td_.{FLAT_ROWS}) {{  // flatRows rows a Gather")
+        self.emit(f"    Gather({d.cpp}[g0 * {stride}], {st}, {table}.ReinterpretCast<uint32_t>(), "
+                  f"static_cast<uint32_t>((fh{n} + g0 * {self._flat_width()}) * {size}), "
+                  f"static_cast<uint32_t>(acx_min(td_.{FLAT_ROWS}, {rows} - g0) * {stride}));")
+        self.emit("}")
         self.emit("PipeBarrier<PIPE_V>();")
         self.emit(f"{q.name}.FreeTensor({st});")
         return d
