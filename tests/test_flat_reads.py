@@ -150,3 +150,11 @@ def test_the_graph_frontend_offers_flat_reads_and_they_are_correct(path: str, dt
 def test_no_flat_reads_where_they_do_not_help(path: str) -> None:
     names = [c.name for c in propose_from_graph(load_task_file(TASKS / path))]
     assert names and not any("flat" in n for n in names), names
+
+
+@needs_gxx
+@pytest.mark.parametrize("name,shape", [("sum_dim", (2, 5, 70)), ("logsumexp_dim", (2, 5, 70)), ("prod_dim", (3, 1, 33))])
+def test_flat_slabs_with_more_steps_a_copy_than_the_reduced_extent(name: str, shape: tuple) -> None:
+    kind = "slabs_flat_online" if name == "logsumexp_dim" else "slabs_flat"
+    out = _check(get_task(name).with_shape(shape, "fp32"), kind, {"ROWS": 64, "CORES": 3, "DEPTH": 1})
+    assert out.status is Status.OK, out.message
