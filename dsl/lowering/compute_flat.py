@@ -67,7 +67,7 @@ class FlatOps:
         t = CTYPE[dtype]
         self.counter += 1
         n = self.counter
-        st = mangle(f"fl{n}", e.tensor)
+        st = mangle(f"ld{n}", e.tensor)  # the load's staging run
         self.emit(f"// flat read: rows {rows} x {self._flat_width()} as one burst, start 512 B aligned")
         self.emit(f"const int64_t fs{n} = {start};")
         self.emit(f"const int64_t fh{n} = fs{n} % {512 // size};  // elements below the aligned start")
