@@ -107,6 +107,8 @@ class _Checker:
         tgt = p.dtype_of(c.target)
         if tgt != c.out_dtype:
             raise DslError(f"storing a {c.out_dtype} value into {tgt} '{c.target}': cast(acc, {tgt})", c.store_loc)
+        if c.bias is not None:
+            self._check_cube_bias(c, da)
         if isinstance(c.split_k, str) or c.split_k != 1:
             if not p.is_workspace(c.target):
                 raise DslError("split_k > 1 writes one partial result per K split: store to a workspace(f32) "
@@ -117,6 +119,17 @@ class _Checker:
                 raise DslError(f"split-K partial sums are summed in fp32: workspace(f32), not {tgt}", c.store_loc)
         if c.batched and (c.a.split is not None or c.b.split is not None):
             raise DslError("batched=True takes 3-D operands as they are (no matrix(...) views)", c.loc)
+
+    def _check_cube_bias(self, c: ir.CubeStage, da: str) -> None:
+        """accumulator(blk, bias=b): b has the operands' dtype (the bias table converts it to fp32)
+        and is added once per output block, so there is one K split."""
+        db = self.p.dtype_of(c.bias)
+        if db != da:
+            raise DslError(f"the bias '{c.bias}' is {db}; it needs the operands' dtype {da} "
+                           "(L1 -> bias table converts it to fp32)", c.loc)
+        if isinstance(c.split_k, str) or c.split_k != 1:
+            raise DslError("a bias in the accumulator would be added once per K split: use split_k=1, or add "
+                           "the bias in the vector stage", c.loc)
 
     def _check_workspaces(self) -> None:
         """A workspace is written by the cube stage and read by the vector stage after it."""

@@ -455,6 +455,7 @@ class CubeStage:
     loc: Loc
     store_loc: Loc
     tail: Size = 0  # 1: split the last, partial wave's blocks along N so every core has work
+    bias: str | None = None  # In tensor of N values: the accumulator starts from it (bias table, Mmad with bias)
 
 
 @dataclass(frozen=True)

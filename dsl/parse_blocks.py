@@ -108,6 +108,7 @@ class BlocksParser:
             raise DslError(f"first statement of the blocks loop: acc = accumulator({var}) — {shape_msg}", loc_of(s0))
         acc = s0.targets[0].id
         self._fresh_name(acc, loc_of(s0))
+        bias = self._accumulator_bias(s0.value)
         if not (isinstance(s1, ast.For) and is_call(s1.iter, "k_stages")):
             raise DslError(f"second statement: for kk in k_stages({var}, k=KL1, depth=STAGES) — {shape_msg}",
                            loc_of(s1))
@@ -123,7 +124,15 @@ class BlocksParser:
         return ir.CubeStage(var, opa, opb, size("m", None), size("n", None), size("order", 0),
                             size("group", 1), size("split_k", 1), size("cores", None), size("acc_depth", 1),
                             k_l1, stages, k_l0, l0_depth, target, relu, out_dtype, flag("batched"), loc, sloc,
-                            tail=size("tail", 0))
+                            tail=size("tail", 0), bias=bias)
+
+    def _accumulator_bias(self, call: ast.Call) -> str | None:
+        """``accumulator(blk, bias=b)``: the block's accumulator starts from b's N values (one per
+        output column, every row), staged GM -> L1 -> bias table and added by the first mmad."""
+        kw = self._kwargs(call, {"bias"}, "accumulator")
+        if "bias" not in kw:
+            return None
+        return self._tensor_name(kw["bias"], "in")
 
     def _l1_loads(self, s1: ast.For, ta: str, tb: str, kk: str) -> tuple[str, str, ast.stmt]:
         l1_body = [s for s in s1.body if not isinstance(s, ast.Pass)]

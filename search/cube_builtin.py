@@ -25,7 +25,7 @@ from ..tasks.aten import MATMUL_OPS
 from ..tasks.registry_cube import cube_kind, cube_task_names
 from ..tasks.task import Task
 from .graph.emit import RESERVED
-from .graph.matmul_form import UNARY, matmul_form
+from .graph.matmul_form import UNARY, matmul_form, row_bias
 from .graph.names import doc_text, dsl_name, words_of
 from .graph.trace import Unsupported, trace_task
 from .proposer import Candidate, Declined
@@ -57,6 +57,12 @@ class MatmulSpec:
     doc: str = ""
     order: tuple[tuple[str, str], ...] = ()  # every input (name, dsl dtype) in the task's order
     rounded: bool = False  # the reference rounds the product to the output dtype before the epilogue
+    bias: str = ""  # input of N values the cube can add (bias table), "" = none
+    bias_relu: bool = False  # ReLU after that bias (Fixpipe)
+    bias_epilogue: str = ""  # vector epilogue of v after that bias, "" = none (the cube finishes alone)
+    half_workspace: bool = False  # the rest of the epilogue may read product + bias rounded to the output
+    # dtype: within the tolerance when no cancellation follows (GELU: yes; + residual or a bias after
+    # the rounding: no — modeled wrong on signed data)
 
 
 def _params(spec: MatmulSpec) -> str:
@@ -165,13 +171,39 @@ def matmul_candidates(name: str, spec: MatmulSpec, dims: tuple[int, int, int, in
     epi = spec.epilogue or ("relu(v)" if spec.relu else "v")
     if spec.out_dtype != "f32":
         epi = f"cast({epi}, {spec.out_dtype})"
+    if spec.bias and not spec.bias_epilogue:
+        cands.append(bias_candidate(name, spec, common))
     cands.append(Candidate(f"{name}/splitk_vec", _template("cube_matmul_epilogue").format(
         epilogue=epi, splits=SPLITS, split_default=split_default(*dims) if dims else 1, **common),
         origin=CubeProposer.name))
-    if spec.rounded and spec.epilogue and spec.out_dtype != "f32" and spec.dtype == spec.out_dtype:
+    half_ok = spec.epilogue and spec.out_dtype != "f32" and spec.dtype == spec.out_dtype
+    if half_ok and spec.rounded:
         cands.append(Candidate(f"{name}/rounded_vec", _template("cube_matmul_rounded").format(
-            epilogue=epi, out_dtype=spec.out_dtype, **common), origin=CubeProposer.name))
+            epilogue=epi, out_dtype=spec.out_dtype, acc_args="", **common), origin=CubeProposer.name))
+    if half_ok and (spec.rounded or spec.half_workspace) and spec.bias and spec.bias_epilogue:
+        cands.append(bias_rounded_candidate(name, spec, common))
     return cands
+
+
+def bias_rounded_candidate(name: str, spec: MatmulSpec, common: dict) -> Candidate:
+    """The bias in the accumulator (bias table), the product + bias rounded to the output dtype into
+    the workspace by Fixpipe (half the bytes of fp32), the rest of the epilogue on the vector cores:
+    eager's addmm then activation, with no bias read and no fp32 round trip."""
+    epi = f"cast({spec.bias_epilogue}, {spec.out_dtype})"
+    return Candidate(f"{name}/bias_rounded_vec", _template("cube_matmul_rounded").format(
+        epilogue=epi, out_dtype=spec.out_dtype, acc_args=f", bias={spec.bias}", **common),
+        origin=CubeProposer.name)
+
+
+def bias_candidate(name: str, spec: MatmulSpec, common: dict) -> Candidate:
+    """The cube-only candidate of a bias (+ ReLU) epilogue: the bias table starts each block's
+    accumulator, Fixpipe applies the ReLU and the dtype conversion — no workspace, no vector pass."""
+    store = "relu(acc)" if spec.bias_relu else "acc"
+    if spec.out_dtype != "f32":
+        store = f"cast({store}, {spec.out_dtype})"
+    note = ("fp32 -> " + spec.out_dtype if spec.out_dtype != "f32" else "fp32") + (", ReLU" if spec.bias_relu else "")
+    return Candidate(f"{name}/cube_bias", _template("cube_matmul_bias").format(
+        store=store, store_note=note, bias=spec.bias, **common), origin=CubeProposer.name)
 
 
 ACTS = {"relu": "relu({x})", "gelu": "gelu({x})", "sigmoid": "sigmoid({x})", "tanh": "tanh({x})",
@@ -200,10 +232,11 @@ def registry_spec(task: Task, op: str, p: dict) -> MatmulSpec | None:
         return MatmulSpec(**{**base, "out_dtype": "f32"})
     bias = "cast(load_bcast(bias, cc), f32)" if T != "f32" else "load_bcast(bias, cc)"
     if n == "matmul_bias_relu":
-        return MatmulSpec(**base, extra=(("bias", T),), epilogue=f"relu(v + {bias})")
+        return MatmulSpec(**base, extra=(("bias", T),), epilogue=f"relu(v + {bias})", bias="bias", bias_relu=True)
     if n == "linear_bias_gelu":
         return MatmulSpec(**{**base, "a": "x", "b": "weight"}, transpose_b=True, extra=(("bias", T),),
-                          epilogue=f"gelu(v + {bias})")
+                          epilogue=f"gelu(v + {bias})", bias="bias", bias_epilogue="gelu(v)",
+                          half_workspace=True)
     if n == "matmul_scale_residual":
         res = "cast(load(residual, cc), f32)" if T != "f32" else "load(residual, cc)"
         return MatmulSpec(**base, extra=(("residual", T),), epilogue=f"v * {float(p['alpha'])!r} + {res}")
@@ -233,8 +266,24 @@ def traced_spec(task: Task) -> MatmulSpec | str:
     if isinstance(form, str):
         return form
     names = _input_names(ins)
+    v = _epilogue(form.steps, names, T)
+    a = names[form.a.index]
+    b = names[form.b.index]
+    relu = v == "relu(v)"
+    rb = row_bias(form)
+    after = _epilogue(form.steps[1:], names, T) if rb is not None else "v"
+    return MatmulSpec(a, b, T, T, transpose_a=form.a.transpose, transpose_b=form.b.transpose,
+                      batched=form.batched, relu=relu, epilogue="" if v in ("v", "relu(v)") else v,
+                      order=tuple((n, T) for n in names), rounded=T != "f32",
+                      bias=names[rb] if rb is not None else "", bias_relu=after == "relu(v)",
+                      bias_epilogue="" if after in ("v", "relu(v)") else after,
+                      doc=f"Task file {task.name}: " + " -> ".join(form.ops) + ".")
+
+
+def _epilogue(steps, names: list[str], T: str) -> str:
+    """The vector-stage expression of v (the fp32 product) for the epilogue ``steps``."""
     v = "v"
-    for st in form.steps:
+    for st in steps:
         if st.op in UNARY:
             v = ACTS[st.op].format(x=v)
             continue
@@ -244,13 +293,7 @@ def traced_spec(task: Task) -> MatmulSpec | str:
             other = f"{'load_bcast' if st.kind == 'row' else 'load'}({names[st.index]}, cc)"
             other = other if T == "f32" else f"cast({other}, f32)"
         v = f"({other} {st.op} {v})" if st.swap else f"({v} {st.op} {other})"
-    a = names[form.a.index]
-    b = names[form.b.index]
-    relu = v == "relu(v)"
-    return MatmulSpec(a, b, T, T, transpose_a=form.a.transpose, transpose_b=form.b.transpose,
-                      batched=form.batched, relu=relu, epilogue="" if v in ("v", "relu(v)") else v,
-                      order=tuple((n, T) for n in names), rounded=T != "f32",
-                      doc=f"Task file {task.name}: " + " -> ".join(form.ops) + ".")
+    return v
 
 
 # ---------------------------------------------------------------- mHC
@@ -335,6 +378,7 @@ def _kernel_name(name: str) -> str:
 #: names in the matmul templates (and the epilogue's own) that an input name must avoid
 _TEMPLATE_NAMES = frozenset(
     words_of(_template("cube_matmul") + _template("cube_matmul_epilogue") + _template("cube_matmul_rounded"))
+    | (words_of(_template("cube_matmul_bias")) - {"bias"})  # bias= is a keyword there, not a name
     | {"c", "v", "cc"})
 
 

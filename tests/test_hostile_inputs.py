@@ -306,7 +306,7 @@ def test_internal_error_is_one_paragraph_exit_3_with_the_traceback_in_a_file(cap
     def broken(args):
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(cli, "cmd_ops", broken)
+    monkeypatch.setattr("ascendcraft.cli.parser.cmd_ops", broken)  # the parser binds the verb
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     rc, out, err = run(capsys, "ops")
     assert rc == 3

@@ -155,6 +155,8 @@ class Op(enum.IntEnum):
     CREATE_VEC_INDEX = 131
     # per-row values broadcast into 32 B blocks
     BRCB = 132
+    # L1 (C1) -> bias table (C2), MTE1: the bias of a cube Mmad
+    DATA_COPY_L1_BT = 133
 
 
 def read_trace(path: str) -> np.ndarray:

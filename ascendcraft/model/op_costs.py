@@ -20,7 +20,11 @@ GM_PATH: dict[Op, str] = {
 }
 
 #: On-chip moves costed at a fixed bytes/cycle rate.
-LOCAL_PATH: dict[Op, str] = {Op.LOAD_DATA_L1_L0A: "L1L0A", Op.LOAD_DATA_L1_L0B: "L1L0B"}
+LOCAL_PATH: dict[Op, str] = {Op.LOAD_DATA_L1_L0A: "L1L0A", Op.LOAD_DATA_L1_L0B: "L1L0B",
+                             # L1 -> bias table is an MTE1 move too (copy_cbuf_to_bt, PIPE_MTE1, Huawei CCE
+                             # intrinsic reference cceapi_0097); no rate is published: costed at the slower
+                             # of the two L1 -> L0 rates [assumption]
+                             Op.DATA_COPY_L1_BT: "L1L0B"}
 
 #: Scalar-pipe API calls.
 SCALAR_OPS = (Op.GET_VALUE, Op.SET_VALUE)

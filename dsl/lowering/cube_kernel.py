@@ -11,6 +11,7 @@ from __future__ import annotations
 from .. import ir
 from ..ir import DTYPE_BYTES
 from ..names import mangle, size_expr
+from ..parser import DslError
 from .compute_ops import CTYPE
 from .cube_tiling import Buf, CubeTiling
 from .tiling import camel
@@ -29,6 +30,59 @@ def cube_buffers(p: ir.Program) -> list[Buf]:
         Buf("qA2", "A2", "bm * bk * eb", size_expr(c.l0_depth), dt),
         Buf("qB2", "B2", "bk * bn * eb", size_expr(c.l0_depth), dt),
         Buf("qC1", "CO1", "bm * bn * 4", size_expr(c.acc_depth), "f32"),
+    ] + bias_buffers(p)
+
+
+def bias_buffers(p: ir.Program) -> list[Buf]:
+    """accumulator(blk, bias=b): the block's bias row staged in L1 (C1), then in the bias table (C2,
+    fp32) that the first Mmad of the block reads."""
+    c = p.cube
+    if c is None or c.bias is None:
+        return []
+    return [Buf("qBias1", "C1", "bn * eb", "1", p.dtype_of(c.bias)), Buf("qBiasT", "C2", "bn * 4", "1", "f32")]
+
+
+#: bytes of the bias table (C2) of an Atlas A2 cube core: "the bias table buffer is 1 KB" (Huawei CCE
+#: intrinsic reference, copy_cbuf_to_bt, cceapi_0097) — 256 fp32 values, so a bias block is BN <= 256
+BIAS_TABLE_BYTES = 1024
+
+
+def bias_checks(p: ir.Program, t: dict[str, int], dims: list[list[int]]) -> None:
+    """accumulator(blk, bias=b): b holds N values and one block's BN of them fit the bias table."""
+    c = p.cube
+    if c is None or c.bias is None:
+        return
+    shape = dict(zip([x.name for x in p.tensors], dims, strict=False))[c.bias]
+    n = 1
+    for d in shape:
+        n *= d
+    if n != t["N"]:
+        raise DslError(f"accumulator(..., bias={c.bias}): '{c.bias}' has {n} values, the product has N = {t['N']} "
+                       "columns (one bias value per column)", c.loc)
+    if t["bn"] * 4 > BIAS_TABLE_BYTES:
+        raise DslError(f"bias table capacity: a block of {t['bn']} columns needs {t['bn'] * 4} B of fp32 bias, "
+                       f"the bias table holds {BIAS_TABLE_BYTES} B (BN <= {BIAS_TABLE_BYTES // 4})", c.loc)
+
+
+def _bias_load(p: ir.Program, T: str) -> list[str]:
+    """Per block, before its K loop: bias[col0 : col0 + nB] GM -> L1 (one ND row is contiguous in Nz,
+    tail zero-filled) -> bias table, converted to fp32 (DataCopy C1 -> C2, 16 values per 64 B unit)."""
+    c = p.cube
+    assert c is not None and c.bias is not None
+    return [
+        f"            // bias row GM -> L1 -> bias table (C2), DSL line {c.loc.line}",
+        f"            LocalTensor<{T}> bs1 = qBias1.AllocTensor<{T}>();",
+        "            CopyNd2Nz(bs1, biasGm[col0], 1, nB, td_.N, 1);",
+        "            qBias1.EnQue(bs1);",
+        f"            bs1 = qBias1.DeQue<{T}>();",
+        "            LocalTensor<float> btab = qBiasT.AllocTensor<float>();",
+        "            DataCopyParams bp;",
+        "            bp.blockCount = 1;",
+        "            bp.blockLen = static_cast<uint16_t>(n16 / 16);",
+        "            DataCopy(btab, bs1, bp);",
+        "            qBias1.FreeTensor(bs1);",
+        "            qBiasT.EnQue(btab);",
+        "            btab = qBiasT.DeQue<float>();",
     ]
 
 
@@ -159,6 +213,9 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
     slices = "td.splits * " if p.is_workspace(c.target) else ""
     L.append(f"        cGm.SetGlobalBuffer(reinterpret_cast<__gm__ {out_t}*>({mangle('arg', c.target)}), "
              f"static_cast<uint64_t>({slices}td.Bt * td.M * td.N));")
+    if c.bias is not None:
+        L.append(f"        biasGm.SetGlobalBuffer(reinterpret_cast<__gm__ {CTYPE[p.dtype_of(c.bias)]}*>"
+                 f"({mangle('arg', c.bias)}), static_cast<uint64_t>(td.N));")
     for b in t.buffers:
         if b.mem != "UB":
             L.append(f"        pipe.InitBuffer({b.name}, {_DEPTH_CONST[b.pos]}, static_cast<uint32_t>(td.b_{b.name}));")
@@ -204,6 +261,10 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "            const int64_t kBeg = split * td_.kPerSplit, kEnd = acx_min(td_.K, kBeg + td_.kPerSplit);",
         "            LocalTensor<float> c1 = qC1.AllocTensor<float>();",
         "            bool first = true;",
+    ]
+    if c.bias is not None:
+        L += _bias_load(p, CTYPE[p.dtype_of(c.bias)])
+    L += [
         "            for (int64_t k1 = kBeg; k1 < kEnd; k1 += td_.kl1) {",
         "                const int64_t kB = acx_min(td_.kl1, kEnd - k1);",
         "                const int64_t k16 = acx_align16(kB);",
@@ -273,6 +334,8 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "                    mp.n = static_cast<uint16_t>(nB);",
         "                    mp.k = static_cast<uint16_t>(kb0);",
         "                    mp.cmatrixInitVal = first;",
+        ("                    if (first) Mmad(c1, a2, b2, btab, mp);  // C = A0 * B0 + bias (bias table)\n"
+         "                    else Mmad(c1, a2, b2, mp);") if c.bias is not None else
         "                    Mmad(c1, a2, b2, mp);",
         "                    first = false;",
         "                    qA2.FreeTensor(a2);",
@@ -281,6 +344,7 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "                qA1.FreeTensor(a1);",
         "                qB1.FreeTensor(b1);",
         "            }",
+        *(["            qBiasT.FreeTensor(btab);"] if c.bias is not None else []),
         "            qC1.EnQue(c1);",
         "            c1 = qC1.DeQue<float>();",
         f"            FixpipeParamsV220 fp;  // DSL line {c.store_loc.line}: L0C -> GM (Nz -> ND)",
@@ -306,6 +370,8 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "    TQue<TPosition::A2, L0DEPTH> qA2;",
         "    TQue<TPosition::B2, L0DEPTH> qB2;",
         "    TQue<TPosition::CO1, ACCDEPTH> qC1;",
+        *(["    TQue<TPosition::C1, 1> qBias1;", "    TQue<TPosition::C2, 1> qBiasT;",
+           f"    GlobalTensor<{CTYPE[p.dtype_of(c.bias)]}> biasGm;"] if c.bias is not None else []),
         f"    GlobalTensor<{T}> aGm;",
         f"    GlobalTensor<{T}> bGm;",
         f"    GlobalTensor<{out_t}> cGm;",
@@ -315,4 +381,4 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
     return "\n".join(L)
 
 
-_DEPTH_CONST = {"A1": "STAGES", "B1": "STAGES", "A2": "L0DEPTH", "B2": "L0DEPTH", "CO1": "ACCDEPTH"}
+_DEPTH_CONST = {"A1": "STAGES", "B1": "STAGES", "A2": "L0DEPTH", "B2": "L0DEPTH", "CO1": "ACCDEPTH", "C1": "1", "C2": "1"}

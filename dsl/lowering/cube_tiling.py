@@ -58,7 +58,7 @@ class Buf:
 
     @property
     def mem(self) -> str:
-        return {"A1": "L1", "B1": "L1", "A2": "L0A", "B2": "L0B", "CO1": "L0C"}.get(self.pos, "UB")
+        return {"A1": "L1", "B1": "L1", "A2": "L0A", "B2": "L0B", "CO1": "L0C", "C1": "L1", "C2": "BT"}.get(self.pos, "UB")
 
 
 @dataclass

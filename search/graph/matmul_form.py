@@ -193,3 +193,13 @@ def matmul_form(ag: AtenGraph) -> MatmulForm | str:
 def _through_views(ag: AtenGraph, ref: Ref, target: str) -> bool:
     """Does ``ref`` read ``target`` through views only (the batch reshape after ``mm``)?"""
     return target in _view_chain(ag, ref.node)
+
+
+def row_bias(form: MatmulForm) -> int | None:
+    """Input index of the bias when the epilogue starts with ``+ row`` (a per-column bias): the
+    cube can start the accumulator from it (bias table) and the rest of the epilogue follows; else
+    None."""
+    st = form.steps
+    if not st or st[0].op != "+" or st[0].kind != "row" or st[0].index is None:
+        return None
+    return st[0].index

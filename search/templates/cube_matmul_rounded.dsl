@@ -20,7 +20,7 @@ def {name}({params}):
     mm_ws = workspace({out_dtype})
     for blk in blocks({a}, {b}, m=BM, n=BN{flags}, order=ORDER, group=GROUP, cores=CORES, acc_depth=ACCD,
                       tail=TAIL):
-        acc = accumulator(blk)
+        acc = accumulator(blk{acc_args})
         for kk in k_stages(blk, k=KL1, depth=STAGES):
             a1 = to_l1({a_name}, kk)
             b1 = to_l1({b_name}, kk)

@@ -328,6 +328,69 @@ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const Loca
     }
 }
 
+// ------------------------------------------------------------------------------ L1 -> bias table (C2)
+// DataCopy C1 -> C2: the bias of a cube Mmad into the bias table, converting half / bfloat16_t to float
+// on the way ("convControl: the L1 data is read as FP16 and converted to FP32 before it is written to the
+// bias table", CCE intrinsic copy_cbuf_to_bt, cceapi_0097; MTE1). blockLen counts 64 B units of the
+// bias table (16 float elements: 32 B of the half source), srcStride 32 B units, dstStride 64 B units.
+template <class T, class U>
+inline void CopyL1ToBiasTable(const LocalTensor<T>& dst, const LocalTensor<U>& src, const DataCopyParams& p) {
+    const char* api = "DataCopy(C1->C2)";
+    constexpr uint8_t dt = acx::DT<T>::id, du = acx::DT<U>::id;
+    if (dt != acx::DT_F32 || (du != acx::DT_F16 && du != acx::DT_BF16 && du != acx::DT_F32))
+        acx::Fail("%s: %s -> %s is not supported (the bias table holds float; the L1 source is half, bfloat16_t or "
+                  "float)", api, acx::DT<U>::name, acx::DT<T>::name);
+    if (MemOf(src.pos_) != acx::MEM_L1 || MemOf(dst.pos_) != acx::MEM_BT)
+        acx::Fail("%s: src must be in L1 (C1) and dst in the bias table (C2); got %s -> %s", api, PosName(src.pos_),
+                  PosName(dst.pos_));
+    if (p.blockCount < 1 || p.blockCount > 4095) acx::Fail("%s: blockCount=%u not in [1, 4095]", api, p.blockCount);
+    if (p.blockLen < 1) acx::Fail("%s: blockLen=0 (unit: 64 B of the bias table)", api);
+    const uint64_t per = 16;  // elements per blockLen unit
+    const uint64_t sU = sizeof(U) * per, dU = 64;
+    const uint64_t sext = (uint64_t)(p.blockCount - 1) * (p.blockLen * sU + p.srcStride * 32) + p.blockLen * sU;
+    const uint64_t dext = (uint64_t)(p.blockCount - 1) * (p.blockLen + p.dstStride) * dU + p.blockLen * dU;
+    acx::CubeOperand(api, "src", src, acx::MEM_L1, 32, sext);
+    acx::CubeOperand(api, "dst", dst, acx::MEM_BT, 64, dext);
+    const uint64_t elems = (uint64_t)p.blockCount * p.blockLen * per;
+    acx::EmitCube(acx::P_MTE1, acx::OP_DATA_COPY_L1_BT, du, dt, p.blockCount, elems * sizeof(T), elems, 0, 0, 0);
+    if (acx::TraceOnly()) return;
+    for (uint64_t b = 0; b < p.blockCount; b++) {
+        const U* s = (const U*)((const uint8_t*)src.ptr() + b * (p.blockLen * sU + p.srcStride * 32));
+        T* d = (T*)((uint8_t*)dst.ptr() + b * (p.blockLen + p.dstStride) * dU);
+        for (uint64_t i = 0; i < p.blockLen * per; i++) d[i] = (T)acx::Ld(s[i]);
+    }
+}
+template <class T, class U, typename std::enable_if<!std::is_same<T, U>::value, int>::type = 0>
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const DataCopyParams& p) {
+    CopyL1ToBiasTable(dst, src, p);  // the converting form exists only on the C1 -> C2 path
+}
+
+// Mmad with a bias operand: with the bias in the bias table (C2) the product starts from it,
+// C = A * B + bias (one bias value per column, for every row); cmatrixInitVal / cmatrixSource are ignored
+// ("with a bias operand the source of C's initial value is decided by where the bias is", Mmad, Ascend C API
+// reference, docs/api/context/Mmad.md). Only the bias-table form is emulated.
+template <class T, class U, class S, class V>
+inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
+                 const LocalTensor<V>& bias, const MmadParams& p) {
+    const char* api = "Mmad(bias)";
+    if (MemOf(bias.pos_) != acx::MEM_BT)
+        acx::Fail("%s: bias is at position %s; only a bias-table (C2) bias is emulated", api, PosName(bias.pos_));
+    if (acx::DT<V>::id != acx::DT<T>::id) acx::Fail("%s: bias dtype %s must match dst %s", api, acx::DT<V>::name, acx::DT<T>::name);
+    const uint64_t n1 = ((uint64_t)p.n + 15) / 16;
+    acx::CubeOperand(api, "bias", bias, acx::MEM_BT, 128, n1 * 16 * sizeof(V));
+    MmadParams q = p;
+    q.cmatrixSource = false;
+    q.cmatrixInitVal = true;
+    q.isBias = false;
+    Mmad(dst, fm, filter, q);  // C = A * B (checks, trace record: the bias init is part of the instruction)
+    if (acx::TraceOnly() || p.m == 0 || p.n == 0 || p.k == 0) return;
+    const uint64_t m16 = acx::CeilTo(p.m, 16);
+    T* c = dst.ptr();
+    const V* bv = bias.ptr();
+    for (uint64_t i = 0; i < m16; i++)
+        for (uint64_t j = 0; j < p.n; j++) c[((j / 16) * m16 + i) * 16 + j % 16] += (T)bv[j];
+}
+
 // ------------------------------------------------------------------------------ Fixpipe L0C -> GM
 template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
 inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p) {

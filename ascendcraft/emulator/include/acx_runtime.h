@@ -62,9 +62,10 @@ struct Error : std::exception {
     throw Error(buf);
 }
 
-enum Mem : uint8_t { MEM_UB = 0, MEM_L1 = 1, MEM_L0A = 2, MEM_L0B = 3, MEM_L0C = 4, MEM_N = 5 };
+// MEM_BT (appended): the bias table (TPosition C2 on Atlas A2), read by Mmad with a bias operand
+enum Mem : uint8_t { MEM_UB = 0, MEM_L1 = 1, MEM_L0A = 2, MEM_L0B = 3, MEM_L0C = 4, MEM_BT = 5, MEM_N = 6 };
 inline const char* MemName(int m) {
-    static const char* n[] = {"UB", "L1", "L0A", "L0B", "L0C"};
+    static const char* n[] = {"UB", "L1", "L0A", "L0B", "L0C", "BT"};
     return m >= 0 && m < MEM_N ? n[m] : "?";
 }
 
@@ -457,6 +458,8 @@ int Run(void** gm, const uint64_t* gm_bytes, int n_gm, const AcxRunOptions* opt,
             c.cap[MEM_L0A] = opt->l0a_bytes;
             c.cap[MEM_L0B] = opt->l0b_bytes;
             c.cap[MEM_L0C] = opt->l0c_bytes;
+            // "the bias table buffer is 1 KB" (Huawei CCE intrinsic reference, copy_cbuf_to_bt, cceapi_0097)
+            c.cap[MEM_BT] = 1024;
             c.kind = opt->core_type == 2 ? CORE_AIC : opt->core_type == 1 ? CORE_AIV : CORE_UNKNOWN;
             c.map_bytes = stack_bytes + 4096;
             void* m = mmap(nullptr, c.map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

@@ -36,6 +36,7 @@ enum TraceOp : uint16_t {
     OP_INIT_GLOBAL_MEMORY = 120,  // appended: InitGlobalMemory (vector core fills GM via MTE3)
     OP_GATHER = 130, OP_CREATE_VEC_INDEX = 131,  // appended: vector gather / index generation
     OP_BRCB = 132,  // appended: per-row values broadcast into 32 B blocks
+    OP_DATA_COPY_L1_BT = 133,  // appended: DataCopy L1 (C1) -> bias table (C2), MTE1
 };
 
 // trace record flags

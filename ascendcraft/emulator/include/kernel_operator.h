@@ -151,6 +151,7 @@ inline int MemOf(TPosition p) {
         case TPosition::A2: return acx::MEM_L0A;
         case TPosition::B2: return acx::MEM_L0B;
         case TPosition::CO1: return acx::MEM_L0C;
+        case TPosition::C2: return acx::MEM_BT;  // BT Buffer on Atlas A2 (TPosition table of the Ascend C API reference)
         default: return acx::MEM_UB;
     }
 }
@@ -162,6 +163,7 @@ inline void QueuePipes(TPosition p, uint8_t& prod, uint8_t& cons) {
         case TPosition::A1: case TPosition::B1: case TPosition::C1: prod = acx::P_MTE2; cons = acx::P_MTE1; break;
         case TPosition::A2: case TPosition::B2: prod = acx::P_MTE1; cons = acx::P_M; break;
         case TPosition::CO1: prod = acx::P_M; cons = acx::P_FIX; break;
+        case TPosition::C2: prod = acx::P_MTE1; cons = acx::P_M; break;  // L1 -> bias table, read by Mmad
         default: prod = cons = acx::P_V; break;
     }
 }
