@@ -412,6 +412,7 @@ class Loop:
     reuse: bool = False  # windows(reuse=True): the tile's input rows staged once per kd, all kh read them
     step_rows: str | int | None = None  # slabs(rows=R): R steps of K per copy, folded after the steps
     flat: bool = False  # rows/slabs(flat=True): a tile's whole rows read as one 512 B-aligned burst (lowering/compute_flat.py)
+    carry: bool = False  # windows(carry=True): what the next tile shares kept in UB (1-D halo, 2-D rows, 3-D planes)
 
 
 @dataclass(frozen=True)
@@ -455,6 +456,8 @@ class CubeStage:
     loc: Loc
     store_loc: Loc
     tail: Size = 0  # 1: split the last, partial wave's blocks along N so every core has work
+    a_whole: Size = 0  # 1: a block's whole A panel (bm x K) in L1 at once, kept while the next block shares it
+    b_whole: Size = 0  # 1: the same for the B panel (K x bn)
     bias: str | None = None  # In tensor of N values: the accumulator starts from it (bias table, Mmad with bias)
 
 

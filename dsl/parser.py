@@ -314,7 +314,7 @@ class _Parser(ExprParser, BlocksParser):
                    "rows": {"rows", "cores", "depth", "dims", "groups", "axis", "flat"},
                    "slabs": {"dim", "tile", "cores", "depth", "rows", "flat"},
                    "windows": {"dims", "kernel", "stride", "padding", "rows", "chunk", "cores", "depth",
-                               "fill", "combine", "reuse"}}[kind]
+                               "fill", "combine", "reuse", "carry"}}[kind]
         kw = {}
         for k in call.keywords:
             if k.arg not in allowed:
@@ -391,6 +391,16 @@ class _Parser(ExprParser, BlocksParser):
             if not (isinstance(v, ast.Constant) and type(v.value) is bool):
                 raise DslError(f"{kind}(flat=...) is True or False", _loc(v))
             flat = v.value
+        carry = False
+        if kind == "windows" and "carry" in kw:
+            v = kw["carry"]
+            if not (isinstance(v, ast.Constant) and type(v.value) is bool):
+                raise DslError("windows(carry=...) is True or False", _loc(v))
+            if v.value and not (dim == 1 or (combine and reuse and dim in (2, 3))):
+                raise DslError("windows(carry=True) keeps what the next tile shares with this one in UB "
+                               "(1-D: the halo columns, 2-D: ring rows, 3-D: kh-folded planes): in 2-D "
+                               "and 3-D it needs combine= and reuse=True", _loc(v))
+            carry = v.value
         var = st.target.id
         self._fresh_name(var, _loc(st.target))
         self._line(st)
@@ -399,7 +409,7 @@ class _Parser(ExprParser, BlocksParser):
         del self.loop_vars[var]  # sequential distribution loops may reuse the name
         step_rows = self._size(kw["rows"]) if kind == "slabs" and "rows" in kw else None
         return ir.Loop(kind, var, tensor, tile, cores, dim, depth, tuple(body), loc, groups, axis,
-                       window, chunk, fill, combine, reuse, step_rows, flat)
+                       window, chunk, fill, combine, reuse, step_rows, flat=flat, carry=carry)
 
     def _size(self, node: ast.AST) -> str | int:
         if isinstance(node, ast.Name):

@@ -127,6 +127,61 @@ def cores_default(bt: int, m: int, n: int, k: int) -> int:
     return min(choices, key=lambda c: (-(-tiles // c) * c, -c))
 
 
+GROUPS = "2, 3, 4, 6, 8, 12, 16"
+
+
+def group_default(bt: int, m: int, n: int, k: int) -> int:
+    """Default swizzle group (``GROUP``, block rows per group) of the direct candidate: the
+    one whose waves (``cores_default`` consecutive blocks in swizzled order) touch the fewest
+    panel bytes, sum over waves of distinct A panels x BM + distinct B panels x BN - the
+    working set the cores of one wave share through L2 (ties: 4, then the smaller group). Modeled,
+    model 2.1: transpose_a/ab/b (16 x 8 blocks) 6 instead of 4 gives 1.5-2.4% less time."""
+    n_m, n_n = -(-m // _BLOCK_M), -(-n // _BLOCK_N)
+    cores = cores_default(bt, m, n, k)
+
+    def panels(g: int) -> int:
+        total = 0
+        wave_m: set[tuple[int, int]] = set()
+        wave_n: set[tuple[int, int]] = set()
+        for w in range(bt * n_m * n_n):
+            b, rest = divmod(w, n_m * n_n)
+            grp, idx = divmod(rest, g * n_n)
+            rows = min(g, n_m - grp * g)
+            wave_m.add((b, grp * g + idx % rows))
+            wave_n.add((b, idx // rows))
+            if (w + 1) % cores == 0 or w + 1 == bt * n_m * n_n:
+                total += len(wave_m) * _BLOCK_M + len(wave_n) * _BLOCK_N
+                wave_m, wave_n = set(), set()
+        return total
+
+    if bt * n_m * n_n > 4096:  # many blocks: the old default (the count is not worth the time)
+        return 4
+    return min((int(x) for x in GROUPS.split(",")), key=lambda g: (panels(g), g != 4, g))
+
+
+def a_whole_default(bt: int, m: int, n: int, k: int, transpose_a: bool = False, esize: int = 2) -> int:
+    """Default of ``AW`` (the whole A panel of a block in L1, one GM copy): on (1) for a
+    few-row M (one block row, A stored M x K) whose panel, rows padded to 16, fits beside the
+    two B stages of the default block (``_BLOCK_N`` x 256 deep) in L1 (512 KiB): each K stage
+    then copies B only, and the panel is loaded once per core, not once per stage and block
+    (modeled, model 2.1: matmul_small_m, A 16 x 8192)."""
+    rows = -(-min(m, _BLOCK_M) // 16) * 16
+    fits = rows * (-(-k // 16) * 16) * esize + 2 * 256 * _BLOCK_N * esize <= 512 * 1024
+    return 1 if m < 64 and not transpose_a and fits else 0
+
+
+def b_whole_default(bt: int, m: int, n: int, k: int, transpose_b: bool = False, esize: int = 2) -> int:
+    """Default of ``BW`` (the whole B panel of a block in L1, one GM copy): on (1) for a
+    narrow N (at most two 128-column blocks) under many block rows (two waves or more),
+    where the panel, K rows padded to 16, fits beside two A stages (128 x 256) in L1 and B
+    is not fp32 stored K x N. With it the direct candidate runs 128-column blocks in
+    row-major order, so with an even core count a core keeps its B panel for all its blocks
+    and each K stage copies A only (modeled, model 2.1: matmul_tall_skinny, B 1024 x 256)."""
+    fits = (-(-k // 16) * 16) * 128 * esize + 2 * 128 * 256 * esize <= 512 * 1024
+    many_rows = bt * -(-m // _BLOCK_M) >= 2 * _CUBE_CORES
+    return 1 if n <= 256 and many_rows and fits and (transpose_b or esize == 2) else 0
+
+
 def spec_dims(task: Task, spec: MatmulSpec) -> tuple[int, int, int, int] | None:
     """(batch, M, N, K) of ``spec``'s product at ``task``'s shapes (None if not found)."""
     names = [nm for nm, _ in spec.order] if spec.order else [x.name for x in task.tensor_inputs]
@@ -158,7 +213,13 @@ def matmul_candidates(name: str, spec: MatmulSpec, dims: tuple[int, int, int, in
     common = dict(name=_kernel_name(name), params=_params(spec), doc=doc_text(spec.doc), a=spec.a, b=spec.b,
                   a_name=spec.a, b_name=spec.b, flags=_flags(spec), cores=CORES,
                   cores_default=cores_default(*dims) if dims else 24, out="c",
-                  tail_default=tail_default(*dims) if dims else 1)
+                  tail_default=tail_default(*dims) if dims else 1, groups=GROUPS,
+                  group_default=group_default(*dims) if dims else 4,
+                  a_whole_default=a_whole_default(*dims, spec.transpose_a, 4 if spec.dtype == "f32" else 2)
+                  if dims else 0)
+    bw = b_whole_default(*dims, spec.transpose_b, 4 if spec.dtype == "f32" else 2) if dims else 0
+    common.update(b_whole_default=bw, bn_default=128 if bw else _BLOCK_N,
+                  order_default="row_major" if bw else "swizzled")
     if not spec.epilogue:
         store = "acc"
         if spec.relu:

@@ -123,3 +123,13 @@ def test_task_file_linear_gelu_with_the_bias_in_the_accumulator(tmp_path) -> Non
     out = Evaluator(t, "Ascend910B2", seeds=(0, 1)).evaluate(prep, {"BN": 64, "VROWS": 2})
     assert out.status == "ok", out.message
     assert set(out.timing["stages_us"]) == {"cube", "vec"}
+
+
+def test_bias_table_capacity_comes_from_the_soc_spec():
+    """The bias table's size is a SoC fact with a source (soc/data/*.json), read by the
+    lowering's check and enforced by the emulator; not a constant in either."""
+    from ascendcraft.soc import load_soc
+
+    soc = load_soc("Ascend910B2")
+    assert soc.bt_kib == 1 and soc.buffer_bytes["bt"] == 1024
+    assert "copy_cbuf_to_bt" in soc.sources["bt_kib"]

@@ -122,6 +122,40 @@ def test_tail_split_pieces_cover_the_last_wave(tail: int) -> None:
     np.testing.assert_allclose(out.astype(np.float32), ref2.astype(np.float32), rtol=2e-3, atol=2e-2)
 
 
+@pytest.mark.parametrize("dtype, batched, tb, order", [("f16", False, False, 2), ("f16", True, False, 1),
+                                                     ("f32", False, False, 0), ("f16", False, True, 0),
+                                                     ("f32", False, True, 2)])
+def test_whole_panels_match_staged_panels(dtype: str, batched: bool, tb: bool, order: int) -> None:
+    """AW=1 / BW=1 copy each block's whole A (rows x K range) / B (K range x columns) panel once
+    and keep it while the next block on the core has the same one; several blocks per core
+    (reloads), ragged last blocks, tail-split pieces (their own B columns) and K tails give
+    the result of staged panels, bit for bit."""
+    bt, m, k, n = (2, 150, 333, 200) if batched else (1, 150, 333, 200)
+    torch.manual_seed(5)
+    tdt = torch.float16 if dtype == "f16" else torch.float32
+    a = torch.randn((bt, m, k) if batched else (m, k)).to(tdt)
+    b = torch.randn((bt, k, n) if batched else (k, n)).to(tdt)
+    ref = (a.float() @ b.float()).to(tdt).numpy()
+    gb = b.transpose(-1, -2).contiguous() if tb else b
+    src = _mm_src(dtype=dtype, out_dtype=dtype, batched=batched, transpose_b=tb)[0]
+    plan, lk, libs = _build(src)
+    outs = []
+    b_ok = tb or dtype == "f16"  # fp32 B stored K x N stays staged (16-row strips in L1)
+    for aw, bw in ((0, 0), (1, 0), (0, 1), (1, 1)):
+        params = {"BM": 64, "BN": 64, "BK": 32, "KL1": 128, "ORDER": order, "GROUP": 2, "CORES": 3, "TAIL": 1,
+                  "AW": aw, "BW": bw}
+        (out,), t = _run(plan, lk, libs, [a.numpy(), gb.numpy()], [(ref.shape, ref.dtype)], params)
+        assert (t["aWhole"], t["bWhole"]) == (aw, bw if b_ok else 0)
+        assert (t["b_qA1"] == 0) == bool(aw) and (t["b_qB1"] == 0) == bool(t["bWhole"])
+        np.testing.assert_allclose(out.astype(np.float32), ref.astype(np.float32), rtol=2e-3, atol=3e-2)
+        outs.append(out)
+    for out in outs[1:]:
+        np.testing.assert_array_equal(outs[0], out)
+    ta_src = _mm_src(transpose_a=True)[0]  # A stored K x M: not a panel of rows, AW is ignored
+    assert plan_cube(check_program(parse(ta_src))).tiling.evaluate(
+        [[k, m], [k, n], [m, n]], {**parse(ta_src).defaults(), "AW": 1}, 24, 48)["aWhole"] == 0
+
+
 def test_rounded_workspace_mirrors_the_rounded_product() -> None:
     """The rounded candidate stores fp16(A @ B) in an f16 workspace and adds the bias after, as
     an fp16 reference does: relu(fp16(fp16(A @ B) + bias))."""

@@ -173,3 +173,27 @@ def test_shape_aware_defaults_split_k_and_tail() -> None:
     assert cores_default(1, 4096, 4096, 4096) == 24
     srcs = {c.name: c.source for c in propose_cube(get_task("matmul_large_k"))}
     assert "default=3)   # K splits" in srcs["matmul_large_k/splitk_vec"]
+
+
+def test_shape_aware_defaults_group_and_whole_panels() -> None:
+    """GROUP: the swizzle group whose waves touch the fewest panel bytes (16 x 8 blocks of
+    2048^2: 6; one wave or one block column: the old 4). AW: a few-row M with A stored M x K
+    that fits L1 whole (matmul_small_m). BW: N of at most two 128-column blocks under many
+    block rows (matmul_tall_skinny), which also sets 128-column blocks in row-major order."""
+    from ascendcraft.search.cube_builtin import a_whole_default, b_whole_default, group_default
+
+    assert group_default(1, 2048, 2048, 4096) == 6
+    assert group_default(1, 512, 384, 256) == 4  # 8 blocks: one wave, every group alike
+    assert group_default(1, 32768, 256, 1024) == 4
+    assert a_whole_default(1, 16, 16384, 8192) == 1
+    assert a_whole_default(1, 16, 16384, 8192, transpose_a=True) == 0
+    assert a_whole_default(1, 16, 16384, 65536) == 0  # the panel does not fit L1
+    assert a_whole_default(1, 4096, 4096, 4096) == 0
+    assert b_whole_default(1, 32768, 256, 1024) == 1
+    assert b_whole_default(1, 32768, 256, 1024, esize=4) == 0  # fp32 B stored K x N: strips
+    assert b_whole_default(1, 32768, 256, 4096) == 0  # the panel does not fit L1
+    assert b_whole_default(1, 640, 48, 96) == 0  # few block rows
+    src = propose_cube(get_task("matmul_tall_skinny"))[0].source
+    assert "default=128)" in src.split("BN = ")[1].split("\n")[0]
+    assert "default=row_major)" in src.split("ORDER = ")[1].split("\n")[0]
+    assert "default=1)" in src.split("BW = ")[1].split("\n")[0]

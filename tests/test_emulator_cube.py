@@ -206,6 +206,7 @@ def test_soc_buffers_from_spec():
         "l0a": 64 * 1024,
         "l0b": 64 * 1024,
         "l0c": 128 * 1024,
+        "bt": 1024,
     }
     assert buffer_capacities(load_soc("Ascend310P3"))["l0c"] == 256 * 1024
     assert buffer_capacities() == b  # the default SoC's

@@ -297,11 +297,15 @@ def test_what_stays_refused_says_why(tmp_path: Path, forward: str, phrase: str) 
 
 
 def test_pooling_and_channels() -> None:
-    (cand,) = propose_from_graph(get_task("max_pool2d"))
+    cand, sep, ring = propose_from_graph(get_task("max_pool2d"))
     assert "windows(x, dims=2, kernel=3, stride=2, padding=1, fill=-inf" in cand.source
     assert "for w in taps(t):" in cand.source
-    (cand,) = propose_from_graph(load_task_file(TASKFILES[0].parent / "avgpool1d_k3.py"))
+    # beside the plain windows: the separable fold, and (overlapping windows) its carried ring
+    assert "fill=-inf, combine=max, rows=ROWS" in sep.source
+    assert "combine=max, reuse=True, carry=True," in ring.source
+    cand, carried = propose_from_graph(load_task_file(TASKFILES[0].parent / "avgpool1d_k3.py"))
     assert "dims=1, kernel=3, stride=1, padding=1, fill=0.0" in cand.source
+    assert "fill=0.0, carry=True," in carried.source
     (cand,) = propose_from_graph(load_task_file(TASKFILES[0].parent / "batchnorm2d_train.py"))
     assert "rows(x, rows=1, axis=1" in cand.source
     # per-channel [C] operands: load_per_row(v, t) before the column chunks
@@ -462,3 +466,16 @@ def test_fp16_intermediates_are_rounded_as_eager_rounds_them(tmp_path: Path) -> 
     half = source("torch.randn(64, 64, dtype=torch.float16), torch.randn(64, 64, dtype=torch.float16)")
     assert half.count("cast(cast(") == 1 and "cast(cast(a0 * sigmoid(a0), f16), f32) +" in half, half
     assert "cast(cast(" not in source("torch.randn(64, 64), torch.randn(64, 64)")
+
+
+def test_a_pool_of_a_computed_value_is_not_folded_rows_first(tmp_path: Path) -> None:
+    # max(x) over rows then taps equals max over taps, but pool(x * y) folded rows-first
+    # would multiply sums of rows: only the plain windows (the taps read the product)
+    shapes = "torch.randn(2, 3, 20, 24), torch.randn(2, 3, 20, 24)"
+    cands = propose_from_graph(load_task_file(_task_file(
+        tmp_path, "pool_of_product", "torch.nn.functional.avg_pool2d(x * y, 3, 2)", shapes)))
+    assert [c.name.rsplit("/", 1)[1] for c in cands] == ["graph-windows"]
+    cands = propose_from_graph(load_task_file(_task_file(
+        tmp_path, "pool_of_input", "torch.nn.functional.avg_pool2d(x, 3, 2) * 2.0", shapes)))
+    assert [c.name.rsplit("/", 1)[1] for c in cands] == ["graph-windows", "graph-windows-separable",
+                                                         "graph-windows-ring"]

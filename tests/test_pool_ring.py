@@ -106,3 +106,112 @@ def test_1d_segments_aligned_to_512_bytes_stay_correct(name: str, shape: tuple, 
     for params in ({"CORES": 4, "CHUNK": 64}, {}):
         out = ev.evaluate(prepare(cand.name, cand.source), params, timing=False)
         assert out.status is Status.OK, (params, out.message)
+
+
+@needs_gxx
+@pytest.mark.parametrize("name,shape,dtype", [
+    ("avg_pool3d", (2, 3, 9, 10, 64), "fp32"),  # whole rows of whole 32 B blocks: a packed ring
+    ("max_pool3d", (2, 3, 9, 11, 32), "fp16"),
+    ("avg_pool2d", (2, 3, 19, 48), "fp16"),
+    ("max_pool2d", (3, 2, 17, 64), "fp32"),
+])
+def test_a_packed_ring_is_correct(name: str, shape: tuple, dtype: str) -> None:
+    # the separable ring stages a segment of whole rows at a pitch of IW (one DataCopy) and
+    # keeps the fill slots in its accumulator; chunks narrower than a row keep the padded ring
+    task = get_task(name).with_shape(shape, dtype)
+    cand = _cand(task, "separable_ring")
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
+    for params in ({}, {"CORES": 4, "CHUNK": 64, "ROWS": 2}):
+        out = ev.evaluate(prepare(cand.name, cand.source), params, timing=False)
+        assert out.status is Status.OK, (params, out.message)
+
+
+@needs_gxx
+@pytest.mark.parametrize("name,shape,dtype", [
+    ("avg_pool3d", (2, 3, 9, 10, 64), "fp32"),  # packed rows
+    ("max_pool3d", (2, 3, 9, 10, 70), "fp16"),  # padded rows
+    ("avg_pool3d", (1, 5, 12, 7, 33), "fp16"),  # even depth: the last od's window ends in the padding
+])
+def test_the_depth_carry_is_correct(name: str, shape: tuple, dtype: str) -> None:
+    # carry=True: an od folds the kh-folded plane od - 1 kept in UB instead of staging it
+    # again; 4 cores split the (plane, od) units mid-plane (a core's first unit stages all);
+    # ROWS=2 (several tiles a unit) and CHUNK=64 (several chunks) turn the carry off
+    task = get_task(name).with_shape(shape, dtype)
+    cand = _cand(task, "separable_ring_carry")
+    assert "carry=True" in cand.source
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
+    for params in ({}, {"CORES": 4}, {"CORES": 4, "ROWS": 2}, {"CORES": 2, "CHUNK": 64}):
+        out = ev.evaluate(prepare(cand.name, cand.source), params, timing=False)
+        assert out.status is Status.OK, (params, out.message)
+
+
+def test_carry_needs_a_3d_separable_ring() -> None:
+    with pytest.raises(DslError, match="carry"):
+        parse(SRC.format(kw=", reuse=True, carry=True"))
+    with pytest.raises(DslError, match="True or False"):
+        parse(SRC.format(kw=", carry=1"))
+
+
+@needs_gxx
+@pytest.mark.parametrize("name,shape,dtype", [
+    ("avg_pool1d", (2, 3, 1024), "fp32"),  # rows a multiple of 512 B: the halo is kept
+    ("max_pool1d", (3, 2, 4096), "fp16"),
+    ("max_pool1d", (3, 2, 1000), "fp16"),  # rows that are not: every chunk staged whole
+])
+def test_the_1d_halo_carry_is_correct(name: str, shape: tuple, dtype: str) -> None:
+    # carry=True in 1-D: a chunk's first 512 B were the previous chunk's last (kept in UB)
+    task = get_task(name).with_shape(shape, dtype)
+    cand = _cand(task, "windows_carry")
+    assert "carry=True" in cand.source
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
+    for params in ({"CORES": 4, "CHUNK": 64}, {"CORES": 2, "CHUNK": 256}, {}):
+        out = ev.evaluate(prepare(cand.name, cand.source), params, timing=False)
+        assert out.status is Status.OK, (params, out.message)
+
+
+@needs_gxx
+@pytest.mark.parametrize("name,shape,dtype", [
+    ("avg_pool2d", (2, 3, 37, 64), "fp32"),  # packed rows, a ragged last row tile
+    ("max_pool2d", (2, 3, 19, 150), "fp16"),  # padded rows, two chunks a row with CHUNK=64
+])
+def test_the_2d_row_carry_is_correct(name: str, shape: tuple, dtype: str) -> None:
+    # carry=True in 2-D: a row tile's first KH - SH ring rows were the previous tile's last;
+    # 4 cores split the row tiles mid-plane; CHUNK=64 (several chunks a row) turns it off
+    task = get_task(name).with_shape(shape, dtype)
+    cand = _cand(task, "separable_ring_carry")
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
+    for params in ({"CORES": 4, "ROWS": 4}, {"CORES": 3, "ROWS": 2}, {"CORES": 2, "CHUNK": 64, "ROWS": 4}, {}):
+        out = ev.evaluate(prepare(cand.name, cand.source), params, timing=False)
+        assert out.status is Status.OK, (params, out.message)
+
+
+@needs_gxx
+@pytest.mark.parametrize("name,shape,base,most", [
+    ("avg_pool1d", (8, 128, 32768), "windows", 0.995),  # 128 of 4224 staged columns a chunk
+    ("avg_pool2d", (4, 16, 512, 512), "separable_ring", 0.98),  # 1 of 17 ring rows a tile
+    ("avg_pool3d", (4, 8, 64, 64, 64), "separable_ring", 0.9),  # 1 of 3 planes an od
+])
+def test_the_carry_moves_fewer_bytes(name: str, shape: tuple, base: str, most: float) -> None:
+    # HBM-bound shapes (48 cores): the bytes the carry saves are time saved (modeled)
+    task = get_task(name).with_shape(shape, "fp32")
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,))
+    us = {k: ev.time(ev.build(prepare(c.name, c.source), {"CORES": 48}))["modeled_us"]
+          for c in propose(task) for k in [c.name.rsplit("/", 1)[1]] if k in (base, base + "_carry", "windows_carry")}
+    carried = us.get(base + "_carry", us.get("windows_carry"))
+    assert carried < most * us[base], us
+
+
+@needs_gxx
+def test_bf16_pools_are_offered_no_fold_and_check_correct() -> None:
+    # the separable fold runs Add / Max on the input's dtype, which the vector unit lacks for
+    # bf16: neither the recipes nor the graph frontend offer it, the rest is correct
+    from ascendcraft.search.graph import propose_from_graph
+
+    task = get_task("avg_pool2d").with_shape((2, 3, 19, 64), "bf16")
+    cands = propose(task)
+    assert not [c for c in cands if "combine=" in c.source]
+    assert [c.name.rsplit("/", 1)[1] for c in propose_from_graph(task)] == ["graph-windows"]
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
+    for c in cands:
+        out = ev.evaluate(prepare(c.name, c.source), {}, timing=False)
+        assert out.status is Status.OK, (c.name, out.message)

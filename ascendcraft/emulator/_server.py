@@ -88,6 +88,7 @@ class AcxRunOptions(ctypes.Structure):
         ("stats", ctypes.POINTER(AcxRunStats)),
         ("core_type", ctypes.c_int32),
         ("trace_summary", ctypes.c_int32),
+        ("bt_bytes", ctypes.c_uint64),
     ]
 
 
@@ -291,6 +292,7 @@ def _acx_run(lib: ctypes.CDLL, req: dict, res: dict, tiling: bytes, base: int, a
         block_ids=(ctypes.c_uint32 * max(1, len(ids)))(*ids), n_block_ids=len(ids),
         stack_kib=int(req.get("stack_kib") or 0), stats=ctypes.pointer(stats),
         core_type=int(req.get("core_type") or 0), trace_summary=int(bool(req.get("trace_summary"))),
+        bt_bytes=int(req["soc"]["bt"]),
     )
     rc = lib.acx_run(
         (ctypes.c_void_p * n)(*ptrs), (ctypes.c_uint64 * n)(*sizes), n, ctypes.byref(opt),

@@ -23,7 +23,7 @@ GIB = float(1 << 30)
 
 #: Per-core buffers and the spec fields holding their size in KiB (``Soc.buffer_bytes`` keys).
 BUFFERS: dict[str, str] = {"ub": "ub_kib", "l1": "l1_kib", "l0a": "l0a_kib", "l0b": "l0b_kib",
-                           "l0c": "l0c_kib"}
+                           "l0c": "l0c_kib", "bt": "bt_kib"}
 
 #: Kernel features a SoC may lack (``Capabilities.missing``).
 FEATURES: tuple[str, ...] = ("data_copy_pad", "bf16")
@@ -94,6 +94,7 @@ class Soc:
     l0a_kib: int
     l0b_kib: int
     l0c_kib: int
+    bt_kib: int
     hbm_gib: float
     l2_mib: float
     hbm_gbps: float
@@ -121,7 +122,7 @@ class Soc:
     # ---- derived quantities -----------------------------------------------------------
     @property
     def buffer_bytes(self) -> dict[str, int]:
-        """Per-core buffer capacities in bytes (``ub``, ``l1``, ``l0a``, ``l0b``, ``l0c``):
+        """Per-core buffer capacities in bytes (``ub``, ``l1``, ``l0a``, ``l0b``, ``l0c``, ``bt``):
         what the emulator enforces for this SoC."""
         return {buf: int(getattr(self, key)) * 1024 for buf, key in BUFFERS.items()}
 
@@ -260,6 +261,7 @@ def parse_soc(raw: dict[str, Any], where: str = "SoC spec") -> Soc:
         ub_kib=int(f.number("ub_kib")), ub_budget_kib=int(f.number("ub_budget_kib")),
         l1_kib=int(f.number("l1_kib")), l0a_kib=int(f.number("l0a_kib")),
         l0b_kib=int(f.number("l0b_kib")), l0c_kib=int(f.number("l0c_kib")),
+        bt_kib=int(f.number("bt_kib")),
         hbm_gib=f.number("hbm_gib"), l2_mib=f.number("l2_mib"), hbm_gbps=f.number("hbm_gbps"),
         hbm_sustained_frac=f.number("hbm_sustained_frac"),
         l2_gbps=None if l2 is None else f.number("l2_gbps"),

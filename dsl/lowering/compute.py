@@ -54,13 +54,14 @@ def loop_header(kind: str, chunked: bool, unit: int, stride: bool = True) -> lis
     """The per-core split and the tile loop's opening lines (the body follows, then '}');
     ``stride=False``: the UB row stride is each chunks loop's own (a rows stage after a cube
     stage)."""
-    if kind == "windows":  # output rows [P*OD*OH, OW]: R rows of one (plane, od) unit x a column chunk
+    if kind == "windows":  # output rows [P*OD*OH, OW]: R rows of one (plane, od) x a column chunk
         return [
             "const int64_t myUnits = td_.baseUnits + (core < td_.bigCores ? 1 : 0);",
             "const int64_t u0 = core * td_.baseUnits + acx_min(core, td_.bigCores);",
             "const int64_t wp = td_.chunkPad;  // UB row stride of a value tile",
-            "for (int64_t u = u0; u < u0 + myUnits; ++u) {",
-            "for (int64_t oh0 = 0; oh0 < td_.OH; oh0 += td_.tileRows) {",
+            "for (int64_t ut = u0; ut < u0 + myUnits; ++ut) {  // (plane, od, row tile) units",
+            "const int64_t u = ut / td_.rowTiles;  // the (plane, od)",
+            "{ const int64_t oh0 = (ut % td_.rowTiles) * td_.tileRows;",
             "    const int64_t r = acx_min(td_.tileRows, td_.OH - oh0);",
             "    const int64_t gr = u * td_.OH + oh0;  // first global output row of this tile",
             "    for (int64_t c0 = 0; c0 < td_.OW; c0 += td_.chunk) {  // output column chunks",

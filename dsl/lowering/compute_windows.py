@@ -39,10 +39,38 @@ class WindowOps:
             acc = f"sacc{self.counter}"
             self.emit(f"LocalTensor<{t}> {acc} = {stage_acc.name}.Get<{t}>();")
         reuse = self.loop.reuse  # the ring: stage once per kd (_stage_ring)
+        # carry (3-D): planes kd >= SD are planes kd - SD of the next output depth; their
+        # kh-folded rows stay in UB and that od folds them in instead of staging them again
+        carry = ""
+        if combine and reuse and self.loop.carry and sd < kd <= 2 * sd:
+            carry = self._carry_buffer("carry", f"{kd - sd} * align_up(tileRows * stW, 128) * {NBYTES[dtype]}", t)
+            self.emit("// the previous tile was this plane's od - 1, whole (one tile a unit)")
+            self.emit(f"const bool {carry}Ok = td_.rowTiles == 1 && td_.OW <= td_.chunk && ut > u0 && u % td_.OD != 0;")
+        # carry (2-D): the KH - SH last ring rows of a tile are the first of the next tile's
+        rowcarry = ""
+        if combine and reuse and self.loop.carry and self.loop.dim == 2 and kh > sh:
+            rowcarry = self._carry_buffer("rcarry", f"align_up({kh - sh} * stW, 128) * {NBYTES[dtype]}", t)
+            self.emit("// the previous tile was this plane's previous row tile (one chunk a row)")
+            self.emit(f"const bool {rowcarry}Ok = td_.OW <= td_.chunk && ut > u0 && ut % td_.rowTiles != 0;")
+        colcarry = ""
+        if self.loop.carry and self.loop.dim == 1 and loads and not reuse:
+            colcarry = self._carry_buffer("ccarry", f"{16 * U * NBYTES[dtype]}", t)
+            self.init_lines.append(f"int64_t {colcarry}Key = -1;  // the (row, first column) the kept 512 B are for")
         self.emit(f"for (int64_t kd = 0; kd < {kd}; ++kd) {{")
         if not reuse:
             self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
         self.indent += 1
+        if carry:
+            api = {"sum": "Add", "max": "Max"}[combine]
+            slot = f"{carry}[kd * acx_align_up(td_.tileRows * td_.stW, 128)]"
+            self.emit(f"if (kd < {kd - sd} && {carry}Ok) {{  // kept from od - 1: no staging")
+            self.emit("    if (kd == 0) {")
+            self.emit(f"        DataCopy({acc}, {slot}, static_cast<int32_t>(r * td_.stW));")
+            self.emit("    } else {")
+            self.emit(f"        {api}({acc}, {acc}, {slot}, static_cast<int32_t>(r * td_.stW));")
+            self.emit("    }")
+            self.emit("    continue;")
+            self.emit("}")
         st = None
         if loads:
             q = self._queue(x, "inq", "stage")
@@ -56,7 +84,7 @@ class WindowOps:
             self.emit("const int64_t pl = u / td_.OD;")
             self.emit(f"const int64_t id = (u % td_.OD) * {sd} - {pd} + kd;")
         if loads and reuse:
-            self._stage_ring(st, q.name, x, t, fill)
+            self._stage_ring(st, q.name, x, t, fill, packed=bool(combine), rowcarry=rowcarry)
             if not combine:
                 self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
         elif loads:
@@ -73,27 +101,44 @@ class WindowOps:
             self.emit(f"        Duplicate({st}[ri * td_.stW + td_.stW - {U}], {fill}, {U});")
             self.emit("    }")
             self.emit("}")
-            self.emit("if (hi > lo) {  // one strided copy: input rows SH * IW apart")
+            gs = "g0"
+            if colcarry:  # 1-D: the segment's first 512 B were the previous chunk's last
+                self.emit(f"const bool {colcarry}Use = hi - lo == 1 && {colcarry}Key == u * td_.IW + g0;")
+                self.emit(f"const int64_t gs = {colcarry}Use ? g0 + {16 * U} : g0;  // the first column copied from GM")
+                self.emit(f"if ({colcarry}Use) {{")
+                self.emit(f"    DataCopy({st}[lo * td_.stW], {colcarry}, {16 * U});")
+                self.emit("}")
+                gs = "gs"
+            self.emit(f"if (hi > lo && g1 > {gs}) {{  // one strided copy: input rows SH * IW apart")
             self.emit(f"    const int64_t ih = (oh0 + lo) * {sh} - {ph} + kh;")
-            self.emit(f"    CopyRowsIn({st}[lo * td_.stW], {mangle('gm', x)}[((pl * td_.ID + id) * td_.IH + ih) * td_.IW + g0], "
-                      f"hi - lo, g1 - g0, {sh} * td_.IW, td_.stW);")
+            self.emit(f"    CopyRowsIn({st}[lo * td_.stW + {gs} - g0], {mangle('gm', x)}[((pl * td_.ID + id) * td_.IH + ih) * td_.IW + {gs}], "
+                      f"hi - lo, g1 - {gs}, {sh} * td_.IW, td_.stW);")
             self.emit("}")
             self.emit(f"{q.name}.EnQue({st});")
             self.emit(f"{st} = {q.name}.DeQue<{t}>();")
         elif reuse and not combine:
             self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
         if combine:  # separable: fold the (kd, kh) rows, then gather only the kw taps
-            fold = self._combine_ring if reuse else self._combine_stage
-            st = fold(acc, st, q.name, dtype, combine)
+            if reuse:
+                st = self._combine_ring(acc, st, q.name, dtype, combine, carry, rowcarry)
+                self.emit("for (int64_t ri = 0; ri < r; ++ri) {  // the accumulator's fill slots (a packed ring has none)")
+                self.emit(f"    Duplicate({acc}[ri * td_.stW + td_.stW - {U}], {fill}, {U});")
+                self.emit("}")
+            else:
+                st = self._combine_stage(acc, st, q.name, dtype, combine)
             self.emit(f"const int64_t g0 = {self._seg_start(f'acx_max(0, c0 * {sw} - {pw})')};  // the segment's first input column")
         fo = self._new("col", "f32")
         mask, m = self._mask()
         self.counter += 1
         tbl = f"tapOff{self.counter}"  # kw tables of byte offsets, rebuilt only when they change
+        # 1-D: a plane is one row, so every row's first, interior and last chunks take turns
+        # and one set of tables would be rebuilt ~3 times a row: keep a set per kind of chunk
+        slots = 3 if self.loop.dim == 1 else 1
         if loads:
-            self._calc(f"{tbl}Buf", f"{kw} * align_up(colElems, 128) * 4")
-            self.init_lines += [f"LocalTensor<int32_t> {tbl} = {tbl}Buf.Get<int32_t>();",
-                                f"int64_t {tbl}Key = -(static_cast<int64_t>(1) << 62);  // the chunk the tables were built for"]
+            self._calc(f"{tbl}Buf", f"{slots * kw} * align_up(colElems, 128) * 4")
+            self.init_lines += [f"LocalTensor<int32_t> {tbl}All = {tbl}Buf.Get<int32_t>();"]
+            self.init_lines += [f"int64_t {tbl}Key{i} = -(static_cast<int64_t>(1) << 62);  // the chunk these tables were built for"
+                                for i in range(slots)]
             a64 = "acx_align_up(wp, 64)"
             sel = "SELMODE::VSEL_TENSOR_SCALAR_MODE"
             self.emit("// an interior chunk (no padding, no right edge) has offsets c0 * SW - PW + ow * SW + kw - g0")
@@ -101,6 +146,13 @@ class WindowOps:
             self.emit(f"const bool inner{tbl} = c0 * {sw} >= {pw} && (c0 + wp - 1) * {sw} + {kw - 1} - {pw} < td_.IW;")
             # interior chunks share tables per offset of their start below its 512 B alignment
             self.emit(f"const int64_t key{tbl} = inner{tbl} ? -2 - (c0 * {sw} - {pw} - g0) : c0;")
+            if slots == 1:
+                self.emit(f"int64_t& {tbl}Key = {tbl}Key0;")
+                self.emit(f"const LocalTensor<int32_t> {tbl} = {tbl}All;")
+            else:  # slot 0 the first chunk of a row, 1 interior chunks, 2 the others (the right edge)
+                self.emit(f"const int64_t slot{tbl} = inner{tbl} ? 1 : (c0 == 0 ? 0 : 2);")
+                self.emit(f"int64_t& {tbl}Key = slot{tbl} == 0 ? {tbl}Key0 : (slot{tbl} == 1 ? {tbl}Key1 : {tbl}Key2);")
+                self.emit(f"const LocalTensor<int32_t> {tbl} = {tbl}All[slot{tbl} * {kw} * acx_align_up(wp, 128)];")
             self.emit(f"if (key{tbl} != {tbl}Key) {{")
             self.emit(f"    {tbl}Key = key{tbl};")
             self.emit(f"    for (int64_t kw = 0; kw < {kw}; ++kw) {{")
@@ -132,6 +184,16 @@ class WindowOps:
         self.emit("}")
         if reuse and not combine:
             self.emit("}  // kh")
+        if colcarry:  # keep the next chunk's first 512 B (an aligned segment start) if staged here
+            a = 16 * U
+            self.emit(f"const int64_t cs1 = (c0 + td_.chunk) * {sw} - {pw};  // the next chunk's")
+            self.emit(f"const int64_t g0n = {self._seg_start('cs1 > 0 ? cs1 : 0')};")
+            self.emit(f"if (c0 + td_.chunk < td_.OW && td_.IW % {a} == 0 && hi - lo == 1 && g0n >= g0 && g0n + {a} <= g1) {{")
+            self.emit(f"    DataCopy({colcarry}, {st}[lo * td_.stW + g0n - g0], {a});")
+            self.emit(f"    {colcarry}Key = u * td_.IW + g0n;")
+            self.emit("} else {")
+            self.emit(f"    {colcarry}Key = -1;")
+            self.emit("}")
         if st is not None and not combine:
             self.emit(f"{self.queues[x].name}.FreeTensor({st});")
         if reuse and not combine:
@@ -146,6 +208,14 @@ class WindowOps:
         if combine:
             self.pools["stage"].put(stage_acc)
 
+    def _carry_buffer(self, prefix: str, bytes_expr: str, t: str) -> str:
+        """A UB buffer of its own for what windows(carry=True) keeps from one tile to the next."""
+        self.counter += 1
+        name = f"{prefix}{self.counter}"
+        self._calc(f"{name}Buf", bytes_expr)
+        self.init_lines.append(f"LocalTensor<{t}> {name} = {name}Buf.Get<{t}>();")
+        return name
+
     def _seg_start(self, col: str) -> str:
         """The first input column a staged segment starts at. 1-D windows: ``col`` aligned down
         to 512 B when the rows are (IW a multiple of 512 B), so the copy starts 512 B aligned
@@ -155,47 +225,79 @@ class WindowOps:
         a = 16 * self.unit
         return f"(td_.IW % {a} == 0 ? ({col}) / {a} * {a} : ({col}))"
 
-    def _stage_ring(self, st: str, q: str, x: str, t: str, fill: str) -> None:
+    def _stage_ring(self, st: str, q: str, x: str, t: str, fill: str, packed: bool = False,
+                    rowcarry: str = "") -> None:
         """windows(reuse=True): the (r - 1) * SH + KH input rows a tile of r output rows reads
         at this kd, staged once (one copy, rows IW apart; ``fill`` for rows outside the input)
-        and read by every kh: each input row enters UB once per tile, not once per kh."""
+        and read by every kh: each input row enters UB once per tile, not once per kh.
+        ``packed`` (the separable fold, whose fill slots live in the accumulator): a segment
+        of whole rows of whole 32 B blocks is staged at a pitch of IW, so the rows are one
+        contiguous burst in GM and in UB (one DataCopy, as aligned as its start) instead of
+        a burst per row at the pitch of the input rows. ``rowcarry``: the first KH - SH rows
+        come from the previous tile's ring (saved by :meth:`_combine_ring`), not from GM."""
         wpar = window_params(self.loop)
         (kh, sh, ph), U = wpar["H"], self.unit
         self.emit(f"const int64_t ih0 = oh0 * {sh} - {ph};  // staged row j is input row ih0 + j")
         self.emit(f"const int64_t rr = (r - 1) * {sh} + {kh};")
         self.emit("const bool planeOk = id >= 0 && id < td_.ID && g1 > g0;")
-        self.emit("const int64_t jlo = planeOk ? acx_min(rr, acx_max(0, -ih0)) : rr;")
+        if packed:
+            self.emit(f"const int64_t rp = g0 == 0 && g1 == td_.IW && td_.IW % {U} == 0 ? td_.IW : td_.stW;  // the ring's row pitch")
+        else:
+            self.emit("const int64_t rp = td_.stW;  // the ring's row pitch")
+        j0 = "0"
+        if rowcarry:
+            self.emit(f"const int64_t nkeep = {rowcarry}Ok ? {kh - sh} : 0;  // rows kept from the previous tile")
+            self.emit("if (nkeep > 0) {")
+            self.emit(f"    DataCopy({st}, {rowcarry}, static_cast<int32_t>(nkeep * rp));")
+            self.emit("}")
+            j0 = "nkeep"
+        self.emit(f"const int64_t jlo = planeOk ? acx_min(rr, acx_max({j0}, -ih0)) : rr;")
         self.emit("const int64_t jhi = planeOk ? acx_max(jlo, acx_min(rr, td_.IH - ih0)) : rr;")
-        self.emit("for (int64_t j = 0; j < rr; ++j) {")
+        self.emit(f"for (int64_t j = {j0}; j < rr; ++j) {{")
         self.emit("    if (j < jlo || j >= jhi) {")
-        self.emit(f"        Duplicate({st}[j * td_.stW], {fill}, static_cast<int32_t>(td_.stW));")
-        self.emit("    } else {")
+        self.emit(f"        Duplicate({st}[j * rp], {fill}, static_cast<int32_t>(rp));")
+        self.emit("    } else if (rp == td_.stW) {  // a row's fill slot")
         self.emit(f"        Duplicate({st}[j * td_.stW + td_.stW - {U}], {fill}, {U});")
         self.emit("    }")
         self.emit("}")
         self.emit("if (jhi > jlo) {  // one copy: consecutive input rows")
-        self.emit(f"    CopyRowsIn({st}[jlo * td_.stW], {mangle('gm', x)}[((pl * td_.ID + id) * td_.IH + ih0 + jlo) * td_.IW + g0], "
-                  "jhi - jlo, g1 - g0, td_.IW, td_.stW);")
+        self.emit(f"    CopyRowsIn({st}[jlo * rp], {mangle('gm', x)}[((pl * td_.ID + id) * td_.IH + ih0 + jlo) * td_.IW + g0], "
+                  "jhi - jlo, g1 - g0, td_.IW, rp);")
         self.emit("}")
         self.emit(f"{q}.EnQue({st});")
         self.emit(f"{st} = {q}.DeQue<{t}>();")
 
-    def _combine_ring(self, acc: str, st: str, q: str, dtype: str, combine: str) -> str:
+    def _combine_ring(self, acc: str, st: str, q: str, dtype: str, combine: str, carry: str = "",
+                      rowcarry: str = "") -> str:
         """windows(combine=..., reuse=True): fold the ring's rows ri * SH + kh into row ri of
         the accumulator stage for every kh (one op per output row and kh), free the ring,
         close the kd loop; the accumulator, as :meth:`_combine_stage` returns it."""
         kh, sh, _ = window_params(self.loop)["H"]
         api = {"sum": "Add", "max": "Max"}[combine]
+        t = CTYPE[dtype]
+        self.emit("const int32_t rn = static_cast<int32_t>(rp == td_.stW ? td_.stW : g1 - g0);  // values a ring row holds")
+        dst, first = acc, "kd == 0 && kh == 0"
+        if carry:  # a plane the next od reads: fold its rows into its carry slot, then into acc
+            sd = window_params(self.loop)["D"][1]
+            self.emit(f"const bool toCarry = kd >= {sd};")
+            self.emit(f"const LocalTensor<{t}> fd = toCarry ? {carry}[(kd - {sd}) * acx_align_up(td_.tileRows * td_.stW, 128)] : {acc};")
+            dst, first = "fd", "toCarry ? kh == 0 : (kd == 0 && kh == 0)"
         self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
         self.emit("    for (int64_t ri = 0; ri < r; ++ri) {")
-        self.emit(f"        const LocalTensor<{CTYPE[dtype]}> src = {st}[(ri * {sh} + kh) * td_.stW];")
-        self.emit("        if (kd == 0 && kh == 0) {")
-        self.emit(f"            DataCopy({acc}[ri * td_.stW], src, acx_align_up(td_.stW, {32 // NBYTES[dtype]}));")
+        self.emit(f"        const LocalTensor<{t}> src = {st}[(ri * {sh} + kh) * rp];")
+        self.emit(f"        if ({first}) {{")
+        self.emit(f"            DataCopy({dst}[ri * td_.stW], src, acx_align_up(rn, {32 // NBYTES[dtype]}));")
         self.emit("        } else {")
-        self.emit(f"            {api}({acc}[ri * td_.stW], {acc}[ri * td_.stW], src, static_cast<int32_t>(td_.stW));")
+        self.emit(f"            {api}({dst}[ri * td_.stW], {dst}[ri * td_.stW], src, rn);")
         self.emit("        }")
         self.emit("    }")
         self.emit("}")
+        if carry:
+            self.emit("if (toCarry) {")
+            self.emit(f"    {api}({acc}, {acc}, fd, static_cast<int32_t>(r * td_.stW));")
+            self.emit("}")
+        if rowcarry:  # the next row tile's first KH - SH ring rows
+            self.emit(f"DataCopy({rowcarry}, {st}[r * {sh} * rp], static_cast<int32_t>({kh - sh} * rp));")
         self.emit(f"{q}.FreeTensor({st});")
         self.indent -= 1
         self.emit("}  // kd")

@@ -238,7 +238,7 @@ def check_cube_budget(plan: CubePlan, dims: list[list[int]], params: dict[str, i
             shown = {k: v for k, v in values.items()}
             raise DslError(f"{mem} capacity exceeded on {soc.name}: needs {need} B, {cap} B available "
                            f"({parts}; tunables {shown})")
-    bias_checks(p, t, dims)
+    bias_checks(p, t, dims, soc.bt_kib * 1024)
     return t
 
 

@@ -25,8 +25,10 @@ def cube_buffers(p: ir.Program) -> list[Buf]:
     assert c is not None
     dt = p.dtype_of(c.a.tensor)
     return [
-        Buf("qA1", "A1", "bm * kl1 * eb", size_expr(c.stages), dt),
-        Buf("qB1", "B1", "kl1 * bn * eb", size_expr(c.stages), dt),
+        Buf("qA1", "A1", "sel(aWhole > 0, 0, bm * kl1 * eb)", size_expr(c.stages), dt),
+        Buf("qAW", "A1", "sel(aWhole > 0, bm * align_up(kPerSplit, 16) * eb, 0)", "1", dt),
+        Buf("qB1", "B1", "sel(bWhole > 0, 0, kl1 * bn * eb)", size_expr(c.stages), dt),
+        Buf("qBW", "B1", "sel(bWhole > 0, align_up(kPerSplit, 16) * bn * eb, 0)", "1", dt),
         Buf("qA2", "A2", "bm * bk * eb", size_expr(c.l0_depth), dt),
         Buf("qB2", "B2", "bk * bn * eb", size_expr(c.l0_depth), dt),
         Buf("qC1", "CO1", "bm * bn * 4", size_expr(c.acc_depth), "f32"),
@@ -42,13 +44,9 @@ def bias_buffers(p: ir.Program) -> list[Buf]:
     return [Buf("qBias1", "C1", "bn * eb", "1", p.dtype_of(c.bias)), Buf("qBiasT", "C2", "bn * 4", "1", "f32")]
 
 
-#: bytes of the bias table (C2) of an Atlas A2 cube core: "the bias table buffer is 1 KB" (Huawei CCE
-#: intrinsic reference, copy_cbuf_to_bt, cceapi_0097) — 256 fp32 values, so a bias block is BN <= 256
-BIAS_TABLE_BYTES = 1024
-
-
-def bias_checks(p: ir.Program, t: dict[str, int], dims: list[list[int]]) -> None:
-    """accumulator(blk, bias=b): b holds N values and one block's BN of them fit the bias table."""
+def bias_checks(p: ir.Program, t: dict[str, int], dims: list[list[int]], bias_table_bytes: int) -> None:
+    """accumulator(blk, bias=b): b holds N values and one block's BN of them (fp32) fit the SoC's
+    bias table (``Soc.bt_kib``)."""
     c = p.cube
     if c is None or c.bias is None:
         return
@@ -59,9 +57,9 @@ def bias_checks(p: ir.Program, t: dict[str, int], dims: list[list[int]]) -> None
     if n != t["N"]:
         raise DslError(f"accumulator(..., bias={c.bias}): '{c.bias}' has {n} values, the product has N = {t['N']} "
                        "columns (one bias value per column)", c.loc)
-    if t["bn"] * 4 > BIAS_TABLE_BYTES:
+    if t["bn"] * 4 > bias_table_bytes:
         raise DslError(f"bias table capacity: a block of {t['bn']} columns needs {t['bn'] * 4} B of fp32 bias, "
-                       f"the bias table holds {BIAS_TABLE_BYTES} B (BN <= {BIAS_TABLE_BYTES // 4})", c.loc)
+                       f"the bias table holds {bias_table_bytes} B (BN <= {bias_table_bytes // 4})", c.loc)
 
 
 def _bias_load(p: ir.Program, T: str) -> list[str]:
@@ -218,7 +216,11 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
                  f"({mangle('arg', c.bias)}), static_cast<uint64_t>(td.N));")
     for b in t.buffers:
         if b.mem != "UB":
-            L.append(f"        pipe.InitBuffer({b.name}, {_DEPTH_CONST[b.pos]}, static_cast<uint32_t>(td.b_{b.name}));")
+            depth = "1" if b.name in ("qAW", "qBW") else _DEPTH_CONST[b.pos]
+            init = f"pipe.InitBuffer({b.name}, {depth}, static_cast<uint32_t>(td.b_{b.name}));"
+            if b.name in ("qA1", "qAW", "qB1", "qBW"):  # one of each pair is unused (0 B): a_whole / b_whole pick
+                init = f"if (td.b_{b.name} > 0) {init}"
+            L.append(f"        {init}")
     L.append("    }")
     a_off = "bt * td_.M * td_.K + " + ("k1 * td_.M + row0" if ta else "row0 * td_.K + k1")
     b_off = "bt * td_.K * td_.N + " + ("col0 * td_.K + k1" if tb else "k1 * td_.N + col0")
@@ -227,6 +229,10 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "    __aicore__ inline void Process() {",
         "        const int64_t core = GetBlockIdx();",
         "        const int64_t perBatch = td_.nM * td_.nN;",
+        f"        LocalTensor<{T}> aW;  // a_whole: the held A panel and the (batch, rows, split) it holds",
+        "        int64_t heldKey = -1;",
+        f"        LocalTensor<{T}> bW;  // b_whole: the held B panel and the (batch, columns, split) it holds",
+        "        int64_t heldKeyB = -1;",
         "        for (int64_t w = core; w < td_.items; w += td_.cubeDim) {",
         "            // work item -> block; items past the full waves are N-pieces of the tail blocks",
         "            const bool piece = w >= td_.fullTiles;",
@@ -259,6 +265,31 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "            }",
         "            const int64_t m16 = acx_align16(mB), n16 = acx_align16(nB);",
         "            const int64_t kBeg = split * td_.kPerSplit, kEnd = acx_min(td_.K, kBeg + td_.kPerSplit);",
+        "            if (td_.aWhole) {  // the whole A panel of this block, loaded when it changes",
+        "                const int64_t key = (bt * td_.nM + mi) * td_.splits + split;",
+        "                if (key != heldKey) {",
+        "                    if (heldKey >= 0) qAW.FreeTensor(aW);",
+        f"                    aW = qAW.AllocTensor<{T}>();",
+        "                    CopyNd2Nz(aW, aGm[bt * td_.M * td_.K + row0 * td_.K + kBeg], mB, kEnd - kBeg, td_.K, m16);",
+        "                    qAW.EnQue(aW);",
+        f"                    aW = qAW.DeQue<{T}>();",
+        "                    heldKey = key;",
+        "                }",
+        "            }",
+        "            const int64_t kAll16 = acx_align16(kEnd - kBeg);",
+        "            if (td_.bWhole) {  // the whole B panel of this block (piece), loaded when it changes",
+        "                const int64_t key = ((bt * td_.N + col0) * (td_.bn + 1) + nB) * td_.splits + split;",
+        "                if (key != heldKeyB) {",
+        "                    if (heldKeyB >= 0) qBW.FreeTensor(bW);",
+        f"                    bW = qBW.AllocTensor<{T}>();",
+        ("                    CopyNd2Nz(bW, bGm[bt * td_.K * td_.N + col0 * td_.K + kBeg], nB, kEnd - kBeg, td_.K, n16);"
+         if tb else
+         "                    CopyNd2Nz(bW, bGm[bt * td_.K * td_.N + kBeg * td_.N + col0], kEnd - kBeg, nB, td_.N, kAll16);"),
+        "                    qBW.EnQue(bW);",
+        f"                    bW = qBW.DeQue<{T}>();",
+        "                    heldKeyB = key;",
+        "                }",
+        "            }",
         "            LocalTensor<float> c1 = qC1.AllocTensor<float>();",
         "            bool first = true;",
     ]
@@ -269,7 +300,8 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "                const int64_t kB = acx_min(td_.kl1, kEnd - k1);",
         "                const int64_t k16 = acx_align16(kB);",
         f"                // GM -> L1 (ND -> Nz), DSL line {c.loc.line}",
-        f"                LocalTensor<{T}> a1 = qA1.AllocTensor<{T}>();",
+        f"                LocalTensor<{T}> a1;",
+        "                if (!td_.aWhole) a1 = qA1.AllocTensor<" + T + ">();",
     ]
     a32_km = ta and DTYPE_BYTES[dt] == 4
     if a32_km:
@@ -277,19 +309,21 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
     elif ta:
         L.append(f"                CopyNd2Nz(a1, aGm[{a_off}], kB, mB, td_.M, k16);  // A stored K x M")
     else:
-        L.append(f"                CopyNd2Nz(a1, aGm[{a_off}], mB, kB, td_.K, m16);")
-    L += ["                qA1.EnQue(a1);", f"                LocalTensor<{T}> b1 = qB1.AllocTensor<{T}>();"]
+        L.append(f"                if (!td_.aWhole) CopyNd2Nz(a1, aGm[{a_off}], mB, kB, td_.K, m16);")
+    L += ["                if (!td_.aWhole) qA1.EnQue(a1);", f"                LocalTensor<{T}> b1;",
+          "                if (!td_.bWhole) b1 = qB1.AllocTensor<" + T + ">();"]
     b32_kn = not tb and DTYPE_BYTES[dt] == 4
     if tb:
-        L.append(f"                CopyNd2Nz(b1, bGm[{b_off}], nB, kB, td_.K, n16);  // B stored N x K")
+        L.append(f"                if (!td_.bWhole) CopyNd2Nz(b1, bGm[{b_off}], nB, kB, td_.K, n16);  // B stored N x K")
     elif b32_kn:
         L.append(f"                CopyNd2Strips(b1, bGm[{b_off}], kB, nB, td_.N, n16);  // fp32 B stored K x N")
     else:
-        L.append(f"                CopyNd2Nz(b1, bGm[{b_off}], kB, nB, td_.N, k16);")
+        L.append(f"                if (!td_.bWhole) CopyNd2Nz(b1, bGm[{b_off}], kB, nB, td_.N, k16);")
     L += [
-        "                qB1.EnQue(b1);",
-        f"                a1 = qA1.DeQue<{T}>();",
-        f"                b1 = qB1.DeQue<{T}>();",
+        "                if (!td_.bWhole) qB1.EnQue(b1);",
+        f"                a1 = td_.aWhole ? aW[(k1 - kBeg) * m16] : qA1.DeQue<{T}>();",
+        f"                b1 = td_.bWhole ? bW[(k1 - kBeg) * {'n16' if tb else '16'}] : qB1.DeQue<{T}>();",
+        "                const int64_t bRows = td_.bWhole ? kAll16 : k16;  // rows per column block of b1 (Nz)",
         "                for (int64_t k0 = 0; k0 < kB; k0 += td_.bk) {",
         "                    const int64_t kb0 = acx_min(td_.bk, kB - k0);",
         f"                    const int64_t kf0 = k0 / {c0}, k1f = (kb0 + {c0 - 1}) / {c0};  // K fractals (C0 = {c0})",
@@ -324,7 +358,7 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
               f"                        Load2DTrans32(b2[ks * 2 * n1 * {fr}], b1[(k0 / 16 + ks) * n16 * 16], n1);"]
     else:
         L += ["                    for (int64_t kf = 0; kf < k1f; ++kf)",
-              f"                        Load2D(b2[kf * n1 * {fr}], b1[(kf0 + kf) * {fr}], n1, k16 / 16, true);"]
+              f"                        Load2D(b2[kf * n1 * {fr}], b1[(kf0 + kf) * {fr}], n1, bRows / 16, true);"]
     L += [
         "                    qB2.EnQue(b2);",
         f"                    a2 = qA2.DeQue<{T}>();",
@@ -341,8 +375,8 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "                    qA2.FreeTensor(a2);",
         "                    qB2.FreeTensor(b2);",
         "                }",
-        "                qA1.FreeTensor(a1);",
-        "                qB1.FreeTensor(b1);",
+        "                if (!td_.aWhole) qA1.FreeTensor(a1);",
+        "                if (!td_.bWhole) qB1.FreeTensor(b1);",
         "            }",
         *(["            qBiasT.FreeTensor(btab);"] if c.bias is not None else []),
         "            qC1.EnQue(c1);",
@@ -361,11 +395,15 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         f"            Fixpipe<{out_t}, float, CFG_ROW_MAJOR>(cGm[{slice_off}bt * td_.M * td_.N + row0 * td_.N + col0], c1, fp);",
         "            qC1.FreeTensor(c1);",
         "        }",
+        "        if (heldKey >= 0) qAW.FreeTensor(aW);",
+        "        if (heldKeyB >= 0) qBW.FreeTensor(bW);",
         "    }",
         "",
         "private:",
         "    TPipe pipe;",
         "    TQue<TPosition::A1, STAGES> qA1;",
+        "    TQue<TPosition::A1, 1> qAW;",
+        "    TQue<TPosition::B1, 1> qBW;",
         "    TQue<TPosition::B1, STAGES> qB1;",
         "    TQue<TPosition::A2, L0DEPTH> qA2;",
         "    TQue<TPosition::B2, L0DEPTH> qB2;",

@@ -101,6 +101,7 @@ class Emitter:
         # "<structure>-blocked": the same program with blocked scans (scan_*(v, carry, lanes))
         structure, _, variant = structure.partition("-")
         self.lanes = SCAN_LANES if variant == "blocked" else 0
+        self.pool_variant = variant if structure == "windows" else ""  # "separable" | "ring" | ""
         # "slabs_rows" is slabs with several steps a copy (slabs(rows=...)), written alike
         # "<rows|slabs>_flat": the same, its tiles' rows read as one aligned burst (flat=True)
         self.flat = structure in ("rows_flat", "slabs_flat")
@@ -504,8 +505,15 @@ class Emitter:
             fill = "-inf" if a["red"] == "max" else "0.0"
             tun = ["ROWS = tunable(pow2(1, 64), default=4)",
                    "CHUNK = tunable(pow2(64, 4096), default=256)"]
+            how = " carry=True," if self.pool_variant == "carry" else ""
+            if self.pool_variant in ("separable", "ring"):  # the (kd, kh) rows folded first, then the kw taps
+                how = f" combine={'max' if a['red'] == 'max' else 'sum'},"
+            if self.pool_variant == "ring":  # staged rows reused by every kh, shared rows / planes kept
+                how += " reuse=True, carry=True,"
+                tun = ["ROWS = tunable(pow2(1, 64), default=8)" if a["dims"] == 2 else
+                       "ROWS = tunable(pow2(1, 64), default=32)", tun[1]]
             head = (f"for t in windows({ref}, dims={a['dims']}, kernel={a['kernel'][0]}, "
-                    f"stride={a['stride'][0]}, padding={a['padding'][0]}, fill={fill}, "
+                    f"stride={a['stride'][0]}, padding={a['padding'][0]}, fill={fill},{how} "
                     f"rows=ROWS, chunk=CHUNK, {tail}):")
         elif self.flat:  # defaults as the recipes' flat slabs (search/flat.py)
             tun = ["ROWS = tunable(pow2(1, 256), default=4)"]
@@ -748,7 +756,9 @@ def structures(plan: Plan) -> list[str]:
         # folds and stores only: also several steps a copy, and read flat when a row of B is
         # not 512 B aligned (B not a multiple of 256 elements: 512 B in fp16; search/flat.py)
         return ["slabs", "slabs_rows"] + (["slabs_flat"] if ext["B"] % 256 else [])
-    if kind in ("tiles", "slabs", "channels", "windows"):
+    if kind == "windows":
+        return ["windows", *pool_variants(plan)]
+    if kind in ("tiles", "slabs", "channels"):
         return [kind]
     w = ext["W"]
     scans = any(plan.pg.op(n) == "scan" for n in plan.order)  # scans need 4 extra row buffers
@@ -760,6 +770,25 @@ def structures(plan: Plan) -> list[str]:
         order.insert(order.index("rows") + 1, "rows_flat")
     # scans: the blocked scan offered beside Hillis-Steele (the search decides)
     return [v for s in order for v in ((s, f"{s}-blocked") if scans else (s,))]
+
+
+def pool_variants(plan: Plan) -> list[str]:
+    """A 2-D / 3-D pool of the task's input itself also as the separable fold (the (kd, kh)
+    rows combined elementwise, then the kw taps) and, for overlapping windows, as the
+    separable ring with what the next tile shares kept in UB (as the recipes offer them).
+    Not when the taps read a computed value: folding rows first would change its meaning.
+    1-D: the windows with a chunk's first 512 B kept from the chunk before (any taps body)."""
+    pool = next(n for n in plan.order if plan.pg.op(n) == "pool")
+    a = plan.pg.g.nodes[pool]
+    if a["dims"] == 1:
+        return ["windows-carry"]
+    src = a["args"][0]
+    while plan.pg.op(src) in TRANSPARENT:
+        src = plan.pg.g.nodes[src]["args"][0]
+    # the fold runs Add / Max on the staged input's dtype: none for bf16 on the vector unit
+    if a["dims"] < 2 or plan.pg.op(src) != "input" or plan.pg.g.nodes[src].get("dtype") == torch.bfloat16:
+        return []
+    return ["windows-separable"] + (["windows-ring"] if a["stride"][0] < a["kernel"][0] else [])
 
 
 def emit_program(plan: Plan, task: Task, structure: str) -> str:

@@ -2,18 +2,20 @@
 def {name}({params}):
     """{doc} Cube stage only: Fixpipe writes the result ({store_note})."""
     BM = tunable(choice(64, 128, 256), default=128)        # output block rows (L0C / L0A tile)
-    BN = tunable(choice(64, 128, 256), default=256)        # output block columns (L0C / L0B tile)
+    BN = tunable(choice(64, 128, 256), default={bn_default})        # output block columns (L0C / L0B tile)
     BK = tunable(choice(32, 64, 128), default=64)          # K depth of one mmad (L0A / L0B)
     KL1 = tunable(choice(128, 256, 512, 1024), default=256)  # K depth of one L1 stage
     STAGES = tunable(choice(1, 2), default=2)             # L1 buffers per operand (2 = ping-pong)
     L0D = tunable(choice(1, 2), default=2)                # L0A / L0B buffers
     ACCD = tunable(choice(1, 2), default=1)               # L0C buffers (2: Fixpipe overlaps the next block)
-    ORDER = tunable(choice(row_major, col_major, swizzled), default=swizzled)
-    GROUP = tunable(choice(2, 4, 8), default=4)            # block rows per swizzle group
+    ORDER = tunable(choice(row_major, col_major, swizzled), default={order_default})
+    GROUP = tunable(choice({groups}), default={group_default})  # block rows per swizzle group
     CORES = tunable(choice({cores}), default={cores_default})
     TAIL = tunable(choice(0, 1), default={tail_default})                 # 1: split the last partial wave's blocks along N
+    AW = tunable(choice(0, 1), default={a_whole_default})                # 1: the block's whole A panel in L1 (one copy)
+    BW = tunable(choice(0, 1), default={b_whole_default})                # 1: the block's whole B panel in L1 (one copy)
     for blk in blocks({a}, {b}, m=BM, n=BN{flags}, order=ORDER, group=GROUP, cores=CORES, acc_depth=ACCD,
-                      tail=TAIL):
+                      tail=TAIL, a_whole=AW, b_whole=BW):
         acc = accumulator(blk)
         for kk in k_stages(blk, k=KL1, depth=STAGES):
             a1 = to_l1({a_name}, kk)

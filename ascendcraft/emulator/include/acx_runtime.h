@@ -41,6 +41,7 @@ struct AcxRunOptions {
     AcxRunStats* stats;          // optional, filled on return
     int32_t core_type;           // 0 auto (vector unless the kernel declares AIC), 1 AIV, 2 AIC
     int32_t trace_summary;       // 1: build the trace summary in memory (acx_summary.h), no file
+    uint64_t bt_bytes;           // bias table (C2) of a cube core
 };
 }
 
@@ -458,8 +459,7 @@ int Run(void** gm, const uint64_t* gm_bytes, int n_gm, const AcxRunOptions* opt,
             c.cap[MEM_L0A] = opt->l0a_bytes;
             c.cap[MEM_L0B] = opt->l0b_bytes;
             c.cap[MEM_L0C] = opt->l0c_bytes;
-            // "the bias table buffer is 1 KB" (Huawei CCE intrinsic reference, copy_cbuf_to_bt, cceapi_0097)
-            c.cap[MEM_BT] = 1024;
+            c.cap[MEM_BT] = opt->bt_bytes;
             c.kind = opt->core_type == 2 ? CORE_AIC : opt->core_type == 1 ? CORE_AIV : CORE_UNKNOWN;
             c.map_bytes = stack_bytes + 4096;
             void* m = mmap(nullptr, c.map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
