@@ -182,14 +182,20 @@ class _Checker:
     def _check_loop_header(self, loop: ir.Loop) -> None:
         first = self.p.loop
         if loop is not first and (loop.kind, loop.tensor, loop.tile, loop.cores, loop.dim, loop.depth,
-                                  loop.groups, loop.axis, loop.step_rows) != (
+                                  loop.groups, loop.axis, loop.step_rows, loop.flat) != (
                 first.kind, first.tensor, first.tile, first.cores, first.dim, first.depth,
-                first.groups, first.axis, first.step_rows):
+                first.groups, first.axis, first.step_rows, first.flat):
             raise DslError("every distribution loop of a kernel has the same header as the first "
                            f"({first.kind}({first.tensor}, ...) with the same sizes): the loops share "
                            "one tiling", loop.loc)
         if loop.kind == "slabs" and loop.dim < 0:
             raise DslError("slabs(dim=...) takes a non-negative axis", loop.loc)
+        if loop.flat and loop.kind == "rows" and (loop.axis >= 0 or loop.groups != 1 or any(
+                isinstance(s, ir.InnerLoop) and s.kind == "chunks" for s in loop.body)):
+            raise DslError("rows(flat=True) reads whole contiguous rows: no axis=, groups= or chunks loop",
+                           loop.loc)
+        if loop.flat and loop.kind == "slabs" and loop.step_rows is None:
+            raise DslError("slabs(flat=True) copies several whole steps at once: it needs rows=", loop.loc)
         for size in (loop.tile, loop.cores, loop.step_rows):
             if isinstance(size, str) and size not in {t.name for t in self.p.tunables}:
                 raise DslError(f"'{size}' is not a tunable", loop.loc)

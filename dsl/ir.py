@@ -411,6 +411,7 @@ class Loop:
     combine: str = ""  # windows: "sum"/"max" = the taps fold with it, (kd, kh) rows combined first
     reuse: bool = False  # windows(reuse=True): the tile's input rows staged once per kd, all kh read them
     step_rows: str | int | None = None  # slabs(rows=R): R steps of K per copy, folded after the steps
+    flat: bool = False  # rows/slabs(flat=True): a tile's whole rows read as one 512 B-aligned burst (lowering/compute_flat.py)
     carry: bool = False  # windows(carry=True): what the next tile shares kept in UB (1-D halo, 2-D rows, 3-D planes)
     inplace: bool = False  # rows(inplace=True): the tile store written into the loaded tile's slot (a bound queue)
 

@@ -311,8 +311,8 @@ class _Parser(ExprParser, BlocksParser):
             raise DslError(f"{kind}(x, ...) takes the tensor that defines the iteration space first", _loc(call))
         tensor = self._tensor_name(call.args[0], workspace=self.cube)
         allowed = {"tiles": {"tile", "cores", "depth"},
-                   "rows": {"rows", "cores", "depth", "dims", "groups", "axis", "inplace"},
-                   "slabs": {"dim", "tile", "cores", "depth", "rows"},
+                   "rows": {"rows", "cores", "depth", "dims", "groups", "axis", "flat", "inplace"},
+                   "slabs": {"dim", "tile", "cores", "depth", "rows", "flat"},
                    "windows": {"dims", "kernel", "stride", "padding", "rows", "chunk", "cores", "depth",
                                "fill", "combine", "reuse", "carry"}}[kind]
         kw = {}
@@ -385,6 +385,12 @@ class _Parser(ExprParser, BlocksParser):
             if not (isinstance(v, ast.Constant) and type(v.value) is bool):
                 raise DslError("windows(reuse=...) is True or False", _loc(v))
             reuse = v.value
+        flat = False
+        if "flat" in kw:
+            v = kw["flat"]
+            if not (isinstance(v, ast.Constant) and type(v.value) is bool):
+                raise DslError(f"{kind}(flat=...) is True or False", _loc(v))
+            flat = v.value
         carry = False
         if kind == "windows" and "carry" in kw:
             v = kw["carry"]
@@ -404,7 +410,7 @@ class _Parser(ExprParser, BlocksParser):
         del self.loop_vars[var]  # sequential distribution loops may reuse the name
         step_rows = self._size(kw["rows"]) if kind == "slabs" and "rows" in kw else None
         return ir.Loop(kind, var, tensor, tile, cores, dim, depth, tuple(body), loc, groups, axis,
-                       window, chunk, fill, combine, reuse, step_rows, carry=carry, inplace=inplace)
+                       window, chunk, fill, combine, reuse, step_rows, flat=flat, carry=carry, inplace=inplace)
 
     @staticmethod
     def _flag(v: ast.AST, what: str) -> bool:

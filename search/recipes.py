@@ -24,6 +24,7 @@ from importlib import resources
 import torch
 
 from ..tasks.task import Task
+from .flat import flat_rows, flat_slabs
 from .onepass import online_logsumexp, shifted_moments
 from .proposer import Candidate, Declined, ProposerError
 from .recipe_match import Match, first_match
@@ -333,6 +334,8 @@ def _rowwise(c: _Ctx) -> list[Candidate]:
         kind = "online" if n.endswith("softmax") else "onepass"
         out.append(c.cand(kind, _affine_tile(n, _render(c, "rows_chunked", onepass[n], rowargs=rowargs,
                                                         doc=doc + " Statistics in one pass over the chunks."))))
+    if n == "max_dim":  # beside the per-row copies: one 512 B-aligned burst a tile (.flat_rows)
+        out.append(c.cand("rows_flat", flat_rows(_render(c, "rows_whole", whole[n], doc=doc, rowargs=rowargs))))
     out.append(c.cand("chunked", _affine_tile(n, _render(c, "rows_chunked", chunked[n], doc=doc,
                                                          rowargs=rowargs))))
     if n == "sum_lastdim":  # a reduction streams its rows: an even split over the cores
@@ -414,11 +417,13 @@ def _middim(c: _Ctx) -> list[Candidate]:
                 f"store(out, t, cast(m + log(s), {T}))"]
         online = online_logsumexp(ld, step="for k in steps(t):", fill="tile_fill") + [
             f"store(out, t, cast(m + log(s), {T}))"]
+        blocked_online = _render(c, "slabs_blocked", online, dim=dim,
+                                 doc=f"{n} over axis {dim}, max and sum in one pass.")
         return [c.cand("slabs", _render(c, "slabs_steps", body, dim=dim, doc=f"{n} over axis {dim}.")),
                 c.cand("slabs_online", _render(c, "slabs_steps", online, dim=dim,
                                                doc=f"{n} over axis {dim}, max and sum in one pass.")),
-                c.cand("slabs_rows_online", _render(c, "slabs_blocked", online, dim=dim,
-                                                    doc=f"{n} over axis {dim}, max and sum in one pass."))]
+                c.cand("slabs_rows_online", blocked_online),
+                c.cand("slabs_flat_online", flat_slabs(blocked_online, _slabs_of(c, dim), _flat_steps(c)))]
     elif n == "rms_norm_nchw":
         eps = c.param("eps", 1e-5)
         body = ["s = tile_fill(0.0)", "for k in steps(t):", f"    a = {ld}", "    s = s + a * a",
@@ -431,7 +436,18 @@ def _middim(c: _Ctx) -> list[Candidate]:
         return [c.cand("slabs", src)]
     # beside it: several steps a copy, folded in partial rows (slabs(rows=...), see the template)
     blocked = _render(c, "slabs_blocked", body, dim=dim, doc=f"{n} over axis {dim}.")
-    return [c.cand("slabs", src), c.cand("slabs_rows", blocked)]
+    return [c.cand("slabs", src), c.cand("slabs_rows", blocked),
+            c.cand("slabs_flat", flat_slabs(blocked, _slabs_of(c, dim), _flat_steps(c)))]
+
+
+def _slabs_of(c: _Ctx, dim: int) -> int:
+    """A: the number of slabs of x seen as [A, K, B] around ``dim``."""
+    return math.prod(c.task.inputs[0].shape[:dim])
+
+
+def _flat_steps(c: _Ctx) -> int:
+    """Steps a flat copy by default: twice as many rows of a 16-bit input fit UB (see .flat)."""
+    return 8 if c.T in ("f16", "bf16") else 4
 
 
 MIDDIM = ("max_middim", "sum_dim", "mean_dim", "min_dim", "prod_dim", "logsumexp_dim", "rms_norm_nchw")

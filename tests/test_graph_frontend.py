@@ -110,7 +110,8 @@ def test_structures_per_pattern() -> None:
     assert sorted(kinds["softmax"]) == ["chunked", "rows"]  # both structures proposed
     assert kinds["softmax"][0] == "chunked"  # 65536-wide rows do not fit UB whole
     assert kinds["layer_norm"] == ["rows", "chunked"]
-    assert kinds["max_middim"] == ["slabs", "slabs_rows"]  # blocked steps offered beside
+    # blocked steps offered beside, and read flat (B = 1023: its rows are not 512 B aligned)
+    assert kinds["max_middim"] == ["slabs", "slabs_rows", "slabs_flat"]
     assert sorted(kinds["rms_norm"]) == ["chunked", "rows"]
 
 
@@ -417,7 +418,7 @@ def test_registry_sweep() -> None:
     # where only the first-index rule gives PyTorch's answer
     ("amax_ties", "torch.argmax(x * y, dim=-1)",
      "torch.randint(0, 3, (6, 300)).float(), torch.randint(1, 3, (6, 300)).float()",
-     {"rows", "chunked"}),
+     {"rows", "rows_flat", "chunked"}),  # 1200 B rows: also read flat (one aligned burst a tile)
     ("amin_mid", "torch.argmin(x + y, dim=1, keepdim=True)",
      "torch.randint(0, 3, (3, 17, 40)).float(), torch.randint(0, 2, (3, 17, 40)).float()",
      {"slabs"}),

@@ -16,6 +16,7 @@ from .. import ir, ops
 from ..checker import TypedProgram
 from ..names import mangle
 from ..parser import DslError
+from .compute_flat import FlatOps
 from .compute_groups import GroupOps
 from .compute_inplace import InplaceOps
 from .compute_ops import (  # noqa: F401 - the pass's types and tables, re-exported
@@ -136,7 +137,7 @@ def unit_elems(program: ir.Program) -> int:
     return 32 // min(nbytes)
 
 
-class _Compute(GroupOps, WindowOps, InplaceOps, ComputeOps):
+class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, ComputeOps):
     """The vector compute pass. ``stage``: the rows stage of a @cube_kernel, lowered alone
     (its tiling is the cube tiling: chunks loop k has fields ch<k>/pw<k>, see compute_groups)."""
 
@@ -659,7 +660,7 @@ class _Compute(GroupOps, WindowOps, InplaceOps, ComputeOps):
         if q is None:
             dtype = self.p.param(tensor).dtype
             elems = {"tile": "align_up(tileElems, 128)", "col": "align_up(colElems, 128)",
-                     "stage": "align_up(stageElems, 128)",
+                     "stage": "align_up(stageElems, 128)", "flat": "align_up(flatElems, 128)",
                      "row": "rowElems"}[form]
             q = Buffer(mangle(kind, tensor), kind, f"{elems} * {NBYTES[dtype]}",
                        slots=0, tensor=tensor, dtype=dtype, form=form)
@@ -704,6 +705,8 @@ class _Compute(GroupOps, WindowOps, InplaceOps, ComputeOps):
             return d
         if e.mode == "bcast" and self.loop.kind == "rows" and self.loop.axis < 0 and not self.tp.chunked:
             return self._resident_bcast(e, dtype)
+        if self.loop.flat and e.mode == "tile" and (self.loop.kind == "rows" or e.at != self.loop.var):
+            return self._flat_load(e, dtype)
         form = {"tile": "tile", "bcast": "col", "per_row": "row"}[e.mode]
         if self.loop.inplace and e.mode == "tile" and e.tensor == self.loop.tensor:
             return self._bound_load(e, dtype)

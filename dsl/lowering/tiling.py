@@ -24,6 +24,10 @@ sync, Adds/Muls at 1 cycle a repeat): the sync is worth more than the extra cycl
 chunks share it (modeled: layer_norm 4096x8192, 2 chunks, 5% faster with blocks; softmax,
 group/batch norm and layer_norm_2d at 16 chunks 1-3% faster with scalars)."""
 
+FLAT_ROWS, FLAT_TABLE = "flatRows", 4096
+"""Flat loads (compute_flat.py) gather flatRows rows a Gather call over one byte-offset table of
+flatRows rows: at most FLAT_TABLE entries (16 KiB) for narrow rows, one row for rows wider."""
+
 SHAPE_VARS = {
     "tiles": ("n",),
     "rows": ("A", "N", "W"),
@@ -119,16 +123,22 @@ def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -
             ("workElems", "align_up(ceil_div(max(chunkPad, rowElems), 8), 64)"),
             ("rowBlocks", f"sel(ceil_div(W, chunk) > {ROW_BLOCKS_CHUNKS}, 0, 1)"),
         ]
+        if loop.flat:  # one burst of the tile's rows: up to 512 B below its start, 32 B past its end
+            out += [("flatElems", "tileRows * W + 18 * U"), (FLAT_ROWS, f"max(1, min(tileRows, floor_div({FLAT_TABLE}, chunkPad)))")]
         return out
+    # slabs(flat=True): a tile is all of B, so kb steps are one contiguous run of GM
+    tile_len = "align_up(B, U)" if loop.flat else f"max(U, min(align_down({tile}, U), align_up(B, U)))"
     return [
-        ("tileLen", f"max(U, min(align_down({tile}, U), align_up(B, U)))"),
+        ("tileLen", tile_len),
         ("blocksPerOuter", "ceil_div(B, tileLen)"),
         ("items", "A * blocksPerOuter"),
         ("blockDim", f"max(1, min({cores}, items))"),
         ("baseItems", "floor_div(items, blockDim)"),
         ("bigCores", "items - baseItems * blockDim"),
     ] + ([("stepRows", f"max(1, min({size_expr(loop.step_rows)}, K))"), ("tileElems", "stepRows * tileLen")]
-         if loop.step_rows is not None else [("tileElems", "tileLen")]) + [
+         if loop.step_rows is not None else [("tileElems", "tileLen")]) + (
+        [("flatElems", "stepRows * B + 18 * U"), (FLAT_ROWS, f"max(1, min(stepRows, floor_div({FLAT_TABLE}, tileLen)))")]
+        if loop.flat else []) + [
         ("rowElems", "0"),
         ("colElems", "0"),
         ("workElems", "align_up(ceil_div(tileElems, 8), 64)"),

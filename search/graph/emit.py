@@ -33,6 +33,7 @@ import networkx as nx
 import torch
 
 from ...tasks.task import Task
+from ..flat import balanced_cores
 from .names import doc_text, dsl_name
 from .patterns import Plan, broadcast_rows_block
 from .prims import TRANSPARENT
@@ -102,8 +103,10 @@ class Emitter:
         self.lanes = SCAN_LANES if variant == "blocked" else 0
         self.pool_variant = variant if structure == "windows" else ""  # "separable" | "ring" | ""
         # "slabs_rows" is slabs with several steps a copy (slabs(rows=...)), written alike
-        self.blocked = structure == "slabs_rows"
-        self.structure = "slabs" if self.blocked else structure
+        # "<rows|slabs>_flat": the same, its tiles' rows read as one aligned burst (flat=True)
+        self.flat = structure in ("rows_flat", "slabs_flat")
+        self.blocked = structure in ("slabs_rows", "slabs_flat")
+        self.structure = "slabs" if self.blocked else "rows" if structure == "rows_flat" else structure
         self.kind = plan.domain.kind
         self.lines: list[str] = []
         self.taken: set[str] = set()
@@ -490,6 +493,8 @@ class Emitter:
             dims = f", dims={dom.dim}" if dom.dim != 1 or dom.groups != 1 else ""
             if dom.groups != 1:
                 dims += f", groups={dom.groups}"
+            if self.flat:
+                dims += ", flat=True"
             head = f"for t in rows({ref}, rows=ROWS{dims}, {tail}):"
         elif s == "channels":
             tun = ["CHUNK = tunable(pow2(256, 16384), default=4096)"]
@@ -510,6 +515,11 @@ class Emitter:
             head = (f"for t in windows({ref}, dims={a['dims']}, kernel={a['kernel'][0]}, "
                     f"stride={a['stride'][0]}, padding={a['padding'][0]}, fill={fill},{how} "
                     f"rows=ROWS, chunk=CHUNK, {tail}):")
+        elif self.flat:  # defaults as the recipes' flat slabs (search/flat.py)
+            tun = ["ROWS = tunable(pow2(1, 256), default=4)"]
+            slabs = dom.extents(self.plan.full_shape)["A"]
+            cores = cores.replace("default=48", f"default={balanced_cores(slabs)}")
+            head = f"for t in slabs({ref}, dim={dom.dim}, tile=32, rows=ROWS, flat=True, {tail}):"
         elif self.blocked:  # defaults as the recipes' slabs_blocked template
             tun = ["TILE = tunable(pow2(32, 4096), default=64)", "ROWS = tunable(pow2(1, 256), default=64)"]
             head = f"for t in slabs({ref}, dim={dom.dim}, tile=TILE, rows=ROWS, {tail}):"
@@ -741,15 +751,23 @@ def bare(e: str) -> str:
 def structures(plan: Plan) -> list[str]:
     """Sensible structures for a plan, best guess first."""
     kind = plan.domain.kind
+    ext = plan.domain.extents(plan.full_shape)
     if kind == "slabs" and not any(plan.pg.op(n) in ("scan", "position") for n in plan.order):
-        return ["slabs", "slabs_rows"]  # folds and stores only: also several steps a copy
+        # folds and stores only: also several steps a copy, and read flat when a row of B is
+        # not 512 B aligned (B not a multiple of 256 elements: 512 B in fp16; search/flat.py)
+        return ["slabs", "slabs_rows"] + (["slabs_flat"] if ext["B"] % 256 else [])
     if kind == "windows":
         return ["windows", *pool_variants(plan)]
     if kind in ("tiles", "slabs", "channels"):
         return [kind]
-    w = plan.domain.extents(plan.full_shape)["W"]
+    w = ext["W"]
     scans = any(plan.pg.op(n) == "scan" for n in plan.order)  # scans need 4 extra row buffers
     order = ["chunked", "rows"] if w > (2048 if scans else 8192) else ["rows", "chunked"]
+    reduce_only = all(f != "t" for _, f, _ in plan.outputs) and not any(
+        plan.pg.op(n) in ("gather", "index_add") for n in plan.order)
+    if w % 256 and w <= 8192 and plan.domain.groups == 1 and not scans and reduce_only:
+        # row reductions of rows not 512 B aligned: whole rows, one aligned burst a tile
+        order.insert(order.index("rows") + 1, "rows_flat")
     # scans: the blocked scan offered beside Hillis-Steele (the search decides)
     return [v for s in order for v in ((s, f"{s}-blocked") if scans else (s,))]
 

@@ -1,0 +1,54 @@
+"""Flat aligned reads for reductions over rows that are not 512 B aligned (issue 18).
+
+A row of 1023 fp32 is 4092 B: every per-row copy (one DataCopyPad burst a row, pitch
+4092 B) is judged unaligned and the model charges the SoC's unaligned factor on all of it.
+``rows(..., flat=True)`` and ``slabs(..., rows=R, flat=True)`` read a tile's whole rows as
+one burst from a 512 B-aligned start instead and lay them out in UB with one Gather
+(``dsl/lowering/compute_flat.py``). These helpers turn a rendered ``rows_whole`` /
+``slabs_blocked`` candidate into its flat form, offered beside it so the search decides.
+"""
+
+from __future__ import annotations
+
+BALANCED = (1, 2, 4, 8, 16, 24, 32, 40, 48)
+
+
+def balanced_cores(items: int, most: int = 48) -> int:
+    """The fewest cores (of the templates' CORES choices) that take as many rounds of ``items``
+    work items as ``most`` cores do: the model shares HBM among a launch's cores, so idle
+    cores in a last short round are bandwidth lost."""
+    rounds = -(-items // most)
+    return min(n for n in BALANCED if -(-items // n) <= rounds)
+
+
+def flat_rows(src: str) -> str:
+    """A ``rows_whole`` candidate read flat; 8 rows a tile by default (the staging run, the
+    gathered tile and the offset table each take a tile of UB, so 16 rows of 4 KB do not fit
+    double buffered; modeled, model 2.1, max_dim 64x4096x1023: 8 rows 763 us, 4 rows 770 us)."""
+    loop = "for t in rows("
+    if loop not in src:
+        raise ValueError("flat_rows: not a rows_whole candidate")
+    head, rest = src.split(loop, 1)
+    args, tail = rest.split("):", 1)
+    return (head.replace("ROWS = tunable(pow2(1, 64), default=4)", "ROWS = tunable(pow2(1, 64), default=8)")
+            + loop + args + ", flat=True):" + tail)
+
+
+def flat_slabs(src: str, slabs: int, rows: int = 4, most: int = 48) -> str:
+    """A ``slabs_blocked`` candidate read flat: a tile is all of B, so a block of steps is one
+    contiguous run of GM. Its work items are the A slabs alone, so the default core count is
+    the fewest that take as many rounds of slabs as ``most`` cores do (each active core then
+    gets a larger share of HBM: 64 slabs on 32 cores are 2 full rounds, on 48 cores 1.33);
+    ``rows`` steps a copy by default: 4 for fp32 (8 do not fit UB double buffered at B = 1023),
+    8 for 16-bit inputs (modeled, model 2.1, sum_dim 64x4096x1023 fp16: 4 steps 469 us, 8 steps
+    388 us; eager 384 us)."""
+    cores = balanced_cores(slabs, most)
+    out = (src.replace("    TILE = tunable(pow2(32, 4096), default=64)\n", "")
+           .replace("tile=TILE", "tile=32")
+           .replace("ROWS = tunable(pow2(1, 256), default=64)", f"ROWS = tunable(pow2(1, 256), default={rows})")
+           .replace("choice(1, 2, 4, 8, 16, 24, 32, 40, 48), default=48)",
+                    f"choice(1, 2, 4, 8, 16, 24, 32, 40, 48), default={cores})")
+           .replace("rows=ROWS):", "rows=ROWS, flat=True):"))
+    if "flat=True" not in out or "tile=32" not in out:
+        raise ValueError("flat_slabs: not a slabs_blocked candidate")
+    return out.replace("a tile is TILE contiguous elements of B,", "a tile is all of B (flat=True),")
