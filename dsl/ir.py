@@ -413,6 +413,7 @@ class Loop:
     step_rows: str | int | None = None  # slabs(rows=R): R steps of K per copy, folded after the steps
     flat: bool = False  # rows/slabs(flat=True): a tile's whole rows read as one 512 B-aligned burst (lowering/compute_flat.py)
     carry: bool = False  # windows(carry=True): what the next tile shares kept in UB (1-D halo, 2-D rows, 3-D planes)
+    inplace: bool = False  # rows(inplace=True): the tile store written into the loaded tile's slot (a bound queue)
 
 
 @dataclass(frozen=True)

@@ -311,7 +311,7 @@ class _Parser(ExprParser, BlocksParser):
             raise DslError(f"{kind}(x, ...) takes the tensor that defines the iteration space first", _loc(call))
         tensor = self._tensor_name(call.args[0], workspace=self.cube)
         allowed = {"tiles": {"tile", "cores", "depth"},
-                   "rows": {"rows", "cores", "depth", "dims", "groups", "axis", "flat"},
+                   "rows": {"rows", "cores", "depth", "dims", "groups", "axis", "flat", "inplace"},
                    "slabs": {"dim", "tile", "cores", "depth", "rows", "flat"},
                    "windows": {"dims", "kernel", "stride", "padding", "rows", "chunk", "cores", "depth",
                                "fill", "combine", "reuse", "carry"}}[kind]
@@ -401,6 +401,7 @@ class _Parser(ExprParser, BlocksParser):
                                "(1-D: the halo columns, 2-D: ring rows, 3-D: kh-folded planes): in 2-D "
                                "and 3-D it needs combine= and reuse=True", _loc(v))
             carry = v.value
+        inplace = kind == "rows" and "inplace" in kw and self._flag(kw["inplace"], "rows(inplace=...)")
         var = st.target.id
         self._fresh_name(var, _loc(st.target))
         self._line(st)
@@ -409,7 +410,13 @@ class _Parser(ExprParser, BlocksParser):
         del self.loop_vars[var]  # sequential distribution loops may reuse the name
         step_rows = self._size(kw["rows"]) if kind == "slabs" and "rows" in kw else None
         return ir.Loop(kind, var, tensor, tile, cores, dim, depth, tuple(body), loc, groups, axis,
-                       window, chunk, fill, combine, reuse, step_rows, flat=flat, carry=carry)
+                       window, chunk, fill, combine, reuse, step_rows, flat=flat, carry=carry, inplace=inplace)
+
+    @staticmethod
+    def _flag(v: ast.AST, what: str) -> bool:
+        if isinstance(v, ast.Constant) and type(v.value) is bool:
+            return v.value
+        raise DslError(f"{what} is True or False", _loc(v))
 
     def _size(self, node: ast.AST) -> str | int:
         if isinstance(node, ast.Name):

@@ -88,3 +88,15 @@ def test_scan_lanes_must_be_a_listed_literal(lanes: str) -> None:
     assert bad != src
     with pytest.raises(DslError, match="lanes|compile-time integer"):
         parse(bad)
+
+
+def test_the_scan_tables_are_built_only_when_the_chunk_width_changes() -> None:
+    # the Gather tables depend on w alone: built under a width guard (once per kernel when every
+    # chunk is full), and invalidated where the Hillis-Steele fallback uses their buffers as scratch
+    from ascendcraft.dsl.kernel import prepare as dsl_prepare
+
+    cand = _blocked(get_task("cumsum"))
+    body = dsl_prepare(cand.name, cand.source).lower({}).launches[0].source
+    guard = body.index("if (w != scanW")
+    assert body.index("CreateVecIndex", guard) > guard
+    assert body.count("int64_t scanW") == 1 and "= -1;  // the tables' buffers are scratch here" in body

@@ -4,7 +4,8 @@ Values live in UB buffers chosen here: loads in their tensor's VECIN queue, stor
 straight in the output's VECOUT queue, intermediates in a pool of VECCALC buffers that are
 reused as soon as a value is dead (in place where an operand is a dead temporary). The
 pool sizes found here are the UB plan: the tiling pass turns them into byte sizes and the
-checker into a budget, before anything is built.
+checker into a budget, before anything is built. In a ``rows(inplace=True)`` loop the loop
+tensor's tile goes to a VECIN->VECOUT bound queue and the tile store is computed into it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ..names import mangle
 from ..parser import DslError
 from .compute_flat import FlatOps
 from .compute_groups import GroupOps
+from .compute_inplace import InplaceOps
 from .compute_ops import (  # noqa: F401 - the pass's types and tables, re-exported
     CMP,
     CTYPE,
@@ -135,7 +137,7 @@ def unit_elems(program: ir.Program) -> int:
     return 32 // min(nbytes)
 
 
-class _Compute(GroupOps, WindowOps, FlatOps, ComputeOps):
+class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, ComputeOps):
     """The vector compute pass. ``stage``: the rows stage of a @cube_kernel, lowered alone
     (its tiling is the cube tiling: chunks loop k has fields ch<k>/pw<k>, see compute_groups)."""
 
@@ -313,6 +315,9 @@ class _Compute(GroupOps, WindowOps, FlatOps, ComputeOps):
         for line in header:
             self.emit(line)
         self.indent += 1
+        self.bound: Val | None = None
+        if loop.inplace:
+            self._check_inplace(loop)
         self._block(loop.body, loop.var)
         self.indent -= 1
         if loop.kind == "windows":
@@ -455,6 +460,7 @@ class _Compute(GroupOps, WindowOps, FlatOps, ComputeOps):
                 self._free_after(self.loop_end[id(s)])
                 continue
             self.emit(f"// DSL line {s.loc.line}: {src}")
+            self.cur_stmt = s
             if isinstance(s, ir.Assign) and isinstance(s.value, ir.GridReduce):
                 self._grid_part(s)
             elif isinstance(s, ir.Assign):
@@ -496,7 +502,7 @@ class _Compute(GroupOps, WindowOps, FlatOps, ComputeOps):
     @staticmethod
     def _key(v: Val) -> str:
         """Queue tensors are tracked one by one; pool buffers by the buffer."""
-        return f"{v.buf.name}:{v.origin or v.cpp}" if v.buf.kind == "inq" else v.buf.name
+        return f"{v.buf.name}:{v.origin or v.cpp}" if v.buf.kind in ("inq", "bindq") else v.buf.name
 
     def _bind(self, d: int, v: Val) -> None:
         self.live_defs[d] = v
@@ -518,6 +524,8 @@ class _Compute(GroupOps, WindowOps, FlatOps, ComputeOps):
             return
         if v.buf.kind == "inq":
             self.emit(f"{v.buf.name}.FreeTensor({v.origin or v.cpp});")
+        elif v.buf.kind == "bindq":  # a bound slot is freed by the store that copies it out
+            return
         elif v.buf.kind in self.pools:
             self.pools[v.buf.kind].put(v.buf)
 
@@ -700,6 +708,8 @@ class _Compute(GroupOps, WindowOps, FlatOps, ComputeOps):
         if self.loop.flat and e.mode == "tile" and (self.loop.kind == "rows" or e.at != self.loop.var):
             return self._flat_load(e, dtype)
         form = {"tile": "tile", "bcast": "col", "per_row": "row"}[e.mode]
+        if self.loop.inplace and e.mode == "tile" and e.tensor == self.loop.tensor:
+            return self._bound_load(e, dtype)
         q = self._queue(e.tensor, "inq", form)
         self.counter += 1
         name = mangle(f"ld{self.counter}", e.tensor)
@@ -735,6 +745,9 @@ class _Compute(GroupOps, WindowOps, FlatOps, ComputeOps):
         out = self.p.param(s.tensor)
         vt = self.tp.type_of(s.value)
         form = "row" if vt.form == "row" else "tile"
+        if self.loop.inplace and form == "tile":
+            self._bound_store(s, loop_var)
+            return
         q = self._queue(s.tensor, "outq", form)
         t = CTYPE[out.dtype]
         self.counter += 1
@@ -793,4 +806,3 @@ class _Compute(GroupOps, WindowOps, FlatOps, ComputeOps):
         self.emit("    SetFlag<HardEvent::MTE2_V>(1); WaitFlag<HardEvent::MTE2_V>(1);")
         self.emit("}")
         return Val("col", dtype, name, buf, temp=False)
-

@@ -127,7 +127,7 @@ class ComputeOps:
             size = operands[0].size if operands else 1
         for v in operands:
             if v.temp and v.buf is not None and v.form == form and v.size == size and v.buf.kind != "outq" and \
-                    (v.buf.kind != "inq" or NBYTES[v.buf.dtype] >= NBYTES[dtype]):
+                    (v.buf.kind not in ("inq", "bindq") or NBYTES[v.buf.dtype] >= NBYTES[dtype]):
                 if v.dtype != dtype:
                     self.counter += 1
                     name = f"v{self.counter}"
@@ -159,7 +159,8 @@ class ComputeOps:
             return Val("scalar", "f32", self._scalar_cpp(e))
         if isinstance(e, ir.Var):
             v = self.live_defs[self.def_of[id(e)]]
-            return Val(v.form, v.dtype, v.cpp, v.buf, temp=False, origin=v.origin, size=v.size)
+            dies = v.buf is not None and v.buf.kind == "bindq" and self._slot_dies_here(e)
+            return Val(v.form, v.dtype, v.cpp, v.buf, temp=dies, origin=v.origin, size=v.size)
         if isinstance(e, ir.Load):
             v = self._load(e)
             return self._finish(v, hint, pre)
@@ -253,9 +254,18 @@ class ComputeOps:
             # the [S][lanes] tables live in col buffers of align_up(wp, 128) elements (colElems >= wp)
             self.emit(f"if (w > {lanes} && {seg} * {lanes} <= acx_align_up(wp, 128) && "
                       f"{(steps + 3) * lanes} <= acx_align_up(wp, 128)) {{")
+            self.scan_tables = None
             self._scan_blocked(op, a, d, carry, lanes, seg, reverse)
             self.emit("} else {")
+            kept = self.scan_tables
+            if kept is not None:  # the tables stay out of the pool, but this branch may use them
+                bufs, built = kept
+                self.emit(f"{built} = -1;  // the tables' buffers are scratch here")
+                for b in bufs:
+                    self.pools["col"].put(b)
             self._scan_steps(op, a, d, carry, reverse)
+            if kept is not None:
+                self.pools["col"].free = [b for b in self.pools["col"].free if b not in kept[0]]
             self.emit("}")
         else:
             self._scan_steps(op, a, d, carry, reverse)
@@ -320,6 +330,9 @@ class ComputeOps:
         ident, vop = cconst(ops.SCAN[op].identity), ops.SCAN[op].api
         steps = int(math.log2(L))
         t = self._new("col", "f32")  # the transposed chunk [S][L]
+        # the tables depend on w alone: in a vector kernel they get buffers of their own and are
+        # built when w changes (once per kernel when every chunk is full), not once per chunk
+        hoist = not self.after_cube
         fw = self._new("col", "i32")  # Gather offsets chunk -> [S][L]: (l * S + s) * 4, clamped to w - 1
         inv = self._new("col", "i32")  # Gather offsets [S][L] -> chunk: (s * L + l) * 4 at l * S + s
         sh = self._new("col", "i32")  # rows 0..steps: shift offsets max(l - (1, 1, 2, 4, ...), 0) * 4; lane ids; zeros
@@ -328,6 +341,12 @@ class ComputeOps:
         mask, m = self._mask()
         i32 = "static_cast<int32_t>"
         lf = f"{sh.cpp}[{(steps + 1) * L}].ReinterpretCast<float>()"
+        if hoist:
+            built = f"scanW{fw.cpp}"
+            self.scan_tables = ([fw.buf, inv.buf, sh.buf], built)
+            self.init_lines.append(f"int64_t {built} = -1;  // the chunk width the blocked scan's tables hold")
+            self.emit(f"if (w != {built}) {{  // the scan's tables, rebuilt only when the chunk width changes")
+            self.emit(f"{built} = w;")
         self.emit(f"CreateVecIndex({fw.cpp}, {i32}(0), {L}u);")
         self.emit(f"Muls({fw.cpp}, {fw.cpp}, {i32}(4 * {S}), {L});")
         self.emit(f"for (int64_t k = 1; k < {S}; k *= 2) Adds({fw.cpp}[k * {L}], {fw.cpp}, {i32}(4 * k), "
@@ -357,6 +376,8 @@ class ComputeOps:
         self.emit(f"CreateVecIndex({lf}, 0.0f, {L}u);")
         zero = f"{sh.cpp}[{(steps + 2) * L}]"
         self.emit(f"Duplicate({zero}, {i32}(0), {L});")
+        if hoist:
+            self.emit("}")
         g = gt.cpp
         self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
         self.emit(f"    Gather({t.cpp}, {a.cpp}[ri * wp], {fw.cpp}.ReinterpretCast<uint32_t>(), 0u, "
@@ -379,7 +400,7 @@ class ComputeOps:
                   "static_cast<uint32_t>(w));")
         self.emit("}")
         self.pools["mask"].put(mask)
-        for v in (t, fw, inv, sh, e, gt):
+        for v in (t, e, gt) if hoist else (t, fw, inv, sh, e, gt):
             self._release(v)
 
     def _pick(self, e: ir.Pick, hint: Val | None, pre) -> Val:

@@ -104,14 +104,16 @@ extern "C" int acx_run(void** gm, const uint64_t* gmBytes, int n_gm, const AcxRu
 
 
 def ub_members(buffers: Iterable[tuple[str, str]], position: str, depth: str) -> list[str]:
-    """Class members of UB allocations, ``(name, "in" | "out" | "calc")`` each: VECIN/VECOUT
-    queues of ``depth`` slots and VECCALC buffers (``position``: the enum spelling used)."""
+    """Class members of UB allocations, ``(name, "in" | "out" | "bind" | "calc")`` each: VECIN/VECOUT
+    queues of ``depth`` slots, VECIN->VECOUT bound queues and VECCALC buffers (``position``: the enum spelling used)."""
     out = []
     for name, role in buffers:
         if role == "in":
             out.append(f"    TQue<{position}::VECIN, {depth}> {name};")
         elif role == "out":
             out.append(f"    TQue<{position}::VECOUT, {depth}> {name};")
+        elif role == "bind":  # loaded, computed on in place and copied out of the same slot
+            out.append(f"    TQueBind<{position}::VECIN, {position}::VECOUT, {depth}> {name};")
         else:
             out.append(f"    TBuf<{position}::VECCALC> {name};")
     return out

@@ -15,7 +15,7 @@ from .compute import CTYPE, KernelPlan, plan_kernel, unit_elems
 from .glue import ALIGN_PRELUDE, FOLD_ROWS, emulator_entries, ub_init, ub_members
 from .tiling import TilingSpec, camel, formulas, host_expr, render_header
 
-ROLE = {"inq": "in", "outq": "out"}  # buffer kind -> UB member role (else a VECCALC buffer)
+ROLE = {"inq": "in", "outq": "out", "bindq": "bind"}  # buffer kind -> UB member role (else a VECCALC buffer)
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def tiling_spec(tp: TypedProgram, plan: KernelPlan) -> TilingSpec:
     buffers = []
     depth = p.loop.depth
     for b in plan.buffers:
-        slots = size_expr(depth) if b.kind in ("inq", "outq") else "1"
+        slots = size_expr(depth) if b.kind in ROLE else "1"
         buffers.append((f"{b.name}Bytes", slots, b.bytes_expr))
     return TilingSpec(
         op=op_name(p.name), kind=p.loop.kind, ref_index=ref, dim=p.loop.dim, unit=unit_elems(p),

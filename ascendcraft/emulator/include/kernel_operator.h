@@ -486,6 +486,21 @@ private:
     }
 };
 
+// TQueBind<src, dst, depth>: one buffer per slot bound from a source to a destination position
+// (documented paths include VECIN -> VECOUT: data copied in and out of the same buffer). Its
+// EnQue/DeQue/FreeTensor sync the source's producer with the destination's consumer (VECIN ->
+// VECOUT: MTE2 -> MTE3, and MTE3 -> MTE2 before a slot is refilled); vector work on the buffer
+// in between is synced by the kernel itself (SetFlag/WaitFlag MTE2_V and V_MTE3).
+template <TPosition src, TPosition dst, int32_t depth = 1>
+class TQueBind : public TQue<src, depth> {
+public:
+    TQueBind() {
+        uint8_t p, c;
+        QueuePipes(src, this->prod_, c);
+        QueuePipes(dst, p, this->cons_);
+    }
+};
+
 }  // namespace AscendC
 
 namespace acx {
