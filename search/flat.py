@@ -10,15 +10,7 @@ one burst from a 512 B-aligned start instead and lay them out in UB with one Gat
 
 from __future__ import annotations
 
-BALANCED = (1, 2, 4, 8, 16, 24, 32, 40, 48)
-
-
-def balanced_cores(items: int, most: int = 48) -> int:
-    """The fewest cores (of the templates' CORES choices) that take as many rounds of ``items``
-    work items as ``most`` cores do: the model shares HBM among a launch's cores, so idle
-    cores in a last short round are bandwidth lost."""
-    rounds = -(-items // most)
-    return min(n for n in BALANCED if -(-items // n) <= rounds)
+from .core_counts import balanced_cores
 
 
 def flat_rows(src: str) -> str:

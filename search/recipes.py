@@ -24,6 +24,7 @@ from importlib import resources
 import torch
 
 from ..tasks.task import Task
+from .core_counts import balanced_cores, even_cores
 from .flat import flat_rows, flat_slabs
 from .onepass import online_logsumexp, shifted_moments
 from .proposer import Candidate, Declined, ProposerError
@@ -341,7 +342,7 @@ def _rowwise(c: _Ctx) -> list[Candidate]:
     if n == "sum_lastdim":  # a reduction streams its rows: an even split over the cores
         shape = [int(d) for d in c.task.inputs[0].shape]
         rows = math.prod(shape[:-1])
-        out = [Candidate(x.name, _cores_default(x.source, _even_cores(rows)), origin=x.origin) for x in out]
+        out = [Candidate(x.name, _cores_default(x.source, even_cores(rows)), origin=x.origin) for x in out]
     return out
 
 
@@ -485,7 +486,7 @@ def _batch_norm(c: _Ctx) -> list[Candidate]:
     spatial dims. A row is one channel: the strided set x[:, k, ...] (rows(axis=1))."""
     T, eps = c.T, c.param("eps", 1e-5)
     ld = "cast(load(x, c), f32)"
-    cores = _balanced_cores(int(c.task.inputs[0].shape[1]))
+    cores = balanced_cores(int(c.task.inputs[0].shape[1]))
     two_pass = (_acc_chunks(["s = row_fill(0.0)"], [f"s = s + row_sum({ld})"]) + ["mean = s / width(t)"]
                 + _acc_chunks(["v = row_fill(0.0)"], [f"d = {ld} - mean", "v = v + row_sum(d * d)"])
                 + [f"rstd = rsqrt(v / width(t) + {eps})"])
@@ -503,25 +504,6 @@ def _batch_norm(c: _Ctx) -> list[Candidate]:
 CORE_CHOICES = "CORES = tunable(choice(1, 2, 4, 8, 16, 24, 32, 40, 48)"
 
 
-def _balanced_cores(rows: int, most: int = 48) -> int:
-    """The fewest cores that take as many rounds of whole rows as ``most`` cores do: the same
-    rounds, and each busy core gets a larger share of HBM (64 channels: 32 cores, not 48)."""
-    rounds = -(-rows // most)
-    return min(n for n in (1, 2, 4, 8, 16, 24, 32, 40, 48) if -(-rows // n) <= rounds)
-
-
-def _even_cores(rows: int, most: int = 48) -> int:
-    """The most cores that split ``rows`` evenly enough: a streaming kernel's time is its
-    busiest core's rows at one core's HBM share (the channel divided by the cores that run),
-    i.e. ceil(rows / n) * n rows' worth; 4096 rows on 48 cores is 86 rounds (4128 rows' worth,
-    0.8% idle), on 32 cores 128 (4096). Only for kernels whose vector work per row is well
-    under a row's transfer at 32 cores' shares (reductions), since fewer cores each get more;
-    and at least 24 cores: below that one core's share nears what one GM->UB path moves
-    (Ascend910B2: 1440 GB/s sustained / 24 = 60 GB/s against a 78 GiB/s path)."""
-    choices = [n for n in (24, 32, 40, 48) if n <= most]
-    padded = {n: -(-rows // n) * min(n, rows) for n in choices}
-    best = min(padded.values())
-    return most if padded[most] == best else max(n for n in choices if padded[n] == best)
 
 
 def _cores_default(src: str, cores: int) -> str:

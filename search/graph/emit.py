@@ -33,7 +33,7 @@ import networkx as nx
 import torch
 
 from ...tasks.task import Task
-from ..flat import balanced_cores
+from ..core_counts import balanced_cores
 from .names import doc_text, dsl_name
 from .patterns import Plan, broadcast_rows_block
 from .prims import TRANSPARENT
