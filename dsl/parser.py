@@ -379,28 +379,15 @@ class _Parser(ExprParser, BlocksParser):
                 raise DslError("windows(combine=...) is sum or max: the op the taps fold with",
                                _loc(c))
             combine = c.id
-        reuse = False
-        if kind == "windows" and "reuse" in kw:
-            v = kw["reuse"]
-            if not (isinstance(v, ast.Constant) and type(v.value) is bool):
-                raise DslError("windows(reuse=...) is True or False", _loc(v))
-            reuse = v.value
-        flat = False
-        if "flat" in kw:
-            v = kw["flat"]
-            if not (isinstance(v, ast.Constant) and type(v.value) is bool):
-                raise DslError(f"{kind}(flat=...) is True or False", _loc(v))
-            flat = v.value
-        carry = False
-        if kind == "windows" and "carry" in kw:
+        reuse = kind == "windows" and "reuse" in kw and self._flag(kw["reuse"], "windows(reuse=...)")
+        flat = "flat" in kw and self._flag(kw["flat"], f"{kind}(flat=...)")
+        carry = kind == "windows" and "carry" in kw and self._flag(kw["carry"], "windows(carry=...)")
+        if carry:
             v = kw["carry"]
-            if not (isinstance(v, ast.Constant) and type(v.value) is bool):
-                raise DslError("windows(carry=...) is True or False", _loc(v))
-            if v.value and not (dim == 1 or (combine and reuse and dim in (2, 3))):
+            if not (dim == 1 or (combine and reuse and dim in (2, 3))):
                 raise DslError("windows(carry=True) keeps what the next tile shares with this one in UB "
                                "(1-D: the halo columns, 2-D: ring rows, 3-D: kh-folded planes): in 2-D "
                                "and 3-D it needs combine= and reuse=True", _loc(v))
-            carry = v.value
         inplace = kind == "rows" and "inplace" in kw and self._flag(kw["inplace"], "rows(inplace=...)")
         var = st.target.id
         self._fresh_name(var, _loc(st.target))
