@@ -33,7 +33,7 @@ _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 _CATEGORY = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}\Z")
 
 ROLES = ("arg", "gm", "inq", "outq", "ld", "out", "tun", "sc", "s", "p", "h", "ti", "nel", "numel", "width",
-         "attr", "shape", "t", "ct", "oshape", "res")
+         "attr", "shape", "t", "ct", "oshape", "res", "bindq")
 """Role prefixes of derived C++ identifiers (``ld``/``out`` are followed by a counter)."""
 
 CPP_KEYWORDS = frozenset("""

@@ -223,9 +223,11 @@ def cube_formulas(p: ir.Program) -> list[tuple[str, str]]:
         ("eb", f"{eb}"),
         # a_whole=1 (A stored M x K): the block's A panel, bm x its K range, is one L1 copy kept
         # for the next block with the same rows (few-row M: every block shares it)
-        ("aWhole", "0" if c.a.transpose else f"sel({size_expr(c.a_whole)} > 0, 1, 0)"),
+        # (where a layout rules it out the tunable is still read, times 0: no unused parameter)
+        ("aWhole", f"0 * {size_expr(c.a_whole)}" if c.a.transpose else f"sel({size_expr(c.a_whole)} > 0, 1, 0)"),
         # b_whole=1: the same for B (not fp32 B stored K x N, which L1 holds as 16-row strips)
-        ("bWhole", "0" if not c.b.transpose and eb == 4 else f"sel({size_expr(c.b_whole)} > 0, 1, 0)"),
+        ("bWhole", f"0 * {size_expr(c.b_whole)}" if not c.b.transpose and eb == 4
+         else f"sel({size_expr(c.b_whole)} > 0, 1, 0)"),
     ]
 
 
