@@ -197,3 +197,39 @@ def test_shape_aware_defaults_group_and_whole_panels() -> None:
     assert "default=128)" in src.split("BN = ")[1].split("\n")[0]
     assert "default=row_major)" in src.split("ORDER = ")[1].split("\n")[0]
     assert "default=1)" in src.split("BW = ")[1].split("\n")[0]
+
+
+INPLACE = textwrap.dedent('''
+    import torch
+
+    class Model(torch.nn.Module):
+        def forward(self, a, b, c):
+            return {body}
+
+    def get_inputs():
+        return [torch.randn(48, 40), torch.randn(40, 24), torch.randn(48, 24)]
+
+    def get_init_inputs():
+        return []
+''')
+
+
+@pytest.mark.parametrize(("in_place", "functional"), [
+    ("torch.relu_(a @ b)", "torch.relu(a @ b)"),            # nn.ReLU(inplace=True) traces to aten.relu_
+    ("(a @ b).mul_(0.5).add_(c)", "(a @ b) * 0.5 + c"),    # an in-place chain on the product's own value
+])
+def test_in_place_epilogue_on_the_product_is_the_functional_op(tmp_path, in_place: str, functional: str) -> None:
+    specs = []
+    for i, body in enumerate((in_place, functional)):
+        f = tmp_path / f"epilogue{i}.py"
+        f.write_text(INPLACE.format(body=body))
+        specs.append(traced_spec(load_task_file(str(f))))
+    assert not isinstance(specs[0], str), specs[0]
+    assert (specs[0].relu, specs[0].epilogue) == (specs[1].relu, specs[1].epilogue)
+
+
+def test_in_place_update_of_an_input_is_refused_with_its_reason(tmp_path) -> None:
+    f = tmp_path / "inplace_input.py"
+    f.write_text(INPLACE.format(body="c.add_(a @ b)"))  # writes into the input c: not the epilogue's value
+    spec = traced_spec(load_task_file(str(f)))
+    assert isinstance(spec, str) and "updates a tensor other than" in spec, spec

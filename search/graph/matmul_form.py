@@ -163,6 +163,12 @@ def matmul_form(ag: AtenGraph) -> MatmulForm | str:
         if len(mine) != 1:
             return f"aten.{ag.op(n)} does not continue the product's epilogue"
         name = ag.op(n)
+        if ag.node(n).get("mutates") and name.endswith("_") and name[:-1] in (*UNARY, *_BINARY):
+            # nn.ReLU(inplace=True), y.mul_(s): an in-place update of the epilogue's own
+            # intermediate is the functional op; an update of anything else is not served
+            if list(ag.node(n)["args"].values())[0] != mine[0]:
+                return f"aten.{name} updates a tensor other than the product's epilogue value"
+            name = name[:-1]
         if name in UNARY and len(args) == 1:
             steps.append(Step(name))
         elif name in _BINARY:
