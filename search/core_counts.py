@@ -10,6 +10,13 @@ from __future__ import annotations
 
 #: The templates' ``CORES`` choices (``CORES = tunable(choice(...))``).
 CORE_CHOICES: tuple[int, ...] = (1, 2, 4, 8, 16, 24, 32, 40, 48)
+#: The templates' CORES tunable line, up to its default.
+CORES_TUNABLE = f"CORES = tunable(choice({', '.join(map(str, CORE_CHOICES))})"
+
+
+def with_cores_default(src: str, cores: int) -> str:
+    """A template's source with its CORES tunable defaulting to ``cores`` instead of 48."""
+    return src.replace(f"{CORES_TUNABLE}, default=48)", f"{CORES_TUNABLE}, default={cores})", 1)
 
 
 def balanced_cores(items: int, most: int = 48) -> int:

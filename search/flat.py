@@ -10,7 +10,7 @@ one burst from a 512 B-aligned start instead and lay them out in UB with one Gat
 
 from __future__ import annotations
 
-from .core_counts import balanced_cores
+from .core_counts import balanced_cores, with_cores_default
 
 
 def flat_rows(src: str) -> str:
@@ -35,12 +35,11 @@ def flat_slabs(src: str, slabs: int, rows: int = 4, most: int = 48) -> str:
     8 for 16-bit inputs (modeled, model 2.1, sum_dim 64x4096x1023 fp16: 4 steps 469 us, 8 steps
     388 us; eager 384 us)."""
     cores = balanced_cores(slabs, most)
-    out = (src.replace("    TILE = tunable(pow2(32, 4096), default=64)\n", "")
-           .replace("tile=TILE", "tile=32")
-           .replace("ROWS = tunable(pow2(1, 256), default=64)", f"ROWS = tunable(pow2(1, 256), default={rows})")
-           .replace("choice(1, 2, 4, 8, 16, 24, 32, 40, 48), default=48)",
-                    f"choice(1, 2, 4, 8, 16, 24, 32, 40, 48), default={cores})")
-           .replace("rows=ROWS):", "rows=ROWS, flat=True):"))
+    out = with_cores_default(src.replace("    TILE = tunable(pow2(32, 4096), default=64)\n", "")
+                             .replace("tile=TILE", "tile=32")
+                             .replace("ROWS = tunable(pow2(1, 256), default=64)",
+                                      f"ROWS = tunable(pow2(1, 256), default={rows})")
+                             .replace("rows=ROWS):", "rows=ROWS, flat=True):"), cores)
     if "flat=True" not in out or "tile=32" not in out:
         raise ValueError("flat_slabs: not a slabs_blocked candidate")
     return out.replace("a tile is TILE contiguous elements of B,", "a tile is all of B (flat=True),")

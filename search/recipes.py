@@ -24,7 +24,7 @@ from importlib import resources
 import torch
 
 from ..tasks.task import Task
-from .core_counts import balanced_cores, even_cores
+from .core_counts import balanced_cores, even_cores, with_cores_default
 from .flat import flat_rows, flat_slabs
 from .onepass import online_logsumexp, shifted_moments
 from .proposer import Candidate, Declined, ProposerError
@@ -342,7 +342,7 @@ def _rowwise(c: _Ctx) -> list[Candidate]:
     if n == "sum_lastdim":  # a reduction streams its rows: an even split over the cores
         shape = [int(d) for d in c.task.inputs[0].shape]
         rows = math.prod(shape[:-1])
-        out = [Candidate(x.name, _cores_default(x.source, even_cores(rows)), origin=x.origin) for x in out]
+        out = [Candidate(x.name, with_cores_default(x.source, even_cores(rows)), origin=x.origin) for x in out]
     return out
 
 
@@ -497,17 +497,8 @@ def _batch_norm(c: _Ctx) -> list[Candidate]:
         src = _render(c, "rows_chunked", stats + out, rowargs=", axis=1",
                       doc="batch norm (training statistics), one channel per row." + how)
         src = src.replace("    ROWS = tunable(pow2(1, 16), default=1)\n", "").replace("rows=ROWS", "rows=1")
-        cands.append(c.cand(kind, src.replace(f"{CORE_CHOICES}, default=48)", f"{CORE_CHOICES}, default={cores})")))
+        cands.append(c.cand(kind, with_cores_default(src, cores)))
     return cands
-
-
-CORE_CHOICES = "CORES = tunable(choice(1, 2, 4, 8, 16, 24, 32, 40, 48)"
-
-
-
-
-def _cores_default(src: str, cores: int) -> str:
-    return src.replace(f"{CORE_CHOICES}, default=48)", f"{CORE_CHOICES}, default={cores})", 1)
 
 
 # ---------------------------------------------------------------- pooling

@@ -33,7 +33,7 @@ import networkx as nx
 import torch
 
 from ...tasks.task import Task
-from ..core_counts import balanced_cores
+from ..core_counts import CORES_TUNABLE, balanced_cores, with_cores_default
 from .names import doc_text, dsl_name
 from .patterns import Plan, broadcast_rows_block
 from .prims import TRANSPARENT
@@ -477,7 +477,7 @@ class Emitter:
     def loop(self) -> None:
         dom = self.plan.domain
         ref = self.outputs[dom.ref] if dom.on_output else self.param[dom.ref]
-        cores = "CORES = tunable(choice(1, 2, 4, 8, 16, 24, 32, 40, 48), default=48)"
+        cores = f"{CORES_TUNABLE}, default=48)"
         depth = "DEPTH = tunable(choice(1, 2), default=2)"
         s = self.structure
         tail = "cores=CORES, depth=DEPTH"
@@ -518,7 +518,7 @@ class Emitter:
         elif self.flat:  # defaults as the recipes' flat slabs (search/flat.py)
             tun = ["ROWS = tunable(pow2(1, 256), default=4)"]
             slabs = dom.extents(self.plan.full_shape)["A"]
-            cores = cores.replace("default=48", f"default={balanced_cores(slabs)}")
+            cores = with_cores_default(cores, balanced_cores(slabs))
             head = f"for t in slabs({ref}, dim={dom.dim}, tile=32, rows=ROWS, flat=True, {tail}):"
         elif self.blocked:  # defaults as the recipes' slabs_blocked template
             tun = ["TILE = tunable(pow2(32, 4096), default=64)", "ROWS = tunable(pow2(1, 256), default=64)"]
