@@ -7,6 +7,11 @@ which for the in-process executor is the evaluation itself, executor start-up, r
 nothing is half-written, so it raises :class:`Stop` at once.  A second signal gives up on
 the graceful stop: the previous handlers come back and the signal is delivered to them
 (KeyboardInterrupt for SIGINT, termination for SIGTERM).
+
+Searches nest (a campaign runs one per unit, each with its own handlers): a signal the inner
+one noted but had no safe point left to act on (it came in while the finished search wrote
+its report) is handed to the enclosing :class:`StopSignals` when the inner one restores its
+handlers, so the outer one stops at its next check instead of the signal being lost.
 """
 
 from __future__ import annotations
@@ -49,14 +54,20 @@ class StopSignals:
             self._previous[s] = signal.getsignal(s)
             signal.signal(s, self._handle)
 
-    def restore(self) -> None:
+    def restore(self, *, hand_on: bool = True) -> None:
+        """Put the previous handlers back; with ``hand_on``, a signal noted here goes to an
+        enclosing :class:`StopSignals` (a second signal is delivered instead, not noted)."""
+        pending = self.signum if hand_on else None
         for s, old in self._previous.items():
             signal.signal(s, old if old is not None else signal.SIG_DFL)
+            outer = getattr(old, "__self__", None)
+            if pending is not None and isinstance(outer, StopSignals) and outer.signum is None:
+                outer.signum = pending  # noted only: the outer one acts at its next check
         self._previous.clear()
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.signum is not None:  # the second signal: no more waiting
-            self.restore()
+            self.restore(hand_on=False)
             signal.raise_signal(signum)
             return
         self.signum = signum
