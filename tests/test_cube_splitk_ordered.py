@@ -5,6 +5,8 @@ shapes, K not a multiple of the split, rounds with idle cores; one rounding of t
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 from ascendcraft.dsl.kernel import prepare
@@ -97,3 +99,36 @@ def test_refused_with_reason(edit: str, message: str) -> None:
         src.replace("ordered_split=sum_ws", edit)
     with pytest.raises(DslError, match=message):
         prepare(c.name, src).lower(prepare(c.name, src).program.defaults())
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ("sum_ws = workspace(f32)", "sum_ws = workspace(f16)", "in fp32: workspace"),
+    ("ordered_split=sum_ws", "ordered_split=sum_ws, tail=1", "takes no tail"),
+])
+def test_refused_layouts_with_reason(old: str, new: str, message: str) -> None:
+    _, c = _ordered("matmul_large_k")
+    src = c.source.replace(old, new)
+    with pytest.raises(DslError, match=message):
+        prepare(c.name, src).lower(prepare(c.name, src).program.defaults())
+
+
+def test_barrier_blocks_stay_within_the_cube_cores() -> None:
+    """SyncAll with more blocks than physical cube cores would deadlock on the device: the cores
+    clamp to the SoC's in a multiple of the split (Ascend910B4: 20 cube cores, 3 splits -> 18),
+    and a split above the core count is refused before any build, with the reason."""
+    from ascendcraft.dsl.checker import check_program
+    from ascendcraft.dsl.lowering.cube import check_cube_budget, plan_cube
+    from ascendcraft.dsl.parser import parse
+
+    from ascendcraft.soc import load_soc
+
+    _, c = _ordered("matmul_large_k")
+    plan = plan_cube(check_program(parse(c.source)))
+    dims = [[512, 32768], [32768, 512], [512, 512]]
+    prog = plan.checked.program
+    params = {**prog.defaults(), "SPLITK": 3, "CORES": 24}
+    t = check_cube_budget(plan, dims, params, load_soc("Ascend910B4"))
+    assert (t["cubeDim"], t["splits"], t["itemsPad"]) == (18, 3, 36)
+    few = dataclasses.replace(load_soc("Ascend910B4"), cube_cores=2)
+    with pytest.raises(DslError, match="would deadlock"):
+        check_cube_budget(plan, dims, params, few)
