@@ -460,7 +460,7 @@ class CubeStage:
     a_whole: Size = 0  # 1: a block's whole A panel (bm x K) in L1 at once, kept while the next block shares it
     b_whole: Size = 0  # 1: the same for the B panel (K x bn)
     bias: str | None = None  # In tensor of N values: the accumulator starts from it (bias table, Mmad with bias)
-    ordered_split: str | None = None  # fp32 workspace: the K splits added into it in split order, in this launch
+    ordered_split: str | None = None  # fp32 workspace: the K splits combined through it in split order, in this launch
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
-"""Split-K in one cube launch (``blocks(..., ordered_split=ws)``): the K splits of a block added
-into an fp32 workspace in split order between SyncAll barriers, the complete sum converted by
-the block's cores (GM -> L1 -> L0C -> Fixpipe). Offered beside ``splitk_vec``; correct on ragged
+"""Split-K in one cube launch (``blocks(..., ordered_split=ws)``): each split's fp32 partial in its
+workspace slice, one SyncAll, the slices added in split order and the complete sum converted by
+the block's cores (atomic L1 -> GM adds, then GM -> L1 -> L0C -> Fixpipe). Offered beside ``splitk_vec``; correct on ragged
 shapes, K not a multiple of the split, rounds with idle cores; one rounding of the fp32 sum."""
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ GM_PATH: dict[Op, str] = {
     Op.DATA_COPY_GM2UB: "GM2UB", Op.DATA_COPY_PAD_GM2UB: "GM2UB",
     Op.DATA_COPY_UB2GM: "UB2GM", Op.DATA_COPY_PAD_UB2GM: "UB2GM",
     Op.DATA_COPY_GM2L1: "GM2L1", Op.FIXPIPE_L0C2GM: "L0C2GM",
+    # L1 -> GM (asc_copy_l12gm, PIPE_MTE1, Atlas A2): no published rate; costed like UB -> GM
+    # (the other on-chip -> GM copy) [assumption]
+    Op.DATA_COPY_L12GM: "UB2GM",
 }
 
 #: On-chip moves costed at a fixed bytes/cycle rate.

@@ -213,7 +213,7 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
              f"static_cast<uint64_t>({slices}td.Bt * td.M * td.N));")
     if c.ordered_split:
         L.append(f"        wsGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>({mangle('arg', c.ordered_split)}), "
-                 "static_cast<uint64_t>(td.splits * td.Bt * td.M * td.N));")
+                 "static_cast<uint64_t>(td.wsFloats));")
     if c.bias is not None:
         L.append(f"        biasGm.SetGlobalBuffer(reinterpret_cast<__gm__ {CTYPE[p.dtype_of(c.bias)]}*>"
                  f"({mangle('arg', c.bias)}), static_cast<uint64_t>(td.N));")
@@ -435,20 +435,20 @@ def ordered_loop_head(c: ir.CubeStage) -> list[str]:
         return ["        for (int64_t w = core; w < td_.items; w += td_.cubeDim) {"]
     return ["        for (int64_t w = core; w < td_.itemsPad; w += td_.cubeDim) {",
             "            if (w >= td_.items) {  // idle slot of the last round: its phases' barriers only",
-            "                if (td_.splits > 1) for (int64_t ph = 0; ph < td_.splits; ++ph) SyncAll();",
+            "                if (td_.splits > 1) SyncAll();",
             "                continue;",
             "            }"]
 
 
 def ordered_store(c: ir.CubeStage, fixpipe: str, out_t: str) -> list[str]:
-    """ordered_split: a block's fp32 partials are added into the workspace image of the block in
-    split order — phase 0 the splits 0 write it (Fixpipe, Nz as L0C holds it), then after each
-    SyncAll the next split adds its partial with the Fixpipe atomic add (SetAtomicAdd: L0C -> GM
-    transfers accumulate, in fp32). After the last phase's SyncAll the sum is complete and each of
-    the block's S cores converts its share of the column blocks: GM -> L1 -> L0C (DataCopy
-    A1 -> CO1) -> Fixpipe with the dtype conversion, one rounding of the fp32 sum. A round of
-    ``cubeDim`` (a multiple of S) work items holds whole blocks; the add order is fixed, so the
-    result is deterministic. One split (short K): the direct store."""
+    """ordered_split: every split writes its fp32 partial of the block into its own workspace slice
+    (Fixpipe, Nz as L0C holds it; all cores at once), then one SyncAll; after it each of the
+    block's S cores sums its share of the column blocks: the shares of slices 1 .. S-1, in that
+    order, are added into slice 0's with the atomic add of L1 -> GM copies (SetAtomicAdd: the A2
+    paths VECOUT/L0C/L1 -> GM; one core, program order, a barrier after each add), then the
+    complete fp32 sum goes GM -> L1 -> L0C (DataCopy A1 -> CO1) -> Fixpipe with the dtype
+    conversion: one rounding, a fixed add order (deterministic). A round of ``cubeDim`` (a
+    multiple of S) work items holds whole blocks. One split (short K): the direct store."""
     q = QUANT[c.out_dtype]
     return [
         "            if (td_.splits == 1) {  // one K split: nothing to combine",
@@ -456,8 +456,8 @@ def ordered_store(c: ir.CubeStage, fixpipe: str, out_t: str) -> list[str]:
         "                qC1.FreeTensor(c1);",
         "                continue;",
         "            }",
-        "            // the block's fp32 image in the workspace: Nz column blocks of mB rows x 16",
-        "            const int64_t wOff = bt * td_.M * td_.n16All + row0 * td_.n16All + col0 * mB;",
+        "            // the block's fp32 image in a workspace slice: Nz column blocks of mB rows x 16",
+        "            const int64_t img = bt * td_.M * td_.n16All + row0 * td_.n16All + col0 * mB;",
         "            FixpipeParamsV220 wp;",
         "            wp.nSize = static_cast<uint16_t>(n16);",
         "            wp.mSize = static_cast<uint16_t>(mB);",
@@ -465,21 +465,33 @@ def ordered_store(c: ir.CubeStage, fixpipe: str, out_t: str) -> list[str]:
         "            wp.dstStride = static_cast<uint32_t>(mB * 2);  // 32 B units: mB rows of 16 fp32",
         "            wp.quantPre = QuantMode_t::NoQuant;",
         "            wp.ndNum = 1;",
-        "            for (int64_t ph = 0; ph < td_.splits; ++ph) {  // the splits' adds, in split order",
-        "                if (ph == split) {",
-        "                    if (split > 0) SetAtomicAdd<float>();",
-        "                    Fixpipe<float, float, CFG_NZ>(wsGm[wOff], c1, wp);",
-        "                    if (split > 0) SetAtomicNone();",
-        "                }",
-        "                SyncAll();",
-        "            }",
+        "            Fixpipe<float, float, CFG_NZ>(wsGm[split * td_.wsSlice + img], c1, wp);",
         "            qC1.FreeTensor(c1);",
-        "            // this core's column blocks of the block: the complete fp32 sum -> the output dtype",
+        "            SyncAll();  // every partial of the round's blocks is in GM",
+        "            // this core's column blocks of the block: slices 1 .. S-1 added into slice 0, in order",
         "            const int64_t per = (n16 / 16 + td_.splits - 1) / td_.splits;",
         "            const int64_t jb0 = split * per, jb1 = acx_min(n16 / 16, jb0 + per);",
         "            if (jb0 < jb1) {",
+        "                const int64_t sh = img + jb0 * mB * 16;",
+        "                const uint32_t len = static_cast<uint32_t>((jb1 - jb0) * mB * 16);",
+        "                for (int64_t s = 1; s < td_.splits; ++s) {",
+        "                    LocalTensor<float> p1 = qW1.AllocTensor<float>();",
+        "                    DataCopy(p1, wsGm[s * td_.wsSlice + sh], len);",
+        "                    qW1.EnQue(p1);",
+        "                    p1 = qW1.DeQue<float>();",
+        "                    DataCopyParams ap;",
+        "                    ap.blockCount = 1;",
+        "                    ap.blockLen = static_cast<uint16_t>(len / 8);  // 32 B units",
+        "                    ap.srcStride = 0;",
+        "                    ap.dstStride = 0;",
+        "                    SetAtomicAdd<float>();",
+        "                    DataCopy(wsGm[sh], p1, ap);  // L1 -> GM, accumulating",
+        "                    SetAtomicNone();",
+        "                    PipeBarrier<PIPE_ALL>();  // each add lands before the next read of slice 0",
+        "                    qW1.FreeTensor(p1);",
+        "                }",
         "                LocalTensor<float> w1 = qW1.AllocTensor<float>();",
-        "                DataCopy(w1, wsGm[wOff + jb0 * mB * 16], static_cast<uint32_t>((jb1 - jb0) * mB * 16));",
+        "                DataCopy(w1, wsGm[sh], len);  // the complete sum",
         "                qW1.EnQue(w1);",
         "                w1 = qW1.DeQue<float>();",
         "                LocalTensor<float> c2 = qC1.AllocTensor<float>();",
@@ -505,7 +517,6 @@ def ordered_store(c: ir.CubeStage, fixpipe: str, out_t: str) -> list[str]:
         "            continue;",
     ]
 
-
 def ordered_buffers(p: ir.Program) -> list[Buf]:
     """ordered_split: the L1 staging of one core's share of a block's fp32 sum (its column blocks)."""
     c = p.cube
@@ -517,14 +528,10 @@ def ordered_buffers(p: ir.Program) -> list[Buf]:
 def ordered_split_checks(p: ir.Program, t: dict[str, int], cube_cores: int) -> None:
     """ordered_split at these shapes: the launch fits the physical cube cores (SyncAll with more
     blocks than cores deadlocks: "the logical blockNum must not exceed the cores that run the
-    operator", SyncAll, Ascend C API reference), and the block images (rows x N padded to 16, fp32)
-    fit the workspace the runtime allocates (splits x M x N fp32)."""
+    operator", SyncAll, Ascend C API reference)."""
     c = p.cube
     if c is None or c.ordered_split is None or t["splits"] == 1:
         return
     if t["cubeDim"] > cube_cores:
         raise DslError(f"ordered_split=: {t['cubeDim']} blocks of SyncAll on {cube_cores} cube cores would "
                        "deadlock (cores >= splits)", c.loc)
-    if t["n16All"] > t["splits"] * t["N"]:
-        raise DslError(f"ordered_split=: N = {t['N']} padded to {t['n16All']} does not fit the workspace of "
-                       f"{t['splits']} splits (N >= 8)", c.loc)

@@ -244,10 +244,10 @@ def ordered_cube_dim(c: ir.CubeStage, plain: str) -> str:
 def ordered_split_formulas(c: ir.CubeStage) -> list[tuple[str, str]]:
     """ordered_split: every core runs the same number of rounds of ``cubeDim`` work items
     (``itemsPad``), so each reaches the same number of SyncAll barriers (an idle slot of the
-    last round still joins its phases); ``n16All``: the row pitch of the workspace's block
-    images (each block mB rows x its columns padded to 16, Nz)."""
-    return [("itemsPad", "ceil_div(items, cubeDim) * cubeDim"), ("n16All", "align_up(N, 16)")] \
-        if c.ordered_split else []
+    last round still joins its barrier); ``n16All``: the row pitch of the workspace's block
+    images (each block mB rows x its columns padded to 16, Nz); one fp32 slice per split."""
+    return [("itemsPad", "ceil_div(items, cubeDim) * cubeDim"), ("n16All", "align_up(N, 16)"),
+            ("wsSlice", "Bt * M * n16All"), ("wsFloats", "splits * wsSlice")] if c.ordered_split else []
 
 
 

@@ -55,7 +55,7 @@ class CubePlan:
 
     def _workspace_bytes(self, dims: list[list[int]], values: dict[str, int], soc: SocCaps) -> int:
         t = self.tiling(dims, values, soc)
-        return max(32, t["splits"] * t["Bt"] * t["M"] * t["N"] * 4)
+        return max(32, t.get("wsFloats", t["splits"] * t["Bt"] * t["M"] * t["N"]) * 4)  # wsFloats: ordered_split
 
     def kernel(self, params: dict[str, int]) -> Kernel:
         p = self.tp.program

@@ -1,10 +1,10 @@
 @cube_kernel(category="matmul")
 def {name}({params}):
     """{doc} Split-K in one cube launch: the K range of each output block is split over the cube
-    cores; the splits' fp32 partials are added into a workspace in split order (split 0 writes,
-    then after each SyncAll the next split adds with the Fixpipe atomic add), then the block's
-    cores convert the complete fp32 sum ({store_note}): one rounding, a fixed add order
-    (deterministic), no second launch and no vector pass."""
+    cores; each split writes its fp32 partial to its workspace slice, one SyncAll, then the
+    block's cores add the slices into slice 0 in split order (atomic L1 -> GM adds, one core per
+    column share) and convert the complete fp32 sum ({store_note}): one rounding, a fixed add
+    order (deterministic), no second launch and no vector pass."""
     BM = tunable(choice(64, 128, 256), default=128)        # output block rows (L0C / L0A tile)
     BN = tunable(choice(64, 128, 256), default={bn_default})        # output block columns (L0C / L0B tile)
     BK = tunable(choice(32, 64, 128), default=64)          # K depth of one mmad (L0A / L0B)
