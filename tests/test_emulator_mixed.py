@@ -13,6 +13,7 @@ import pytest
 from ascendcraft.emulator import build_kernel, run_kernel
 from ascendcraft.emulator.build import entry_glue
 from ascendcraft.emulator.trace_format import RecordKind
+from ascendcraft.soc import load_soc
 
 pytestmark = pytest.mark.skipif(
     __import__("shutil").which("g++") is None, reason="g++ is needed to build emulator kernels"
@@ -223,3 +224,45 @@ def test_mixed_kernel_refuses_a_single_core_type_launch(mix_so):
     r, _ = _run(mix_so, 64, 64, 32, 32, 32, 2, 2, core_type="aic")
     assert not r.ok
     assert "core_type=mix" in r.message
+
+
+# ------------------------------------------------------------------------------------------
+# the model: one launch, the cube and vector timelines overlapped through the flags
+# ------------------------------------------------------------------------------------------
+
+
+def test_model_overlaps_cube_and_vector_and_agrees_with_the_full_simulation(mix_so):
+    from ascendcraft.model.mixed import simulate_mixed
+
+    M, N, K, BM, BN, groups = 512, 256, 64, 64, 64, 2  # 32 blocks: 16 per AI Core
+    runs = {}
+    for ring in (1, 2):
+        r, _ = _run(mix_so, M, N, K, BM, BN, ring, groups, trace=True)
+        assert r.ok, r.message
+        fast = simulate_mixed(r.trace, "Ascend910B2", groups)
+        full = simulate_mixed(r.trace.records(), "Ascend910B2", groups)
+        assert abs(fast.time_us - full.time_us) <= 1e-6 * full.time_us + 1e-6
+        runs[ring] = fast
+    one, two = runs[1], runs[2]
+    lat = load_soc("Ascend910B2").sync_all_us  # the assumed cost of one flag hand-off
+    blocks = (M // BM) * (N // BN) // groups
+    for m in (one, two):  # one launch: at least the longer side
+        assert m.kernel_us >= max(m.resources_us["cube"], m.resources_us["vector"])
+    # a ring of 1 strictly alternates: two hand-offs per block are on the critical path
+    assert one.kernel_us >= 2 * blocks * lat
+    # a ring of 2 lets the cube write block i + 1 while the vector cores work on block i
+    assert two.time_us < one.time_us
+    assert two.kernel_us < 2 * blocks * lat
+    assert two.kernel_us == pytest.approx(two.core_us.max())  # the launch ends with its last core
+    assert len(two.core_us) == 3 * groups
+
+
+def test_model_names_a_deadlock_in_a_hand_made_trace(mix_so):
+    from ascendcraft.model.mixed import ModelDeadlock, simulate_mixed
+
+    r, _ = _run(mix_so, 64, 64, 32, 32, 32, 2, 1, trace="records")
+    assert r.ok, r.message
+    tr = r.trace
+    drop = (tr["core"] == 0) & (tr["kind"] == int(RecordKind.CROSS_SET))  # the AIC never signals
+    with pytest.raises(ModelDeadlock, match="would hang"):
+        simulate_mixed(tr[~drop], "Ascend910B2", 1)
