@@ -14,8 +14,10 @@ issue. Each hand-off costs ``soc.sync_all_us`` ([assumption]: no public figure f
 latency; the cross-core barrier's assumed cost is used, an upper bound for one AI Core).
 
 Nothing is flattering here: the workspace writes (Fixpipe) and reads (MTE2) are ordinary GM
-moves charged on the HBM channel; the chip's HBM share of an AI Core is split between its three
-cores in proportion to the bytes each moves (sums to the chip's bandwidth); the L2 replay puts
+moves charged on the HBM channel; each core's HBM share is the one it has in the two-launch form
+(HBM / G for an AIC of G cube cores, HBM / 2G for an AIV), and since the three run at once the AI
+Core's time is also at least its bytes' time on one AI Core's share (HBM / G, the AIVs' channel
+time counted at that share), so the launch never moves more than the chip's bandwidth; the L2 replay puts
 all cores of the launch in one wave (they run concurrently), so a vector read of a block the
 cube wrote a few steps later in its own program is a miss, not a hit. Groups beyond the
 physical cube cores run in waves. SyncAll inside a mixed kernel is refused (not modeled).
@@ -155,14 +157,17 @@ def simulate_mixed(trace: np.ndarray | TraceSummary, soc: SocSpec | str | None, 
         wave_end = 0.0
         for g in in_wave:
             cores = members[g]
-            nbytes = [prog.gm_bytes[c] for c in cores]
-            total = sum(nbytes)
-            # the AI Core's HBM share split by bytes: core c sees HBM / (cores in wave x total / bytes_c)
-            active = tuple(round(len(in_wave) * (total / b if b else 1.0), 3) for b in nbytes)
+            # each core's HBM share as in the two-launch form (an AIC of G cube cores, an AIV of 2G)
+            active = (len(in_wave), 2 * len(in_wave), 2 * len(in_wave))
             key = (tuple(prog.ids[c] for c in cores), active)
             if key not in cache:
                 cache[key] = _run_group(prog, cores, active, soc)
             ends, runs = cache[key]
+            # ... and the three share one AI Core's channel (HBM / G): its bytes take at least
+            # their time at that share (the AIVs' channel time counts half: theirs is half the share)
+            channel = runs[0].hbm_busy_ns + 0.5 * (runs[1].hbm_busy_ns + runs[2].hbm_busy_ns)
+            if channel > max(ends):
+                ends = [max(e, channel) if i == 0 else e for i, e in enumerate(ends)]
             for c, e in zip(cores, ends, strict=True):
                 core_ns[c] = kernel_ns + e
             group_end[g] = max(ends)
