@@ -469,6 +469,7 @@ class Workspace:
     name: str
     dtype: str
     loc: Loc
+    ring: Size = 0  # >= 1: a ring of that many blocks per AI Core, the stages in one mixed launch
 
 
 @dataclass(frozen=True)
