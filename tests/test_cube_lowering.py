@@ -283,12 +283,10 @@ def test_fix_split_with_bias_table() -> None:
     spec = MatmulSpec("a", "b", "f16", "f16", extra=(("bias", "f16"),), bias="bias", bias_relu=True,
                       epilogue="relu(v + cast(load_bcast(bias, cc), f32))")
     src = next(c.source for c in matmul_candidates("mm", spec) if c.name.endswith("/cube_bias"))
-    src = src.replace("tail=TAIL):", "tail=TAIL, fix_split=FS):").replace(
-        "    for blk in blocks(", "    FS = tunable(choice(0, 1), default=1)\n    for blk in blocks(", 1)
     plan, lk, libs = _build(src)
     outs = []
     for fs in (0, 1):
-        params = {"BM": 64, "BN": 128, "BK": 32, "KL1": 128, "CORES": 3, "TAIL": 1, "FS": fs}
+        params = {"BM": 64, "BN": 128, "BK": 32, "KL1": 128, "CORES": 3, "TAIL": 1, "FSPLIT": fs}
         (out,), t = _run(plan, lk, libs, [a.numpy(), b.numpy(), bias.numpy()], [(ref.shape, np.float16)], params)
         assert t["fixSplit"] == fs
         np.testing.assert_allclose(out.astype(np.float32), ref.astype(np.float32), rtol=2e-3, atol=3e-2)
