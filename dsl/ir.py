@@ -250,6 +250,7 @@ class Scan(Expr):
     carry: Expr
     lanes: int = 0
     reverse: bool = False  # rscan_*: from the row's end (element j combines j..w-1, then carry)
+    tables_once: bool = True  # blocked: the Gather tables built once per chunk width (0: every chunk)
 
 
 @dataclass(frozen=True)
