@@ -26,7 +26,7 @@ import torch
 
 from ..tasks.task import Task
 from .core_counts import balanced_cores, even_cores, with_cores_default
-from .flat import flat_rows, flat_slabs
+from .flat import block_max_slabs, flat_rows, flat_slabs
 from .onepass import online_logsumexp, shifted_moments
 from .proposer import Candidate, Declined, ProposerError
 from .recipe_match import Match, first_match
@@ -425,7 +425,9 @@ def _middim(c: _Ctx) -> list[Candidate]:
                 c.cand("slabs_online", _render(c, "slabs_steps", online, dim=dim,
                                                doc=f"{n} over axis {dim}, max and sum in one pass.")),
                 c.cand("slabs_rows_online", blocked_online),
-                c.cand("slabs_flat_online", flat_slabs(blocked_online, _slabs_of(c, dim), _flat_steps(c)))]
+                c.cand("slabs_flat_online", flat_slabs(blocked_online, _slabs_of(c, dim), _flat_steps(c))),
+                c.cand("slabs_flat_blockmax", block_max_slabs(flat_slabs(blocked_online, _slabs_of(c, dim),
+                                                                         _flat_steps(c))))]
     elif n == "rms_norm_nchw":
         eps = c.param("eps", 1e-5)
         body = ["s = tile_fill(0.0)", "for k in steps(t):", f"    a = {ld}", "    s = s + a * a",
