@@ -109,3 +109,17 @@ def test_block_max_needs_rows() -> None:
     src = _cand(get_task("logsumexp_dim")).source.replace("rows=ROWS, flat=True, block_max=True", "block_max=True")
     with pytest.raises(DslError, match="block_max"):
         dsl_prepare("bad", src)
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+def test_only_the_steps_values_are_a_block_tall(dtype: str) -> None:
+    # the accumulators, the output and the epilogue are one row under block_max: 8 steps a
+    # block fit UB at B = 1023, where the elementwise online form's 8-row accumulators do not
+    task = get_task("logsumexp_dim").with_shape((64, 4096, 1023), dtype)
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,))
+    params = {"ROWS": 8, "CORES": 32, "DEPTH": 2}
+    fits = {}
+    for kind in ("slabs_flat_online", KIND):
+        c = _cand(task, kind)
+        fits[kind] = ev.feasible(prepare(c.name, c.source), params) is None
+    assert fits == {"slabs_flat_online": False, KIND: True}, fits
