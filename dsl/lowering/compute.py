@@ -738,7 +738,7 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, ComputeOps
             self.emit(f"CopyRowsIn({name}, {gm}, 1, cnt, cnt, cnt);")
         self.emit(f"{q.name}.EnQue({name});")
         self.emit(f"{name} = {q.name}.DeQue<{t}>();")
-        if blocked(self.loop) and self.roles.get(e.tensor) == "outer":  # as tall as the steps' rows
+        if blocked(self.loop) and not self.loop.block_max and self.roles.get(e.tensor) == "outer":  # as tall as the steps' rows
             if dtype not in ("f32", "f16", "i32"):
                 raise DslError(f"slabs(rows=...): '{e.tensor}' ({dtype}) is loaded at the slab; rows= "
                                "repeats such loads with Muls (f32, f16, i32 only): drop rows=", e.loc)

@@ -51,18 +51,29 @@ def _online_lse(s: ir.InnerLoop) -> tuple[list[ir.Stmt], str, str, str, str] | N
     return body[:-3], a, st_mn.target, m, st_s.target
 
 
-def _reads_outside(lead: list[ir.Stmt], slab_var: str) -> bool:
-    """Whether the step's statements read a value of the slab (a one-row value under
-    block_max, which an op with the step's kb rows cannot take)."""
+STEP_EXPRS = (ir.Load, ir.Cast, ir.Binary, ir.Unary, ir.Const, ir.Var)  # what the step's own values may be
+STEP_UNARY = {"exp", "log", "abs", "sqrt", "rsqrt", "reciprocal", "relu", "neg"}  # one instruction, no mask
+STEP_BINARY = {"add", "sub", "mul", "div", "max", "min"}
+
+
+def _step_values_ok(lead: list[ir.Stmt], step_var: str) -> bool:
+    """Whether the step's statements are assignments of elementwise arithmetic on loads at the
+    step and each other: under block_max a value of the slab is one row (an op with the step's
+    kb rows cannot take it) and only the step's values have kb-row buffers (no masks, no
+    reduction scratch of that size)."""
     known: set[str] = set()
     for st in lead:
-        for e in ir.stmt_exprs(st):
-            for x in ir.walk_exprs(e):
-                if (isinstance(x, ir.Var) and x.name not in known) or (isinstance(x, ir.Load) and x.at == slab_var):
-                    return True
-        if isinstance(st, ir.Assign):
-            known.add(st.target)
-    return False
+        if not isinstance(st, ir.Assign):
+            return False
+        for x in ir.walk_exprs(st.value):
+            if not isinstance(x, STEP_EXPRS) or (isinstance(x, ir.Var) and x.name not in known) or (
+                    isinstance(x, ir.Load) and (x.at != step_var or x.mode != "tile")) or (
+                    isinstance(x, ir.Unary) and x.op not in STEP_UNARY) or (
+                    isinstance(x, ir.Binary) and x.op not in STEP_BINARY) or (
+                    isinstance(x, ir.Cast) and x.dtype not in ("f32", "f16", "bf16")):
+                return False
+        known.add(st.target)
+    return True
 
 
 class BlockMaxOps:
@@ -87,9 +98,9 @@ class BlockMaxOps:
             raise DslError("slabs(block_max=True): the steps loop ends in the online log-sum-exp "
                            "(mn = maximum(m, a); s = s * exp(m - mn) + exp(a - mn); m = mn)", s.loc)
         lead, a, mn, m, acc = found
-        if _reads_outside(lead, self.loop.var) or any(not isinstance(st, ir.Assign) for st in lead):
+        if not _step_values_ok(lead, s.var):
             raise DslError("slabs(block_max=True): the step's statements before the online form are "
-                           "assignments that read only loads at the step and each other", s.loc)
+                           "assignments of arithmetic on loads at the step and on each other", s.loc)
         inner = {st.target: self.def_id[id(st)] for st in s.body if isinstance(st, ir.Assign)}
         if inner[m] not in self.carried or inner[acc] not in self.carried or a not in {
                 st.target for st in lead}:
