@@ -290,11 +290,18 @@ class _Parser(ExprParser, BlocksParser):
         name = st.targets[0].id
         self._fresh_name(name, loc)
         call = st.value
-        if call.keywords or len(call.args) != 1 or not isinstance(call.args[0], ast.Name) \
+        ring: ir.Size = 0
+        for kw in call.keywords:  # ring=R: the stages in one mixed launch through a ring of R blocks
+            if kw.arg != "ring":
+                raise DslError("workspace(...) takes one keyword, ring= (a tunable or 1..15)", loc)
+            ring = self._size(kw.value)
+            if isinstance(ring, int) and ring > 15:
+                raise DslError("workspace(ring=...): at most 15 blocks (pending cross-core sets per flag)", loc)
+        if len(call.args) != 1 or not isinstance(call.args[0], ast.Name) \
                 or DTYPE_NAMES.get(call.args[0].id) not in ("f32", "f16", "bf16"):
             raise DslError("workspace(f32): the cube stage writes its fp32 accumulators there "
                            "(workspace(f16) / workspace(bf16): the result rounded by Fixpipe)", loc)
-        self.workspaces[name] = ir.Workspace(name, DTYPE_NAMES[call.args[0].id], loc)
+        self.workspaces[name] = ir.Workspace(name, DTYPE_NAMES[call.args[0].id], loc, ring)
 
     # ------------------------------------------------------------ loops
     def _loop(self, st: ast.For) -> ir.Loop:
