@@ -208,6 +208,61 @@ class WindowOps:
         if combine:
             self.pools["stage"].put(stage_acc)
 
+    def _window_recip(self, e: ir.WindowRecip, hint, pre):
+        """window_recip(t): 1 / the in-bounds taps of each output element, as the product of
+        one count per pooled dim -- W a vector of the chunk's columns, D and H a scalar per
+        output row. A tile whose every window is whole (the interior) is one Duplicate of
+        1 / (KD KH KW); a border tile builds the column vector (~10 ops of one row) and scales
+        it into each row with one Muls. Only the loop's validated integers reach the C++."""
+        wpar = window_params(self.loop)
+        d = self._dest("tile", "f32", hint, [], pre)
+
+        def span(n: str, size: str) -> tuple[int, int, int, str, str]:
+            k, st, pd = wpar[n]
+            return (k, st, pd, str(-pd), f"{size} + {pd}") if e.padded else (k, st, pd, "0", size)
+
+        (kd, sd, pd, lod, hid), (kh, sh, ph, loh, hih), (kw, sw, pw, low, hiw) = (
+            span("D", "td_.ID"), span("H", "td_.IH"), span("W", "td_.IW"))
+        self.counter += 1
+        i = self.counter
+        self.emit(f"// window_recip: 1 / (taps inside the {'padded ' if e.padded else ''}input) "
+                  "= 1 / (count along D x along H x along W)")
+        self.emit(f"const int64_t ds{i} = (u % td_.OD) * {sd} - {pd};  // the window's first input plane")
+        self.emit(f"const int64_t cd{i} = acx_min(ds{i} + {kd}, {hid}) - acx_max(ds{i}, {lod});")
+        self.emit(f"const bool whole{i} = cd{i} == {kd} && oh0 * {sh} - {ph} >= {loh} && "
+                  f"(oh0 + r - 1) * {sh} - {ph} + {kh} <= {hih} && c0 * {sw} - {pw} >= {low} && "
+                  f"(c0 + w - 1) * {sw} - {pw} + {kw} <= {hiw};")
+        self.emit(f"if (whole{i}) {{  // every window of the tile is whole")
+        self.emit(f"    Duplicate({d.cpp}, {1.0 / (kd * kh * kw)!r}f, cnt);")
+        self.emit("} else {")
+        self.indent += 1
+        col = self._new("col", "f32")
+        n = "static_cast<int32_t>(wp)"
+        for line in [
+            f"CreateVecIndex({col.cpp}, static_cast<float>(c0), static_cast<uint32_t>(wp));  // ow",
+            f"Muls({col.cpp}, {col.cpp}, {float(sw)}f, {n});",
+            f"Adds({col.cpp}, {col.cpp}, {float(kw - pw)}f, {n});  // one past the window's last column",
+            f"Mins({col.cpp}, {col.cpp}, static_cast<float>({hiw}), {n});",
+            f"CreateVecIndex({d.cpp}, static_cast<float>(c0), static_cast<uint32_t>(wp));",
+            f"Muls({d.cpp}, {d.cpp}, {float(sw)}f, {n});",
+            f"Adds({d.cpp}, {d.cpp}, {float(-pw)}f, {n});  // the window's first column",
+            f"Maxs({d.cpp}, {d.cpp}, static_cast<float>({low}), {n});",
+            f"Sub({col.cpp}, {col.cpp}, {d.cpp}, {n});  // the count along W",
+            f"Maxs({col.cpp}, {col.cpp}, 1.0f, {n});  // columns past the chunk's end: no zero divisor",
+            f"Duplicate({d.cpp}, 1.0f, {n});",
+            f"Div({col.cpp}, {d.cpp}, {col.cpp}, {n});",
+            "for (int64_t ri = 0; ri < r; ++ri) {",
+            f"    const int64_t hs = (oh0 + ri) * {sh} - {ph};",
+            f"    const int64_t ch = acx_min(hs + {kh}, {hih}) - acx_max(hs, {loh});",
+            f"    Muls({d.cpp}[ri * wp], {col.cpp}, 1.0f / static_cast<float>(acx_max(1, cd{i} * ch)), {n});",
+            "}",
+        ]:
+            self.emit(line)
+        self._release(col)
+        self.indent -= 1
+        self.emit("}")
+        return d
+
     def _carry_buffer(self, prefix: str, bytes_expr: str, t: str) -> str:
         """A UB buffer of its own for what windows(carry=True) keeps from one tile to the next."""
         self.counter += 1
