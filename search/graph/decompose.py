@@ -75,6 +75,9 @@ def decompose(ag: AtenGraph, task_inputs: list[Any]) -> PrimGraph:
                 raise failed[x.node]
             vals = values.get(x.node)
             v = vals[x.index] if vals is not None and x.index < len(vals) else None
+            if isinstance(v, str):  # a rule's reason for not computing this output
+                raise Unsupported(f"{consumer} reads output {x.index} of "
+                                  f"{origin.get(x.node, x.node)}: {v}")
             if v is None:
                 what = origin.get(x.node, x.node)
                 raise Unsupported(f"{consumer} reads output {x.index} of {what}, which the "

@@ -61,7 +61,12 @@ def _pool(g: PrimGraph, a: dict, red: str) -> Value:
 @rule("max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
       "max_pool2d_with_indices", "max_pool3d_with_indices")
 def _max_pool(g: PrimGraph, a: dict) -> list:
-    return [_pool(g, a, "max"), None]
+    return [_pool(g, a, "max"), INDICES]
+
+
+#: why a max pooling's second output is not computed (read as the reason if it is used)
+INDICES = ("max pooling's indices (return_indices=True) have no DSL form: a windows loop "
+           "keeps each window's maximum, not where it is")
 
 
 @rule("avg_pool1d", "avg_pool2d", "avg_pool3d")
