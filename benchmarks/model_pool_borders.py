@@ -1,5 +1,5 @@
 """Modeled time of the pooling forms the graph frontend builds from task files (border
-divisors with count_include_pad=False, ceil_mode, per-dim kernels), at the registry pools'
+divisors with count_include_pad=False, ceil_mode, per-dim kernels, dilation), at the registry pools'
 default shapes, beside the registry pool of the same kernel whose divisor is constant.
 
 Each corpus task file is re-shaped to a large default shape; every candidate is built at
@@ -32,6 +32,7 @@ CASES = [
     ("avgpool2d_tuple_kernel", (16, 64, 512, 512), None, "avg_pool2d", False),
     ("maxpool3d_tuple_ceil_fp16", (16, 32, 64, 64, 63), None, "max_pool3d", False),
     ("maxpool2d_ceil_bf16_batch1", (1, 64, 513, 513), None, "max_pool2d", False),
+    ("maxpool2d_dilation2", (16, 64, 512, 512), None, "max_pool2d", False),
 ]
 
 

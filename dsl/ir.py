@@ -427,6 +427,7 @@ class Loop:
     carry: bool = False  # windows(carry=True): what the next tile shares kept in UB (1-D halo, 2-D rows, 3-D planes)
     inplace: bool = False  # rows(inplace=True): the tile store written into the loaded tile's slot (a bound queue)
     ceil: bool = False  # windows(ceil=True): PyTorch's ceil_mode output size (windows may end past the padding)
+    dilation: int | tuple = 1  # windows(dilation=): taps this far apart (an int, or a tuple per pooled dim)
 
 
 @dataclass(frozen=True)

@@ -314,7 +314,7 @@ class _Parser(ExprParser, BlocksParser):
                    "rows": {"rows", "cores", "depth", "dims", "groups", "axis", "flat", "inplace"},
                    "slabs": {"dim", "tile", "cores", "depth", "rows", "flat"},
                    "windows": {"dims", "kernel", "stride", "padding", "rows", "chunk", "cores", "depth",
-                               "fill", "combine", "reuse", "carry", "ceil"}}[kind]
+                               "fill", "combine", "reuse", "carry", "ceil", "dilation"}}[kind]
         kw = {}
         for k in call.keywords:
             if k.arg not in allowed:
@@ -391,6 +391,15 @@ class _Parser(ExprParser, BlocksParser):
                                "and 3-D it needs combine= and reuse=True", _loc(v))
         inplace = kind == "rows" and "inplace" in kw and self._flag(kw["inplace"], "rows(inplace=...)")
         ceil = kind == "windows" and "ceil" in kw and self._flag(kw["ceil"], "windows(ceil=...)")
+        dilation: int | tuple = 1
+        if kind == "windows" and "dilation" in kw:
+            dil = _per_dim(kw["dilation"], dim)
+            if min(dil) < 1:
+                raise DslError("windows(dilation=...) is >= 1", _loc(kw["dilation"]))
+            if max(dil) > 1 and (reuse or carry):
+                raise DslError("windows(dilation=...) stages each (kd, kh) row on its own: no reuse= "
+                               "or carry=", _loc(kw["dilation"]))
+            dilation = dil[0] if len(set(dil)) == 1 else dil
         var = st.target.id
         self._fresh_name(var, _loc(st.target))
         self._line(st)
@@ -399,7 +408,8 @@ class _Parser(ExprParser, BlocksParser):
         del self.loop_vars[var]  # sequential distribution loops may reuse the name
         step_rows = self._size(kw["rows"]) if kind == "slabs" and "rows" in kw else None
         return ir.Loop(kind, var, tensor, tile, cores, dim, depth, tuple(body), loc, groups, axis,
-                       window, chunk, fill, combine, reuse, step_rows, flat=flat, carry=carry, inplace=inplace, ceil=ceil)
+                       window, chunk, fill, combine, reuse, step_rows, flat=flat, carry=carry, inplace=inplace, ceil=ceil,
+                       dilation=dilation)
 
     @staticmethod
     def _flag(v: ast.AST, what: str) -> bool:

@@ -167,7 +167,7 @@ def _task_file(tmp_path: Path, name: str, forward: str, inputs: str) -> Path:
     ("sort", "torch.sort(x + y, dim=1)[0]", "aten.sort.default: index/sorting results"),
     ("argall", "torch.argmax(x + y)", "aten.argmax.default: argmax over every element (dim=None)"),
     ("cat", "torch.cat([x, y], dim=1)", "a concatenation"),
-    ("pool", "torch.nn.functional.max_pool2d(x + y, 3, dilation=2)", "dilation [2, 2]"),
+    ("pool", "torch.nn.functional.adaptive_avg_pool2d(x + y, 5)", "its window follows the input's"),
     ("avgpad", "torch.nn.functional.avg_pool2d(x + y, 3, 1, 1, count_include_pad=False)",
      "pooling a computed value with padding > 0"),
     ("mm", "x @ y", "aten.mm.default: matrix products run on the cube unit"),

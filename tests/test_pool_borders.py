@@ -1,8 +1,9 @@
 """Pooling the graph frontend used to refuse: average pooling whose divisor changes at the
 borders (``count_include_pad=False`` with padding, ``ceil_mode``: ``window_recip(t)`` in the
 DSL, lowered in ``dsl/lowering/compute_windows.py``), ``windows(ceil=True)``'s output size,
-per-dim kernels / strides / paddings (``kernel=(3, 2)``), ``divisor_override``, and named
-refusals for what still has no form (dilation, max pooling's indices, adaptive windows).
+per-dim kernels / strides / paddings (``kernel=(3, 2)``), dilation (``windows(dilation=)``),
+``divisor_override``, and named refusals for what still has no form (max pooling's indices,
+adaptive windows).
 Every candidate of the new corpus files is run on ragged tiles and chunks (4 output rows,
 64 columns, 4 cores) over odd sizes, fp32 and fp16, signed data."""
 
@@ -44,6 +45,9 @@ def _small(source: str) -> dict[str, int]:
     "avgpool1d_ceil_include",          # 1-D, ceil_mode with count_include_pad (clipped at I + P)
     "avgpool2d_tuple_kernel",          # (3, 2) kernel, (2, 1) stride, (1, 0) padding
     "maxpool3d_tuple_ceil_fp16",       # (2, 3, 3) kernel, ceil_mode, fp16
+    "maxpool2d_dilation2",             # dilation 2 (taps two apart), padding 1
+    "maxpool1d_dilation_ceil_fp16",    # 1-D, dilation 3, ceil_mode, fp16
+    "maxpool3d_dilation_tuple",        # dilation (2, 1, 2), tuple kernel / stride / padding
 ])
 def test_every_candidate_is_correct_on_ragged_tiles(stem: str) -> None:
     task = _file(stem)
@@ -67,7 +71,6 @@ def test_the_frontend_writes_the_border_divisor_and_ceil_mode() -> None:
 
 
 @pytest.mark.parametrize(("stem", "phrase"), [
-    ("pool_dilation", "pooling with dilation [2, 2] has no DSL form"),
     ("pool_return_indices", "max pooling's indices (return_indices=True) have no DSL form"),
     ("pool_adaptive_7x7", "kernel = stride = [2, 2]: write that instead"),
 ])
@@ -93,6 +96,12 @@ def _windows_source() -> str:
     return next(c for c in propose(get_task("avg_pool2d")) if c.name.endswith("/windows")).source
 
 
+def test_dilation_is_written_and_has_no_ring() -> None:
+    cands = propose_from_graph(_file("maxpool3d_dilation_tuple"))
+    assert "dilation=(2, 1, 2)" in cands[0].source
+    assert not [c for c in cands if "reuse=True" in c.source or "carry=True" in c.source]
+
+
 @pytest.mark.parametrize(("old", "new", "phrase"), [
     ("acc / 9.0", "acc * window_recip(t, 2)", "padded is 0"),
     ("acc = acc + cast(load(x, w), f32)", "acc = acc + cast(load(x, w), f32) * window_recip(t)",
@@ -105,6 +114,16 @@ def test_bad_border_forms_are_refused(old: str, new: str, phrase: str) -> None:
     assert old in src
     with pytest.raises(DslError, match=phrase):
         prepare("avg_pool2d/bad", src.replace(old, new, 1)).lower({})
+
+
+@pytest.mark.parametrize(("old", "new", "phrase"), [
+    ("acc / 9.0", "acc * window_recip(t)", "undilated windows"),
+    ("fill=0.0,", "fill=0.0, reuse=True,", "no reuse= or carry="),
+])
+def test_dilated_windows_refuse_what_they_cannot_do(old: str, new: str, phrase: str) -> None:
+    src = _windows_source().replace("padding=1,", "padding=1, dilation=2,", 1).replace(old, new, 1)
+    with pytest.raises(DslError, match=phrase):
+        prepare("avg_pool2d/bad", src).lower({})
 
 
 def test_window_recip_outside_a_windows_loop_is_refused() -> None:

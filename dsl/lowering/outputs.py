@@ -22,7 +22,7 @@ from .kernel import LoweredKernel
 from .outputs_cann import CannProjectForm, family_configs, shape_gather
 from .outputs_direct import DTYPE_NAME, DirectForm
 from .outputs_torch import TorchForm
-from .tiling import pooled_extent, pooled_size, window_of_dim
+from .tiling import pooled_extent, pooled_size, window_extents, window_of_dim
 
 
 @dataclass(frozen=True)
@@ -92,10 +92,19 @@ def output_shapes(lk: LoweredKernel) -> list[OutputShape]:
         elif role == "scalar_out":
             rules.append(OutputShape(o.name, source, "scalar"))
         elif role == "window_out":
-            rules.append(OutputShape(o.name, source, "window", loop.dim, loop.window, loop.ceil))
+            rules.append(OutputShape(o.name, source, "window", loop.dim, _dilated(loop), loop.ceil))
         else:
             raise ValueError(f"output {o.name!r} has role {role!r} in a {loop.kind} loop: no shape rule")
     return rules
+
+
+def _dilated(loop: ir.Loop) -> tuple:
+    """The loop's window with each kernel replaced by its dilated extent (the output size's)."""
+    if loop.dilation == 1:
+        return loop.window
+    ext = window_extents(loop)
+    per = [ext[n] for n in ("D", "H", "W")[3 - loop.dim:]]
+    return tuple(tuple(v[i] for v in per) for i in range(3))
 
 
 def _shape_source(lk: LoweredKernel) -> str:

@@ -45,6 +45,20 @@ def window_params(loop: ir.Loop) -> dict[str, tuple[int, int, int]]:
     return out
 
 
+def window_dilation(loop: ir.Loop) -> dict[str, int]:
+    """The distance between taps per spatial dim D, H, W (1 for dims not pooled)."""
+    d = loop.dilation
+    return {name: (d if isinstance(d, int) else d[i - (3 - loop.dim)]) if 3 - i <= loop.dim else 1
+            for i, name in enumerate(("D", "H", "W"))}
+
+
+def window_extents(loop: ir.Loop) -> dict[str, tuple[int, int, int]]:
+    """window_params with each kernel replaced by its dilated extent (d (k - 1) + 1): what the
+    output size and the staged segment follow."""
+    dil = window_dilation(loop)
+    return {n: ((k - 1) * dil[n] + 1, s, p) for n, (k, s, p) in window_params(loop).items()}
+
+
 def window_of_dim(window: tuple, j: int) -> tuple[int, int, int]:
     """(kernel, stride, padding) of pooled dim ``j`` of an ir.Loop.window (ints shared by
     every pooled dim, or tuples per pooled dim)."""
@@ -93,7 +107,7 @@ def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -
             ("workElems", "align_up(ceil_div(tileElems, 8), 64)"),
         ]
     if loop.kind == "windows":
-        wp = window_params(loop)
+        wp = window_extents(loop)
         out = []
         for n in ("D", "H", "W"):
             k, st, pd = wp[n]

@@ -516,6 +516,8 @@ class Emitter:
                        "ROWS = tunable(pow2(1, 64), default=32)", tun[1]]
             if a.get("ceil"):  # ceil_mode: the windows that end past the padding too
                 how += " ceil=True,"
+            if max(a.get("dilation", (1,))) > 1:
+                how += f" dilation={_per_dim(a['dilation'])},"
             k, st, pd = (_per_dim(a[f]) for f in ("kernel", "stride", "padding"))
             head = (f"for t in windows({ref}, dims={a['dims']}, kernel={k}, "
                     f"stride={st}, padding={pd}, fill={fill},{how} "
@@ -785,6 +787,13 @@ def pool_variants(plan: Plan) -> list[str]:
     1-D: the windows with a chunk's first 512 B kept from the chunk before (any taps body)."""
     pool = next(n for n in plan.order if plan.pg.op(n) == "pool")
     a = plan.pg.g.nodes[pool]
+    out = _pool_variants(plan, pool, a)
+    if max(a.get("dilation", (1,))) > 1:  # dilated taps: each (kd, kh) row staged on its own
+        return [v for v in out if v == "windows-separable"]
+    return out
+
+
+def _pool_variants(plan: Plan, pool: int, a: dict) -> list[str]:
     if a["dims"] == 1:
         return ["windows-carry"]
     src = a["args"][0]

@@ -19,7 +19,7 @@ ATen ops are decomposed (:mod:`.decompose`) into a handful of primitives held in
   argmax/argmin decompositions: the first position where a slice reaches its extreme);
 - ``pool`` (attributes ``red`` ``sum``/``max``, ``dims``, ``kernel``, ``stride``, ``padding``):
   a window reduction over the last ``dims`` dims (padding reads as the op's identity;
-  ``ceil``: PyTorch's ceil_mode output size);
+  ``ceil``: PyTorch's ceil_mode output size; ``dilation``: taps that far apart);
 - ``pool_recip`` (the pool, attribute ``padded``): 1 / each output's in-bounds taps;
 - ``flip`` / ``slice``: data movement, only valid where a rule folds it away (a reversed
   or exclusive scan);
@@ -406,13 +406,15 @@ class PrimGraph:
         return self._add("index_mod", (idx,), idx.shape, idx.shape, idx.dtype, value=int(mod))
 
     def pool(self, red: str, a: Value, kernel: Sequence[int], stride: Sequence[int],
-             padding: Sequence[int], out_shape: Shape, ceil: bool = False) -> Value:
+             padding: Sequence[int], out_shape: Shape, ceil: bool = False,
+             dilation: Sequence[int] = ()) -> Value:
         a = self.as_float(a)
         if a.real != a.shape:
             raise Unsupported("pooling of a broadcast value")
         return self._add("pool", (a,), tuple(out_shape), tuple(out_shape), a.dtype, red=red,
                          dims=len(kernel), kernel=tuple(kernel), stride=tuple(stride),
-                         padding=tuple(padding), ceil=bool(ceil))
+                         padding=tuple(padding), ceil=bool(ceil),
+                         dilation=tuple(dilation) or (1,) * len(kernel))
 
     def pool_recip(self, pooled: Value, padded: bool) -> Value:
         """For each element of a ``pool`` value, 1 / the taps of its window inside the input

@@ -39,23 +39,22 @@ def _pool(g: PrimGraph, a: dict, red: str) -> Value:
     s = _triple(a.get("stride"), n, k)
     p = _triple(a.get("padding"), n)
     dil = _triple(a.get("dilation"), n, [1] * n)
-    if any(d != 1 for d in dil):
-        raise Unsupported(f"pooling with dilation {dil} has no DSL form")
     rank = len(x.shape)
     out = list(x.shape)
     ceil = bool(a.get("ceil_mode"))  # kept whether or not this shape gains a window (same graph)
     for i in range(n):
         d = rank - n + i
-        out[d] = pooled_size(x.shape[d], k[i], s[i], p[i], ceil)
+        out[d] = pooled_size(x.shape[d], (k[i] - 1) * dil[i] + 1, s[i], p[i], ceil)
     keep = [i for i in range(n) if not (k[i] == 1 and s[i] == 1 and p[i] == 0)]
     if keep and keep != list(range(keep[0], n)):
         raise Unsupported(f"pooling with kernel {k} pools non-adjacent dims")
-    k, s, p = ([k[i] for i in keep], [s[i] for i in keep], [p[i] for i in keep])
+    k, s, p, dil = ([k[i] for i in keep], [s[i] for i in keep], [p[i] for i in keep],
+                    [dil[i] for i in keep])
     if not k:
         return x
     if any(pi * 2 > ki for pi, ki in zip(p, k, strict=True)):
         raise Unsupported(f"pooling with padding {p} > kernel {k} / 2")
-    return g.pool(red, x, k, s, p, tuple(out), ceil)
+    return g.pool(red, x, k, s, p, tuple(out), ceil, dil)
 
 
 @rule("max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
