@@ -132,3 +132,15 @@ def test_window_recip_outside_a_windows_loop_is_refused() -> None:
     assert bad != src
     with pytest.raises(DslError, match="windows loop variable"):
         prepare("relu/bad", bad).lower({})
+
+
+@needs_gxx
+@pytest.mark.parametrize("name", ["avg_pool2d", "max_pool2d"])
+def test_a_one_row_plane_reads_no_row_past_it(name: str) -> None:
+    # IH = 1, kernel 3, stride 2, padding 1: kh = 2 reads input row 1, which does not exist
+    # (the bound (IH - 1 + PH - kh) / SH once truncated -1 / 2 to row 0: the next plane's row)
+    task = get_task(name).with_shape((2, 3, 1, 9), "fp32")
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
+    cand = next(c for c in propose(task) if c.name.endswith("/windows"))
+    out = ev.evaluate(prepare(cand.name, cand.source), _small(cand.source), timing=False)
+    assert out.status is Status.OK, out.message
