@@ -1,10 +1,12 @@
 """Decomposition rules of neural-network ops: pooling windows and losses.
 
-Pooling is one ``pool`` primitive (a window reduction over the last dims; padding reads as
-the op's identity; ceil_mode's extra windows too); an average pool whose divisor changes at
-the borders (``count_include_pad=False`` with padding, ceil_mode) multiplies in
-``pool_recip``, 1 / each window's in-bounds taps. A loss is a pointwise term followed by its ``reduction`` (none, mean or
-sum); ``nll_loss`` gathers by class index (``pick``) through the elementwise work before it.
+Pooling is one ``pool`` primitive (a window reduction over the last dims, per-dim kernels,
+strides, paddings and dilations; padding reads as the op's identity, and so do ceil_mode's
+extra windows); an average pool whose divisor changes at the borders
+(``count_include_pad=False`` with padding, ceil_mode) multiplies in ``pool_recip``, 1 / each
+window's in-bounds taps. A loss is a pointwise term followed by its ``reduction`` (none,
+mean or sum); ``nll_loss`` gathers by class index (``pick``) through the elementwise work
+before it.
 """
 
 from __future__ import annotations
