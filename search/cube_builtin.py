@@ -127,6 +127,16 @@ def cores_default(bt: int, m: int, n: int, k: int) -> int:
     return min(choices, key=lambda c: (-(-tiles // c) * c, -c))
 
 
+def fix_split_default(bt: int, m: int, n: int, k: int) -> int:
+    """Default of ``FSPLIT`` (a block's first and last K stage per column half, each half's Fixpipe
+    beside the other half's Mmads): on (1) when a block has a K stage between its first and last
+    (K above two default 256-deep stages), where the per-half Mmads and A reloads of two stages
+    are a small share of the block and the hidden Fixpipe is the M pipe's largest idle time;
+    off when every stage is split (modeled, model 2.1: matmul 4096^3 446.3 -> 433.4 us,
+    matmul_fp32 230.8 -> 219.7 us; matmul_batched, K 512 in two stages, 166.0 -> 171.8 us)."""
+    return 1 if k > 2 * 256 else 0
+
+
 GROUPS = "2, 3, 4, 6, 8, 12, 16"
 
 
@@ -219,7 +229,8 @@ def matmul_candidates(name: str, spec: MatmulSpec, dims: tuple[int, int, int, in
                   if dims else 0)
     bw = b_whole_default(*dims, spec.transpose_b, 4 if spec.dtype == "f32" else 2) if dims else 0
     common.update(b_whole_default=bw, bn_default=128 if bw else _BLOCK_N,
-                  order_default="row_major" if bw else "swizzled")
+                  order_default="row_major" if bw else "swizzled",
+                  fix_split_default=fix_split_default(*dims) if dims else 1)
     if not spec.epilogue:
         store = "acc"
         if spec.relu:
@@ -243,7 +254,33 @@ def matmul_candidates(name: str, spec: MatmulSpec, dims: tuple[int, int, int, in
             epilogue=epi, out_dtype=spec.out_dtype, acc_args="", **common), origin=CubeProposer.name))
     if half_ok and (spec.rounded or spec.half_workspace) and spec.bias and spec.bias_epilogue:
         cands.append(bias_rounded_candidate(name, spec, common))
+    mixed = mixed_candidate(name, spec, common, half_ok)
+    if mixed is not None:
+        cands.append(mixed)
     return cands
+
+
+def mixed_candidate(name: str, spec: MatmulSpec, common: dict, half_ok: bool) -> Candidate | None:
+    """One mixed launch (AIC + 2 AIV per AI Core): the cube writes each block into a GM ring, the
+    vector cores apply the epilogue to it while the cube computes the next — the two-launch
+    candidates' work overlapped. The bias in the accumulator and a workspace in the output dtype
+    where the two-launch form allows it (``bias_rounded_candidate``), else fp32 blocks and the whole
+    epilogue on the vector cores. None without a vector epilogue, for batched products, or when a
+    cube-only candidate finishes the epilogue (bias + ReLU)."""
+    if not spec.epilogue or spec.batched or spec.bias_relu:
+        return None
+    half = half_ok and (spec.rounded or spec.half_workspace) and bool(spec.bias and spec.bias_epilogue)
+    if half:
+        od = spec.out_dtype
+        fmt = dict(ws_dtype=od, ws_store=f"cast(acc, {od})", ws_load="cast(load(mm_ws, cc), f32)",
+                   ws_note=f"bias in the accumulator, rounded to {od}", acc_args=f", bias={spec.bias}",
+                   epilogue=f"cast({spec.bias_epilogue}, {od})")
+    else:
+        epi = spec.epilogue if spec.out_dtype == "f32" else f"cast({spec.epilogue}, {spec.out_dtype})"
+        fmt = dict(ws_dtype="f32", ws_store="acc", ws_load="load(mm_ws, cc)", ws_note="fp32", acc_args="",
+                   epilogue=epi)
+    return Candidate(f"{name}/mixed_ring", _template("cube_matmul_mix").format(**fmt, **common),
+                     origin=CubeProposer.name)
 
 
 def bias_rounded_candidate(name: str, spec: MatmulSpec, common: dict) -> Candidate:
