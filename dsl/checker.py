@@ -109,7 +109,7 @@ class _Checker:
             raise DslError(f"storing a {c.out_dtype} value into {tgt} '{c.target}': cast(acc, {tgt})", c.store_loc)
         if c.bias is not None:
             self._check_cube_bias(c, da)
-        if isinstance(c.split_k, str) or c.split_k != 1:
+        if (isinstance(c.split_k, str) or c.split_k != 1) and not c.ordered_split:  # ordered: support.py
             if not p.is_workspace(c.target):
                 raise DslError("split_k > 1 writes one partial result per K split: store to a workspace(f32) "
                                "and reduce it in the vector stage (load(ws, c) sums the splits)", c.store_loc)
@@ -136,7 +136,7 @@ class _Checker:
         p, c, v = self.p, self.p.cube, self.p.vector
         target = c.target if c is not None else None
         for w in p.workspaces:
-            if w.name != target:
+            if w.name != target and not (c is not None and w.name == c.ordered_split):  # ordered: its sums
                 raise DslError(f"workspace '{w.name}' is not written by the cube stage", w.loc)
         if target is None or not p.is_workspace(target):
             return

@@ -478,6 +478,7 @@ class CubeStage:
     bias: str | None = None  # In tensor of N values: the accumulator starts from it (bias table, Mmad with bias)
     fix_split: Size = 0  # 1 (with acc_depth 1): a block's first and last K stages run per column half, each
     # half's Fixpipe overlapping the other half's Mmads (explicit M_FIX / FIX_M flags per half)
+    ordered_split: str | None = None  # fp32 workspace: the K splits combined through it in split order, in this launch
 
 
 @dataclass(frozen=True)

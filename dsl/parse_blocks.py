@@ -18,7 +18,7 @@ ORDER_NAMES = {"row_major": 0, "col_major": 1, "swizzled": 2}
 """Output-block orders over the cube cores (values of the ``order=`` tunable)."""
 
 BLOCKS_ARGS = {"m", "n", "transpose_a", "transpose_b", "order", "group", "split_k", "cores", "acc_depth",
-               "batched", "tail", "a_whole", "b_whole", "fix_split"}
+               "batched", "tail", "a_whole", "b_whole", "fix_split", "ordered_split"}
 
 
 class BlocksParser:
@@ -27,6 +27,7 @@ class BlocksParser:
 
     tunables: dict
     loop_vars: dict
+    workspaces: dict
 
     def _csize(self, node: ast.AST, what: str) -> Size:
         """A cube-stage size: a tunable, an order name or a non-negative integer literal."""
@@ -125,7 +126,19 @@ class BlocksParser:
                             size("group", 1), size("split_k", 1), size("cores", None), size("acc_depth", 1),
                             k_l1, stages, k_l0, l0_depth, target, relu, out_dtype, flag("batched"), loc, sloc,
                             tail=size("tail", 0), a_whole=size("a_whole", 0),
-                            b_whole=size("b_whole", 0), bias=bias, fix_split=size("fix_split", 0))
+                            b_whole=size("b_whole", 0), bias=bias, fix_split=size("fix_split", 0),
+                            ordered_split=self._ordered_ws(kw))
+
+    def _ordered_ws(self, kw: dict[str, ast.AST]) -> str | None:
+        """``ordered_split=ws``: the fp32 workspace the K splits of a block are added into, in split
+        order, inside the cube launch (then converted to the output by the block's cores)."""
+        if "ordered_split" not in kw:
+            return None
+        node = kw["ordered_split"]
+        if not (isinstance(node, ast.Name) and node.id in self.workspaces):
+            raise DslError("ordered_split= takes a declared workspace: ws = workspace(f32); "
+                           "blocks(..., ordered_split=ws)", loc_of(node))
+        return node.id
 
     def _accumulator_bias(self, call: ast.Call) -> str | None:
         """``accumulator(blk, bias=b)``: the block's accumulator starts from b's N values (one per

@@ -240,6 +240,8 @@ def matmul_candidates(name: str, spec: MatmulSpec, dims: tuple[int, int, int, in
         note = ("fp32 -> " + spec.out_dtype if spec.out_dtype != "f32" else "fp32") + (", ReLU" if spec.relu else "")
         cands.append(Candidate(f"{name}/cube", _template("cube_matmul").format(
             store=store, store_note=note, **common), origin=CubeProposer.name))
+        if ordered_split_ok(spec, dims):
+            cands.append(ordered_splitk_candidate(name, spec, common, store, note, dims))
     epi = spec.epilogue or ("relu(v)" if spec.relu else "v")
     if spec.out_dtype != "f32":
         epi = f"cast({epi}, {spec.out_dtype})"
@@ -258,6 +260,25 @@ def matmul_candidates(name: str, spec: MatmulSpec, dims: tuple[int, int, int, in
     if mixed is not None:
         cands.append(mixed)
     return cands
+
+
+def ordered_split_ok(spec: MatmulSpec, dims: tuple[int, int, int, int] | None) -> bool:
+    """Is the single-launch ordered split-K worth offering? Its output is stored by Fixpipe alone
+    (no vector epilogue, no ReLU: partial sums are added) and the default split at the task's
+    shapes is above 1 (few output blocks for the cube cores)."""
+    if spec.epilogue or spec.relu or dims is None:
+        return False
+    return split_default(*dims) > 1
+
+
+def ordered_splitk_candidate(name: str, spec: MatmulSpec, common: dict, store: str, note: str,
+                             dims: tuple[int, int, int, int]) -> Candidate:
+    """Split-K in one launch (``cube_matmul_splitk_ordered``): beside ``splitk_vec`` (partials to a
+    workspace, a second launch on the vector cores to sum them), which it saves the second launch,
+    the fp32 workspace round trip and the vector pass."""
+    return Candidate(f"{name}/splitk_ordered", _template("cube_matmul_splitk_ordered").format(
+        store=store, store_note=note, splits=SPLITS, split_default=split_default(*dims), **common),
+        origin=CubeProposer.name)
 
 
 def mixed_candidate(name: str, spec: MatmulSpec, common: dict, half_ok: bool) -> Candidate | None:
@@ -475,7 +496,8 @@ def _kernel_name(name: str) -> str:
 
 #: names in the matmul templates (and the epilogue's own) that an input name must avoid
 _TEMPLATE_NAMES = frozenset(
-    words_of(_template("cube_matmul") + _template("cube_matmul_epilogue") + _template("cube_matmul_rounded"))
+    words_of(_template("cube_matmul") + _template("cube_matmul_epilogue") + _template("cube_matmul_rounded")
+             + _template("cube_matmul_splitk_ordered"))
     | (words_of(_template("cube_matmul_bias")) - {"bias"})  # bias= is a keyword there, not a name
     | {"c", "v", "cc"})
 

@@ -159,6 +159,10 @@ class Op(enum.IntEnum):
     BRCB = 132
     # L1 (C1) -> bias table (C2), MTE1: the bias of a cube Mmad
     DATA_COPY_L1_BT = 133
+    # L1 (A1) -> L0C (CO1), MTE1: a fp32 matrix back into the accumulator (split-K combine)
+    DATA_COPY_L1_L0C = 140
+    # L1 (A1/B1) -> GM, MTE1 (asc_copy_l12gm): the split-K combine's atomic adds
+    DATA_COPY_L12GM = 141
 
 
 def read_trace(path: str) -> np.ndarray:

@@ -17,6 +17,9 @@ GM_PATH: dict[Op, str] = {
     Op.DATA_COPY_GM2UB: "GM2UB", Op.DATA_COPY_PAD_GM2UB: "GM2UB",
     Op.DATA_COPY_UB2GM: "UB2GM", Op.DATA_COPY_PAD_UB2GM: "UB2GM",
     Op.DATA_COPY_GM2L1: "GM2L1", Op.FIXPIPE_L0C2GM: "L0C2GM",
+    # L1 -> GM (asc_copy_l12gm, PIPE_MTE1, Atlas A2): no published rate; costed like UB -> GM
+    # (the other on-chip -> GM copy) [assumption]
+    Op.DATA_COPY_L12GM: "UB2GM",
 }
 
 #: On-chip moves costed at a fixed bytes/cycle rate.
@@ -24,7 +27,11 @@ LOCAL_PATH: dict[Op, str] = {Op.LOAD_DATA_L1_L0A: "L1L0A", Op.LOAD_DATA_L1_L0B: 
                              # L1 -> bias table is an MTE1 move too (copy_cbuf_to_bt, PIPE_MTE1, Huawei CCE
                              # intrinsic reference cceapi_0097); no rate is published: costed at the slower
                              # of the two L1 -> L0 rates [assumption]
-                             Op.DATA_COPY_L1_BT: "L1L0B"}
+                             Op.DATA_COPY_L1_BT: "L1L0B",
+                             # L1 -> L0C (asc_copy_l12l0c, PIPE_MTE1, supported on Atlas A2: asc-devkit
+                             # docs/zh/api/SIMD-API/C-API/cube_datamove/asc_copy_l12l0c.md); no rate is
+                             # published: the same slower L1 -> L0 rate [assumption]
+                             Op.DATA_COPY_L1_L0C: "L1L0B"}
 
 #: Scalar-pipe API calls.
 SCALAR_OPS = (Op.GET_VALUE, Op.SET_VALUE)

@@ -24,7 +24,7 @@ from ..checker import TypedProgram, check_program
 from ..names import mangle, op_name, size_expr
 from ..parser import DslError, parse
 from .compute import CTYPE, KernelPlan, plan_rows_stage
-from .cube_kernel import bias_checks, cube_buffers, cube_kernel_class
+from .cube_kernel import bias_checks, cube_buffers, cube_kernel_class, ordered_split_checks
 from .cube_mixed import (
     block_walk,
     check_mixed,
@@ -303,6 +303,7 @@ def check_cube_budget(plan: CubePlan, dims: list[list[int]], params: dict[str, i
             raise DslError(f"{mem} capacity exceeded on {soc.name}: needs {need} B, {cap} B available "
                            f"({parts}; tunables {shown})")
     bias_checks(p, t, dims, soc.bt_kib * 1024)
+    ordered_split_checks(p, t, soc.cube_cores)
     if ring_workspace(p) is not None:
         check_mixed(p, t, values)
     return t

@@ -32,7 +32,7 @@ def cube_buffers(p: ir.Program) -> list[Buf]:
         Buf("qA2", "A2", "bm * bk * eb", size_expr(c.l0_depth), dt),
         Buf("qB2", "B2", "bk * bn * eb", size_expr(c.l0_depth), dt),
         Buf("qC1", "CO1", "bm * bn * 4", size_expr(c.acc_depth), "f32"),
-    ] + bias_buffers(p)
+    ] + bias_buffers(p) + ordered_buffers(p)
 
 
 def bias_buffers(p: ir.Program) -> list[Buf]:
@@ -211,14 +211,17 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
     slices = "td.splits * " if p.is_workspace(c.target) else ""
     L.append(f"        cGm.SetGlobalBuffer(reinterpret_cast<__gm__ {out_t}*>({mangle('arg', c.target)}), "
              f"static_cast<uint64_t>({slices}td.Bt * td.M * td.N));")
+    if c.ordered_split:
+        L.append(f"        wsGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>({mangle('arg', c.ordered_split)}), "
+                 "static_cast<uint64_t>(td.wsFloats));")
     if c.bias is not None:
         L.append(f"        biasGm.SetGlobalBuffer(reinterpret_cast<__gm__ {CTYPE[p.dtype_of(c.bias)]}*>"
                  f"({mangle('arg', c.bias)}), static_cast<uint64_t>(td.N));")
     for b in t.buffers:
         if b.mem != "UB":
-            depth = "1" if b.name in ("qAW", "qBW") else _DEPTH_CONST[b.pos]
+            depth = "1" if b.name in ("qAW", "qBW", "qW1") else _DEPTH_CONST[b.pos]
             init = f"pipe.InitBuffer({b.name}, {depth}, static_cast<uint32_t>(td.b_{b.name}));"
-            if b.name in ("qA1", "qAW", "qB1", "qBW"):  # one of each pair is unused (0 B): a_whole / b_whole pick
+            if b.name in ("qA1", "qAW", "qB1", "qBW", "qW1"):  # one of each pair is unused (0 B): a_whole / b_whole pick
                 init = f"if (td.b_{b.name} > 0) {init}"
             L.append(f"        {init}")
     L.append("    }")
@@ -234,7 +237,7 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         f"        LocalTensor<{T}> bW;  // b_whole: the held B panel and the (batch, columns, split) it holds",
         "        int64_t heldKeyB = -1;",
         *_FIX_SPLIT_PROLOGUE,
-        "        for (int64_t w = core; w < td_.items; w += td_.cubeDim) {",
+        *ordered_loop_head(c),
         "            // work item -> block; items past the full waves are N-pieces of the tail blocks",
         "            const bool piece = w >= td_.fullTiles;",
         "            const int64_t blk = piece ? td_.fullTiles + (w - td_.fullTiles) / td_.tparts : w;",
@@ -386,7 +389,7 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "            if (td_.fixSplit) continue;  // each part's Fixpipe ran in the last K stage",
         "            qC1.EnQue(c1);",
         "            c1 = qC1.DeQue<float>();",
-        *_fixpipe(p, "            ", "nB", "0"),
+        *(ordered_store(p, c) if c.ordered_split else _fixpipe(p, "            ", "nB", "0")),
         "            qC1.FreeTensor(c1);",
         "        }",
         *_FIX_SPLIT_EPILOGUE,
@@ -403,6 +406,7 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "    TQue<TPosition::A2, L0DEPTH> qA2;",
         "    TQue<TPosition::B2, L0DEPTH> qB2;",
         "    TQue<TPosition::CO1, ACCDEPTH> qC1;",
+        *(["    TQue<TPosition::A1, 1> qW1;", "    GlobalTensor<float> wsGm;"] if c.ordered_split else []),
         *(["    TQue<TPosition::C1, 1> qBias1;", "    TQue<TPosition::C2, 1> qBiasT;",
            f"    GlobalTensor<{CTYPE[p.dtype_of(c.bias)]}> biasGm;"] if c.bias is not None else []),
         f"    GlobalTensor<{T}> aGm;",
@@ -417,6 +421,114 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
 _DEPTH_CONST = {"A1": "STAGES", "B1": "STAGES", "A2": "L0DEPTH", "B2": "L0DEPTH", "CO1": "ACCDEPTH", "C1": "1", "C2": "1"}
 
 
+def ordered_loop_head(c: ir.CubeStage) -> list[str]:
+    """The work-item loop; with ordered_split every core runs ``itemsPad / cubeDim`` rounds, and an
+    idle slot of the last round joins the round's SyncAll phases (the same barrier count on every
+    core: a core that finished while others wait would hang the device)."""
+    if not c.ordered_split:
+        return ["        for (int64_t w = core; w < td_.items; w += td_.cubeDim) {"]
+    return ["        for (int64_t w = core; w < td_.itemsPad; w += td_.cubeDim) {",
+            "            if (w >= td_.items) {  // idle slot of the last round: its phases' barriers only",
+            "                if (td_.splits > 1) SyncAll();",
+            "                continue;",
+            "            }"]
+
+
+def ordered_store(p: ir.Program, c: ir.CubeStage) -> list[str]:
+    """ordered_split: every split writes its fp32 partial of the block into its own workspace slice
+    (Fixpipe, Nz as L0C holds it; all cores at once), then one SyncAll; after it each of the
+    block's S cores sums its share of the column blocks: the shares of slices 1 .. S-1, in that
+    order, are added into slice 0's with the atomic add of L1 -> GM copies (SetAtomicAdd: the A2
+    paths VECOUT/L0C/L1 -> GM; one core, program order, a barrier after each add), then the
+    complete fp32 sum goes GM -> L1 -> L0C (DataCopy A1 -> CO1) -> Fixpipe with the dtype
+    conversion: one rounding, a fixed add order (deterministic). A round of ``cubeDim`` (a
+    multiple of S) work items holds whole blocks. One split (short K): the direct store."""
+    q, out_t = QUANT[c.out_dtype], CTYPE[c.out_dtype]
+    return [
+        "            if (td_.splits == 1) {  // one K split: nothing to combine",
+        *_fixpipe(p, "                ", "nB", "0"),
+        "                qC1.FreeTensor(c1);",
+        "                continue;",
+        "            }",
+        "            // the block's fp32 image in a workspace slice: Nz column blocks of mB rows x 16",
+        "            const int64_t img = bt * td_.M * td_.n16All + row0 * td_.n16All + col0 * mB;",
+        "            FixpipeParamsV220 wp;",
+        "            wp.nSize = static_cast<uint16_t>(n16);",
+        "            wp.mSize = static_cast<uint16_t>(mB);",
+        "            wp.srcStride = static_cast<uint16_t>(m16);",
+        "            wp.dstStride = static_cast<uint32_t>(mB * 2);  // 32 B units: mB rows of 16 fp32",
+        "            wp.quantPre = QuantMode_t::NoQuant;",
+        "            wp.ndNum = 1;",
+        "            Fixpipe<float, float, CFG_NZ>(wsGm[split * td_.wsSlice + img], c1, wp);",
+        "            qC1.FreeTensor(c1);",
+        "            SyncAll();  // every partial of the round's blocks is in GM",
+        "            // this core's column blocks of the block: slices 1 .. S-1 added into slice 0, in order",
+        "            const int64_t per = (n16 / 16 + td_.splits - 1) / td_.splits;",
+        "            const int64_t jb0 = split * per, jb1 = acx_min(n16 / 16, jb0 + per);",
+        "            if (jb0 < jb1) {",
+        "                const int64_t sh = img + jb0 * mB * 16;",
+        "                const uint32_t len = static_cast<uint32_t>((jb1 - jb0) * mB * 16);",
+        "                for (int64_t s = 1; s < td_.splits; ++s) {",
+        "                    LocalTensor<float> p1 = qW1.AllocTensor<float>();",
+        "                    DataCopy(p1, wsGm[s * td_.wsSlice + sh], len);",
+        "                    qW1.EnQue(p1);",
+        "                    p1 = qW1.DeQue<float>();",
+        "                    DataCopyParams ap;",
+        "                    ap.blockCount = 1;",
+        "                    ap.blockLen = static_cast<uint16_t>(len / 8);  // 32 B units",
+        "                    ap.srcStride = 0;",
+        "                    ap.dstStride = 0;",
+        "                    SetAtomicAdd<float>();",
+        "                    DataCopy(wsGm[sh], p1, ap);  // L1 -> GM, accumulating",
+        "                    SetAtomicNone();",
+        "                    PipeBarrier<PIPE_ALL>();  // each add lands before the next read of slice 0",
+        "                    qW1.FreeTensor(p1);",
+        "                }",
+        "                LocalTensor<float> w1 = qW1.AllocTensor<float>();",
+        "                DataCopy(w1, wsGm[sh], len);  // the complete sum",
+        "                qW1.EnQue(w1);",
+        "                w1 = qW1.DeQue<float>();",
+        "                LocalTensor<float> c2 = qC1.AllocTensor<float>();",
+        "                DataCopyParams cp;  // L1 -> L0C: each column block's mB rows, padded to m16",
+        "                cp.blockCount = static_cast<uint16_t>(jb1 - jb0);",
+        "                cp.blockLen = static_cast<uint16_t>(mB * 2);",
+        "                cp.srcStride = 0;",
+        "                cp.dstStride = static_cast<uint16_t>((m16 - mB) * 2);",
+        "                DataCopy(c2, w1, cp);",
+        "                PipeBarrier<PIPE_ALL>();  // MTE1 -> FIX (no queue event covers the pair)",
+        "                qW1.FreeTensor(w1);",
+        "                FixpipeParamsV220 cf;",
+        "                cf.nSize = static_cast<uint16_t>(acx_min(nB - jb0 * 16, (jb1 - jb0) * 16));",
+        "                cf.mSize = static_cast<uint16_t>(mB);",
+        "                cf.srcStride = static_cast<uint16_t>(m16);",
+        "                cf.dstStride = static_cast<uint32_t>(td_.N);",
+        f"                cf.quantPre = {q};",
+        "                cf.reluEn = false;",
+        "                cf.ndNum = 1;",
+        f"                Fixpipe<{out_t}, float, CFG_ROW_MAJOR>(cGm[bt * td_.M * td_.N + row0 * td_.N + col0 + jb0 * 16], c2, cf);",
+        "                qC1.FreeTensor(c2);",
+        "            }",
+        "            continue;",
+    ]
+
+def ordered_buffers(p: ir.Program) -> list[Buf]:
+    """ordered_split: the L1 staging of one core's share of a block's fp32 sum (its column blocks)."""
+    c = p.cube
+    if c is None or c.ordered_split is None:
+        return []
+    return [Buf("qW1", "A1", "sel(splits > 1, bm * 16 * ceil_div(ceil_div(bn, 16), splits) * 4, 0)", "1", "f32")]
+
+
+def ordered_split_checks(p: ir.Program, t: dict[str, int], cube_cores: int) -> None:
+    """ordered_split at these shapes: the launch fits the physical cube cores (SyncAll with more
+    blocks than cores deadlocks: "the logical blockNum must not exceed the cores that run the
+    operator", SyncAll, Ascend C API reference)."""
+    c = p.cube
+    if c is None or c.ordered_split is None or t["splits"] == 1:
+        return
+    if t["cubeDim"] > cube_cores:
+        raise DslError(f"ordered_split=: {t['cubeDim']} blocks of SyncAll on {cube_cores} cube cores would "
+                       "deadlock (cores >= splits)", c.loc)
 # ---------------------------------------------------------------- fix_split: per-half Fixpipe
 # With one L0C buffer a block's Fixpipe would run in series with the Mmads (the next block's
 # first Mmad overwrites L0C). With fix_split the block's first and last K stages run per column

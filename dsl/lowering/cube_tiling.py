@@ -195,13 +195,16 @@ def cube_formulas(p: ir.Program) -> list[tuple[str, str]]:
         ("bn", f"max(16, min({size_expr(c.n)}, align_up(N, 16)))"),
         ("bk", f"max(16, {size_expr(c.k_l0)})"),
         ("spl0", f"max(1, min({size_expr(c.split_k)}, ceil_div(K, bk)))"),
-        ("kPerSplit", "align_up(ceil_div(K, spl0), bk)"),
+        # a split's K range: whole K steps; long ranges (>= 2048) in multiples of 256 elements, so
+        # each split's A tiles start 512 B-aligned (fp16) in GM (modeled: 32 B-aligned moves run
+        # at aligned32_factor; matmul_large_k's splits 2 and 3 started at 10944 x 2 B)
+        ("kPerSplit", "align_up(ceil_div(K, spl0), sel(ceil_div(K, spl0) > 2047, max(bk, 256), bk))"),
         ("splits", "ceil_div(K, kPerSplit)"),
         ("kl1", f"min(max(bk, align_down({size_expr(c.k_l1)}, bk)), kPerSplit)"),
         ("nM", "ceil_div(M, bm)"),
         ("nN", "ceil_div(N, bn)"),
         ("blocks", "Bt * nM * nN * splits"),
-        ("cubeDim", f"max(1, min({cores}, blocks))"),
+        ("cubeDim", ordered_cube_dim(c, f"max(1, min({cores}, blocks))")),
         # tail split (tail=1): the last, partial wave's `remTiles` blocks are cut along N into
         # `tparts` pieces (1-4, at least 32 columns each), the count that needs the fewest
         # block-times (waves / parts, in twelfths); the other blocks run whole
@@ -231,7 +234,24 @@ def cube_formulas(p: ir.Program) -> list[tuple[str, str]]:
         # fix_split=1: the first and last K stages of a block run per column half (the Fixpipe of one
         # half overlaps the Mmads of the other); with two L0C buffers (acc_depth 2) it is off
         ("fixSplit", f"sel({size_expr(c.fix_split)} > 0, sel({size_expr(c.acc_depth)} > 1, 0, 1), 0)"),
-    ]
+    ] + ordered_split_formulas(c)
+
+
+def ordered_cube_dim(c: ir.CubeStage, plain: str) -> str:
+    """ordered_split: cube cores in a multiple of the split count, so a round of ``cubeDim`` work
+    items (a block's splits are consecutive items) holds whole blocks, whose sums are complete at
+    the round's last barrier."""
+    return f"max(splits, floor_div({plain}, splits) * splits)" if c.ordered_split else plain
+
+
+def ordered_split_formulas(c: ir.CubeStage) -> list[tuple[str, str]]:
+    """ordered_split: every core runs the same number of rounds of ``cubeDim`` work items
+    (``itemsPad``), so each reaches the same number of SyncAll barriers (an idle slot of the
+    last round still joins its barrier); ``n16All``: the row pitch of the workspace's block
+    images (each block mB rows x its columns padded to 16, Nz); one fp32 slice per split."""
+    return [("itemsPad", "ceil_div(items, cubeDim) * cubeDim"), ("n16All", "align_up(N, 16)"),
+            ("wsSlice", "Bt * M * n16All"), ("wsFloats", "splits * wsSlice")] if c.ordered_split else []
+
 
 
 def vec_formulas(p: ir.Program, chunks: list[ir.InnerLoop]) -> list[tuple[str, str]]:

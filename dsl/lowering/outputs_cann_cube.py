@@ -26,6 +26,13 @@ from .tiling import camel
 #: partial results, fp32 — the size the cube lowering carves each workspace out with
 WORKSPACE_BYTES = "{t}splits * {t}Bt * {t}M * {t}N * 4"
 
+
+def workspace_bytes(p: ir.Program) -> str:
+    """The byte size of one GM workspace of ``p``: ordered_split's slices are its tiling's
+    ``wsFloats`` (the blocks' images pad N to 16), the split-K partials otherwise."""
+    return "{t}wsFloats * 4" if p.cube is not None and p.cube.ordered_split else WORKSPACE_BYTES
+
+
 MEMORIES = (("L1", "L1"), ("L0A", "L0_A"), ("L0B", "L0_B"), ("L0C", "L0_C"), ("UB", "UB"))
 
 
@@ -181,7 +188,7 @@ class CubeCannForm(CannProjectForm):
         L += self._host_tail(
             ["    // Workspace: the system workspace AscendC reserves, then the program's GM workspaces",
              f"    // ({n_ws}: {', '.join(w.name for w in p.workspaces) or 'none'}), each the fp32 split-K partial results."],
-            f"static_cast<size_t>({n_ws}) * static_cast<size_t>({WORKSPACE_BYTES.format(t='plain.')})" if n_ws else "")
+            f"static_cast<size_t>({n_ws}) * static_cast<size_t>({workspace_bytes(p).format(t='plain.')})" if n_ws else "")
         return "\n".join(L)
 
     def _infer_shape(self) -> list[str]:
@@ -287,7 +294,7 @@ class CubeCannForm(CannProjectForm):
         off = "0"
         for w in p.workspaces:
             L.append(f"    GM_ADDR {mangle('arg', w.name)} = GetUserWorkspace(workspace) + {off};  // {w.name}")
-            off = f"{off} + {WORKSPACE_BYTES.format(t='td.')}"
+            off = f"{off} + {workspace_bytes(p).format(t='td.')}"
         name = camel(p.name)
         if "cube" in self.stages:
             L += ["    if ASCEND_IS_AIC {",

@@ -56,7 +56,8 @@ class CubePlan:
     def _workspace_bytes(self, dims: list[list[int]], values: dict[str, int], soc: SocCaps) -> int:
         t = self.tiling(dims, values, soc)
         ring = cube_lowering.compile_time(self.tp.program, values)["ring"]  # a mixed kernel's ring of blocks
-        return max(32, t["splits"] * t["Bt"] * t["M"] * t["N"] * 4, t["cubeDim"] * ring * t["bm"] * t["bn"] * 4)
+        return max(32, t.get("wsFloats", t["splits"] * t["Bt"] * t["M"] * t["N"]) * 4,  # wsFloats: ordered_split
+                   t["cubeDim"] * ring * t["bm"] * t["bn"] * 4)
 
     def kernel(self, params: dict[str, int]) -> Kernel:
         p = self.tp.program

@@ -37,6 +37,8 @@ def check_cube_supported(tp: TypedProgram) -> None:
             raise DslError("Scalar parameters of a cube kernel are f32", prm.loc)
         if prm.kind != "scalar" and prm.dtype not in CUBE_TENSOR_DTYPES:
             raise DslError(f"cube kernels take f16, bf16 or f32 tensors, not {prm.dtype}", prm.loc)
+    if p.cube is not None and p.cube.ordered_split:
+        check_ordered_split(p)
     v = p.vector
     if v is None:
         return
@@ -114,3 +116,23 @@ def check_vector_supported(tp: TypedProgram) -> None:
             t = tp.types.get(id(e))
             if t is not None and t.form in ("row", "members") and t.size != 1:
                 raise DslError(f"a group of {t.size} per-row values {where}", e.loc)
+
+
+def check_ordered_split(p: ir.Program) -> None:
+    """``blocks(..., ordered_split=ws)`` adds the K splits of a block into the fp32 workspace ``ws``
+    in split order and converts the sum inside the cube launch, so the store goes to an Out tensor
+    (no rows stage), the store is linear (a ReLU or a bias per split would be applied S times) and
+    there are no tail pieces (a round of work items holds whole blocks)."""
+    c = p.cube
+    assert c is not None and c.ordered_split is not None
+    if p.is_workspace(c.target) or p.vector is not None:
+        raise DslError("ordered_split= combines the splits in the cube launch: store to an Out tensor, "
+                       "with no rows stage", c.store_loc)
+    if p.dtype_of(c.ordered_split) != "f32":
+        raise DslError(f"ordered_split={c.ordered_split}: the partial sums are added in fp32: workspace(f32)",
+                       c.loc)
+    if c.relu or c.bias is not None:
+        raise DslError("ordered_split= adds partial products: the store is acc or cast(acc, dtype), "
+                       "with no relu() and no accumulator bias", c.store_loc)
+    if c.tail != 0:
+        raise DslError("ordered_split= takes no tail= (a round of work items holds whole blocks)", c.loc)

@@ -360,6 +360,66 @@ inline void CopyL1ToBiasTable(const LocalTensor<T>& dst, const LocalTensor<U>& s
         for (uint64_t i = 0; i < p.blockLen * per; i++) d[i] = (T)acx::Ld(s[i]);
     }
 }
+// ------------------------------------------------------------------------------ L1 -> L0C (CO1)
+// The burst form of the L1 -> L0C and L1 -> GM copies (the documents' n_burst in [1, 4095], len_burst
+// in 32 B units, src_gap / dst_gap 32 B-unit gaps): checks them and the L1 source; the burst bytes and
+// the destination extent out.
+template <class T>
+inline void CheckL1Bursts(const char* api, const LocalTensor<T>& src, const DataCopyParams& p, uint64_t& burst,
+                          uint64_t& dext) {
+    if (p.blockCount < 1 || p.blockCount > 4095) acx::Fail("%s: blockCount=%u not in [1, 4095]", api, p.blockCount);
+    if (p.blockLen < 1) acx::Fail("%s: blockLen=0 (unit: 32 B)", api);
+    burst = (uint64_t)p.blockLen * 32;
+    const uint64_t sext = (uint64_t)(p.blockCount - 1) * (p.blockLen + p.srcStride) * 32 + burst;
+    dext = (uint64_t)(p.blockCount - 1) * (p.blockLen + p.dstStride) * 32 + burst;
+    acx::CubeOperand(api, "src", src, acx::MEM_L1, 32, sext);
+}
+
+// DataCopy A1/B1 -> CO1: a matrix back into the accumulator, byte for byte (its Nz layout is the
+// caller's), float -> float (asc_copy_l12l0c, "moves a matrix from L1 Buffer to L0C Buffer", PIPE_MTE1,
+// Atlas A2 supported; asc-devkit docs/zh/api/SIMD-API/C-API/cube_datamove/asc_copy_l12l0c.md).
+// blockCount bursts of blockLen 32 B units, srcStride / dstStride the 32 B-unit gaps between bursts
+// (the document's n_burst, len_burst, src_gap, dst_gap; n_burst in [1, 4095], len_burst in [1, 65535]).
+template <class T>
+inline void CopyL1ToL0C(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
+    const char* api = "DataCopy(A1->CO1)";
+    if (acx::DT<T>::id != acx::DT_F32)
+        acx::Fail("%s: %s; only float -> float is emulated", api, acx::DT<T>::name);
+    uint64_t burst, dext;
+    CheckL1Bursts(api, src, p, burst, dext);
+    acx::CubeOperand(api, "dst", dst, acx::MEM_L0C, 64, dext);
+    constexpr uint8_t dt = acx::DT<T>::id;
+    acx::EmitCube(acx::P_MTE1, acx::OP_DATA_COPY_L1_L0C, dt, dt, p.blockCount, burst * p.blockCount,
+                  burst * p.blockCount / sizeof(T), 0, 0, 0);
+    if (acx::TraceOnly()) return;
+    for (uint64_t b = 0; b < p.blockCount; b++)
+        std::memcpy((uint8_t*)dst.ptr() + b * (p.blockLen + p.dstStride) * 32,
+                    (const uint8_t*)src.ptr() + b * (p.blockLen + p.srcStride) * 32, burst);
+}
+
+// ------------------------------------------------------------------------------ L1 -> GM
+// DataCopy A1/B1 -> GM (asc_copy_l12gm: "moves data from L1 Buffer to Global Memory", PIPE_MTE1, Atlas
+// A2 supported; asc-devkit docs/zh/api/SIMD-API/C-API/cube_datamove/asc_copy_l12gm.md). blockCount
+// bursts in [1, 4095] of blockLen 32 B units, srcStride / dstStride the 32 B-unit gaps. SetAtomicAdd
+// applies (its documented A2 paths: VECOUT, L0C and L1 -> GM; SetAtomicAdd, Ascend C API reference).
+template <class T>
+inline void CopyL1ToGm(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
+    const char* api = "DataCopy(L1->GM)";
+    uint64_t burst, dext;
+    CheckL1Bursts(api, src, p, burst, dext);
+    uint64_t off = acx::CheckGm(dst.gm_, dst.Addr(), dext, api);
+    uint8_t at = acx::Cur().atomic;
+    const uint64_t pitch = (uint64_t)(p.blockLen + p.dstStride) * 32;
+    acx::EmitGmMove(acx::P_MTE1, acx::OP_DATA_COPY_L12GM, acx::DT<T>::id, p.blockCount, burst * p.blockCount,
+                    burst * p.blockCount / sizeof(T), dst.gm_, off, pitch,
+                    acx::GmAlignFlags2(off, pitch, p.blockCount) | (at ? acx::TF_ATOMIC : 0));
+    if (acx::TraceOnly()) return;
+    for (uint32_t i = 0; i < p.blockCount; i++)
+        acx::GmStore((T*)((uint8_t*)dst.ptr_ + (uint64_t)i * pitch),
+                     (const T*)((const uint8_t*)src.ptr() + (uint64_t)i * (p.blockLen + p.srcStride) * 32),
+                     burst / sizeof(T), at);
+}
+
 template <class T, class U, typename std::enable_if<!std::is_same<T, U>::value, int>::type = 0>
 inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const DataCopyParams& p) {
     CopyL1ToBiasTable(dst, src, p);  // the converting form exists only on the C1 -> C2 path

@@ -109,6 +109,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint
 }
 template <class T>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
+    if (MemOf(src.pos_) == acx::MEM_L1) return CopyL1ToGm(dst, src, p);  // A1/B1 -> GM (acx_cube.h)
     const char* api = "DataCopy(UB->GM)";
     if (p.blockCount < 1 || p.blockCount > 4095) acx::Fail("%s: blockCount=%u not in [1, 4095]", api, p.blockCount);
     if (p.blockLen < 1) acx::Fail("%s: blockLen=0 (unit: 32 B blocks)", api);
@@ -144,6 +145,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint
 template <class T>
 inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
     if (MemOf(dst.pos_) == acx::MEM_BT) return CopyL1ToBiasTable(dst, src, p);  // C1 -> C2 (acx_cube.h)
+    if (MemOf(dst.pos_) == acx::MEM_L0C) return CopyL1ToL0C(dst, src, p);  // A1 -> CO1 (acx_cube.h)
     const char* api = "DataCopy(UB->UB)";
     if (p.blockCount < 1 || p.blockCount > 4095) acx::Fail("%s: blockCount=%u not in [1, 4095]", api, p.blockCount);
     if (p.blockLen < 1) acx::Fail("%s: blockLen=0 (unit: 32 B blocks)", api);

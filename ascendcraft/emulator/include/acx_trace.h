@@ -40,6 +40,8 @@ enum TraceOp : uint16_t {
     OP_GATHER = 130, OP_CREATE_VEC_INDEX = 131,  // appended: vector gather / index generation
     OP_BRCB = 132,  // appended: per-row values broadcast into 32 B blocks
     OP_DATA_COPY_L1_BT = 133,  // appended: DataCopy L1 (C1) -> bias table (C2), MTE1
+    OP_DATA_COPY_L1_L0C = 140,  // appended: DataCopy L1 (A1) -> L0C (CO1), MTE1 (split-K combine)
+    OP_DATA_COPY_L12GM = 141,  // appended: DataCopy L1 (A1/B1) -> GM, MTE1 (split-K combine)
 };
 
 // trace record flags
