@@ -105,3 +105,25 @@ def test_mixed_candidate_on_every_reduced_shape(op: str, params: dict) -> None:
     prep = prepare(cands["mixed_ring"].name, cands["mixed_ring"].source)
     out = ev.evaluate(prep, params)
     assert out.status == "ok", out.message
+
+
+def test_task_file_gelu_of_a_linear_reaches_the_mixed_form(tmp_path) -> None:
+    # the graph frontend: F.gelu(F.linear(x, w, b)) in fp16, ragged M and N, signed data; the bias in
+    # the accumulator (addmm), the product + bias rounded into an f16 ring, GELU on the vector cores
+    from ascendcraft.tasks.taskfile import load_task_file
+
+    f = tmp_path / "lgm.py"
+    f.write_text(
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n"
+        "class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
+        "    def forward(self, x, w, b):\n        return F.gelu(F.linear(x, w, b))\n\n\n"
+        "def get_inputs():\n    return [torch.randn(40, 64).half(), torch.randn(200, 64).half(), torch.randn(200).half()]\n"
+        "\n\ndef get_init_inputs():\n    return []\n")
+    t = load_task_file(str(f))
+    cands = {c.name.split("/")[-1]: c for c in propose_cube(t)}
+    c = cands["mixed_ring"]
+    assert "workspace(f16, ring=RING)" in c.source and "accumulator(blk, bias=" in c.source
+    out = Evaluator(t, "Ascend910B2", seeds=(0, 1)).evaluate(prepare(c.name, c.source),
+                                                            {"BM": 64, "BN": 64, "VCHUNK": 64, "RING": 2})
+    assert out.status == "ok", out.message
+    assert set(out.timing["stages_us"]) == {"mix"}
