@@ -319,7 +319,7 @@ class _Parser(ExprParser, BlocksParser):
         tensor = self._tensor_name(call.args[0], workspace=self.cube)
         allowed = {"tiles": {"tile", "cores", "depth"},
                    "rows": {"rows", "cores", "depth", "dims", "groups", "axis", "flat", "inplace"},
-                   "slabs": {"dim", "tile", "cores", "depth", "rows", "flat"},
+                   "slabs": {"dim", "tile", "cores", "depth", "rows", "flat", "block_max"},
                    "windows": {"dims", "kernel", "stride", "padding", "rows", "chunk", "cores", "depth",
                                "fill", "combine", "reuse", "carry"}}[kind]
         kw = {}
@@ -396,6 +396,7 @@ class _Parser(ExprParser, BlocksParser):
                                "(1-D: the halo columns, 2-D: ring rows, 3-D: kh-folded planes): in 2-D "
                                "and 3-D it needs combine= and reuse=True", _loc(v))
         inplace = kind == "rows" and "inplace" in kw and self._flag(kw["inplace"], "rows(inplace=...)")
+        block_max = kind == "slabs" and "block_max" in kw and self._flag(kw["block_max"], "slabs(block_max=...)")
         var = st.target.id
         self._fresh_name(var, _loc(st.target))
         self._line(st)
@@ -404,7 +405,8 @@ class _Parser(ExprParser, BlocksParser):
         del self.loop_vars[var]  # sequential distribution loops may reuse the name
         step_rows = self._size(kw["rows"]) if kind == "slabs" and "rows" in kw else None
         return ir.Loop(kind, var, tensor, tile, cores, dim, depth, tuple(body), loc, groups, axis,
-                       window, chunk, fill, combine, reuse, step_rows, flat=flat, carry=carry, inplace=inplace)
+                       window, chunk, fill, combine, reuse, step_rows, flat=flat, carry=carry, inplace=inplace,
+                       block_max=block_max)
 
     @staticmethod
     def _flag(v: ast.AST, what: str) -> bool:

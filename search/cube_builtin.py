@@ -127,6 +127,16 @@ def cores_default(bt: int, m: int, n: int, k: int) -> int:
     return min(choices, key=lambda c: (-(-tiles // c) * c, -c))
 
 
+def fix_split_default(bt: int, m: int, n: int, k: int) -> int:
+    """Default of ``FSPLIT`` (a block's first and last K stage per column half, each half's Fixpipe
+    beside the other half's Mmads): on (1) when a block has a K stage between its first and last
+    (K above two default 256-deep stages), where the per-half Mmads and A reloads of two stages
+    are a small share of the block and the hidden Fixpipe is the M pipe's largest idle time;
+    off when every stage is split (modeled, model 2.1: matmul 4096^3 446.3 -> 433.4 us,
+    matmul_fp32 230.8 -> 219.7 us; matmul_batched, K 512 in two stages, 166.0 -> 171.8 us)."""
+    return 1 if k > 2 * 256 else 0
+
+
 GROUPS = "2, 3, 4, 6, 8, 12, 16"
 
 
@@ -219,7 +229,8 @@ def matmul_candidates(name: str, spec: MatmulSpec, dims: tuple[int, int, int, in
                   if dims else 0)
     bw = b_whole_default(*dims, spec.transpose_b, 4 if spec.dtype == "f32" else 2) if dims else 0
     common.update(b_whole_default=bw, bn_default=128 if bw else _BLOCK_N,
-                  order_default="row_major" if bw else "swizzled")
+                  order_default="row_major" if bw else "swizzled",
+                  fix_split_default=fix_split_default(*dims) if dims else 1)
     if not spec.epilogue:
         store = "acc"
         if spec.relu:

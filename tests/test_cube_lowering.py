@@ -241,3 +241,54 @@ def test_vector_stage_groups_gather_sinkhorn() -> None:
     np.testing.assert_allclose(outs[0], y_ref.numpy(), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(outs[1], s_ref.numpy(), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(outs[2], h.reshape(t_, 4).numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype, ta, tb, batched, bn, kl1", [
+    ("f16", False, False, False, 64, 128), ("f16", False, False, False, 128, 512), ("f16", True, True, False, 128, 128),
+    ("f16", False, True, True, 64, 128), ("f32", False, False, False, 64, 128), ("f32", True, True, False, 128, 128)])
+def test_fix_split_matches_whole_fixpipe(dtype: str, ta: bool, tb: bool, batched: bool, bn: int, kl1: int) -> None:
+    """fix_split=1 (first and last K stage per column half, each half's Fixpipe beside the other's
+    Mmads) gives the whole-block result bit for bit: ragged last row and column blocks (a half of
+    8 columns, blocks of 32 columns or fewer run whole), tail-split pieces (a new geometry after
+    whole blocks), three K stages and one (KL1 >= K), every B layout (fp32 K x N strips too).
+    With two L0C buffers it is off."""
+    bt, m, k, n = (2, 150, 333, 200) if batched else (1, 150, 333, 200)
+    torch.manual_seed(7)
+    tdt = torch.float16 if dtype == "f16" else torch.float32
+    a = torch.randn((bt, m, k) if batched else (m, k)).to(tdt)
+    b = torch.randn((bt, k, n) if batched else (k, n)).to(tdt)
+    ref = (a.float() @ b.float()).to(tdt).numpy()
+    ga = a.transpose(-1, -2).contiguous() if ta else a
+    gb = b.transpose(-1, -2).contiguous() if tb else b
+    plan, lk, libs = _build(_mm_src(dtype=dtype, out_dtype=dtype, transpose_a=ta, transpose_b=tb, batched=batched)[0])
+    outs = []
+    for fs in (0, 1):
+        params = {"BM": 64, "BN": bn, "BK": 32, "KL1": kl1, "GROUP": 2, "CORES": 7 if batched else 5, "TAIL": 1, "FSPLIT": fs, "ACCD": 1}
+        (out,), t = _run(plan, lk, libs, [ga.numpy(), gb.numpy()], [(ref.shape, ref.dtype)], params)
+        assert t["fixSplit"] == fs and t["tparts"] > 1
+        np.testing.assert_allclose(out.astype(np.float32), ref.astype(np.float32), rtol=2e-3, atol=3e-2)
+        outs.append(out)
+    np.testing.assert_array_equal(outs[0], outs[1])
+    assert plan.tiling.evaluate([list(ga.shape), list(gb.shape), list(ref.shape)],
+                                {**lk.program.defaults(), "FSPLIT": 1, "ACCD": 2, "BN": 64}, 24, 48)["fixSplit"] == 0
+
+
+def test_fix_split_with_bias_table() -> None:
+    """fix_split with accumulator(blk, bias=b): each half's first Mmad adds its own columns of the
+    bias table (half 1 from column nh, a multiple of 32: the bias operand's alignment)."""
+    m, k, n = 100, 300, 200
+    torch.manual_seed(8)
+    a, b, bias = torch.randn(m, k).half(), torch.randn(k, n).half(), torch.randn(n).half()
+    ref = torch.relu(a.float() @ b.float() + bias.float()).half().numpy()
+    spec = MatmulSpec("a", "b", "f16", "f16", extra=(("bias", "f16"),), bias="bias", bias_relu=True,
+                      epilogue="relu(v + cast(load_bcast(bias, cc), f32))")
+    src = next(c.source for c in matmul_candidates("mm", spec) if c.name.endswith("/cube_bias"))
+    plan, lk, libs = _build(src)
+    outs = []
+    for fs in (0, 1):
+        params = {"BM": 64, "BN": 128, "BK": 32, "KL1": 128, "CORES": 3, "TAIL": 1, "FSPLIT": fs}
+        (out,), t = _run(plan, lk, libs, [a.numpy(), b.numpy(), bias.numpy()], [(ref.shape, np.float16)], params)
+        assert t["fixSplit"] == fs
+        np.testing.assert_allclose(out.astype(np.float32), ref.astype(np.float32), rtol=2e-3, atol=3e-2)
+        outs.append(out)
+    np.testing.assert_array_equal(outs[0], outs[1])

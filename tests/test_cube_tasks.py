@@ -233,3 +233,20 @@ def test_in_place_update_of_an_input_is_refused_with_its_reason(tmp_path) -> Non
     f.write_text(INPLACE.format(body="c.add_(a @ b)"))  # writes into the input c: not the epilogue's value
     spec = traced_spec(load_task_file(str(f)))
     assert isinstance(spec, str) and "updates a tensor other than" in spec, spec
+
+
+def test_shape_aware_default_fix_split() -> None:
+    """FSPLIT (first / last K stage per column half, split Fixpipe): on when a block has a K
+    stage between its first and last (K > 512), off when both stages would be split
+    (matmul_batched, K 512); the direct candidate of matmul 4096^3 carries it on."""
+    from ascendcraft.search.cube_builtin import fix_split_default
+
+    assert fix_split_default(1, 4096, 4096, 4096) == 1
+    assert fix_split_default(1, 1000, 1001, 999) == 1
+    assert fix_split_default(32, 1024, 1024, 512) == 0
+    assert fix_split_default(1, 128, 128, 256) == 0
+    srcs = {c.name: c.source for c in propose_cube(get_task("matmul"))}
+    assert "default=1)" in srcs["matmul/cube"].split("FSPLIT = ")[1].split("\n")[0]
+    assert "fix_split=FSPLIT" in srcs["matmul/cube"]
+    batched = {c.name: c.source for c in propose_cube(get_task("matmul_batched"))}
+    assert "default=0)" in batched["matmul_batched/cube"].split("FSPLIT = ")[1].split("\n")[0]

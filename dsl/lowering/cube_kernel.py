@@ -233,6 +233,7 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "        int64_t heldKey = -1;",
         f"        LocalTensor<{T}> bW;  // b_whole: the held B panel and the (batch, columns, split) it holds",
         "        int64_t heldKeyB = -1;",
+        *_FIX_SPLIT_PROLOGUE,
         "        for (int64_t w = core; w < td_.items; w += td_.cubeDim) {",
         "            // work item -> block; items past the full waves are N-pieces of the tail blocks",
         "            const bool piece = w >= td_.fullTiles;",
@@ -290,8 +291,8 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "                    heldKeyB = key;",
         "                }",
         "            }",
-        "            LocalTensor<float> c1 = qC1.AllocTensor<float>();",
-        "            bool first = true;",
+        "            LocalTensor<float> c1 = td_.fixSplit ? cW : qC1.AllocTensor<float>();",
+        *_FIX_SPLIT_BLOCK,
     ]
     if c.bias is not None:
         L += _bias_load(p, CTYPE[p.dtype_of(c.bias)])
@@ -324,10 +325,11 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         f"                a1 = td_.aWhole ? aW[(k1 - kBeg) * m16] : qA1.DeQue<{T}>();",
         f"                b1 = td_.bWhole ? bW[(k1 - kBeg) * {'n16' if tb else '16'}] : qB1.DeQue<{T}>();",
         "                const int64_t bRows = td_.bWhole ? kAll16 : k16;  // rows per column block of b1 (Nz)",
+        *_FIX_SPLIT_PARTS,
         "                for (int64_t k0 = 0; k0 < kB; k0 += td_.bk) {",
         "                    const int64_t kb0 = acx_min(td_.bk, kB - k0);",
         f"                    const int64_t kf0 = k0 / {c0}, k1f = (kb0 + {c0 - 1}) / {c0};  // K fractals (C0 = {c0})",
-        "                    const int64_t n1 = n16 / 16;",
+        "                    const int64_t n1 = n16 / 16, h1 = hn16 / 16, hb = hc0 / 16;  // column blocks: all, part, first",
         "                    // L1 -> L0A (Zz) and L1 -> L0B (Zn)",
         f"                    LocalTensor<{T}> a2 = qA2.AllocTensor<{T}>();",
     ]
@@ -352,49 +354,42 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
     L += ["                    qA2.EnQue(a2);", f"                    LocalTensor<{T}> b2 = qB2.AllocTensor<{T}>();"]
     if tb:
         L += ["                    for (int64_t kf = 0; kf < k1f; ++kf)",
-              f"                        Load2D(b2[kf * n1 * {fr}], b1[(kf0 + kf) * n1 * {fr}], n1, 1, false);"]
+              f"                        Load2D(b2[kf * h1 * {fr}], b1[((kf0 + kf) * n1 + hb) * {fr}], h1, 1, false);"]
     elif b32_kn:  # each 16-row strip: n1 squares -> Zn fractals (k rows 0-7, then 8-15, n1 apart)
         L += ["                    for (int64_t ks = 0; ks < (kb0 + 15) / 16; ++ks)",
-              f"                        Load2DTrans32(b2[ks * 2 * n1 * {fr}], b1[(k0 / 16 + ks) * n16 * 16], n1);"]
+              f"                        Load2DTrans32(b2[ks * 2 * h1 * {fr}], b1[(k0 / 16 + ks) * n16 * 16 + hb * 256], h1);"]
     else:
         L += ["                    for (int64_t kf = 0; kf < k1f; ++kf)",
-              f"                        Load2D(b2[kf * n1 * {fr}], b1[(kf0 + kf) * {fr}], n1, bRows / 16, true);"]
+              f"                        Load2D(b2[kf * h1 * {fr}], b1[(hb * (bRows / 16) + kf0 + kf) * {fr}], h1, bRows / 16, true);"]
     L += [
         "                    qB2.EnQue(b2);",
         f"                    a2 = qA2.DeQue<{T}>();",
         f"                    b2 = qB2.DeQue<{T}>();",
         f"                    MmadParams mp;  // DSL line {c.loc.line}: acc += A0 * B0",
         "                    mp.m = static_cast<uint16_t>(mB == 1 ? 2 : mB);  // m == 1 would switch Mmad to GEMV",
-        "                    mp.n = static_cast<uint16_t>(nB);",
+        "                    mp.n = static_cast<uint16_t>(hn);",
         "                    mp.k = static_cast<uint16_t>(kb0);",
+        "                    const bool first = k1 == kBeg && k0 == 0;  // the block's (part's) first Mmad",
         "                    mp.cmatrixInitVal = first;",
-        ("                    if (first) Mmad(c1, a2, b2, btab, mp);  // C = A0 * B0 + bias (bias table)\n"
-         "                    else Mmad(c1, a2, b2, mp);") if c.bias is not None else
-        "                    Mmad(c1, a2, b2, mp);",
-        "                    first = false;",
+        ("                    if (first) Mmad(c1[hc0 * m16], a2, b2, btab[hc0], mp);  // C = A0 * B0 + bias (bias table)\n"
+         "                    else Mmad(c1[hc0 * m16], a2, b2, mp);") if c.bias is not None else
+        "                    Mmad(c1[hc0 * m16], a2, b2, mp);",
         "                    qA2.FreeTensor(a2);",
         "                    qB2.FreeTensor(b2);",
+        "                }",
+        *_fix_split_store(p),
         "                }",
         "                if (!td_.aWhole) qA1.FreeTensor(a1);",
         "                if (!td_.bWhole) qB1.FreeTensor(b1);",
         "            }",
         *(["            qBiasT.FreeTensor(btab);"] if c.bias is not None else []),
+        "            if (td_.fixSplit) continue;  // each part's Fixpipe ran in the last K stage",
         "            qC1.EnQue(c1);",
         "            c1 = qC1.DeQue<float>();",
-        f"            FixpipeParamsV220 fp;  // DSL line {c.store_loc.line}: L0C -> GM (Nz -> ND)",
-        "            fp.nSize = static_cast<uint16_t>(nB);",
-        "            fp.mSize = static_cast<uint16_t>(mB);",
-        "            fp.srcStride = static_cast<uint16_t>(m16);",
-        "            fp.dstStride = static_cast<uint32_t>(td_.N);",
-        f"            fp.quantPre = {QUANT[c.out_dtype]};",
-        f"            fp.reluEn = {'true' if c.relu else 'false'};",
-        "            fp.ndNum = 1;",
-    ]
-    slice_off = "split * td_.Bt * td_.M * td_.N + " if p.is_workspace(c.target) else ""
-    L += [
-        f"            Fixpipe<{out_t}, float, CFG_ROW_MAJOR>(cGm[{slice_off}bt * td_.M * td_.N + row0 * td_.N + col0], c1, fp);",
+        *_fixpipe(p, "            ", "nB", "0"),
         "            qC1.FreeTensor(c1);",
         "        }",
+        *_FIX_SPLIT_EPILOGUE,
         "        if (heldKey >= 0) qAW.FreeTensor(aW);",
         "        if (heldKeyB >= 0) qBW.FreeTensor(bW);",
         "    }",
@@ -420,3 +415,84 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
 
 
 _DEPTH_CONST = {"A1": "STAGES", "B1": "STAGES", "A2": "L0DEPTH", "B2": "L0DEPTH", "CO1": "ACCDEPTH", "C1": "1", "C2": "1"}
+
+
+# ---------------------------------------------------------------- fix_split: per-half Fixpipe
+# With one L0C buffer a block's Fixpipe would run in series with the Mmads (the next block's
+# first Mmad overwrites L0C). With fix_split the block's first and last K stages run per column
+# half: the last stage finishes half 0, whose Fixpipe then runs beside half 1's Mmads, and the
+# next block's first stage starts on half 0 while half 1 is written out. The halves are synced by
+# explicit flags (SetFlag/WaitFlag M_FIX and FIX_M, ids 0 and 1 per half) instead of the CO1 queue.
+
+_FIX_SPLIT_PROLOGUE = [
+    "        LocalTensor<float> cW;  // fix_split: the one accumulator of every block (column halves synced by flags)",
+    "        int64_t prevM16 = -1, prevNh = -1;  // the previous block's geometry: where its halves sit in L0C",
+    "        if (td_.fixSplit) {",
+    "            cW = qC1.AllocTensor<float>();",
+    "            SetFlag<HardEvent::FIX_M>(0);  // both halves free",
+    "            SetFlag<HardEvent::FIX_M>(1);",
+    "        }",
+]
+
+_FIX_SPLIT_BLOCK = [
+    "            // fix_split: half 0 is columns [0, nh) (a multiple of 32, for the L0C and bias-table",
+    "            // alignment of the second half), half 1 the rest; blocks of 32 columns or fewer run whole",
+    "            const int64_t nh = td_.fixSplit && nB > 32 ? ((nB + 1) / 2 + 31) / 32 * 32 : nB;",
+    "            const bool sameGeom = m16 == prevM16 && nh == prevNh;  // this block's half 0 is where the last one's was",
+    "            prevM16 = m16;",
+    "            prevNh = nh;",
+]
+
+_FIX_SPLIT_PARTS = [
+    "                const bool splitStage = nh < nB && (k1 == kBeg || k1 + td_.kl1 >= kEnd);  // first / last stage: per half",
+    "                for (int64_t h = 0; h < (splitStage ? 2 : 1); ++h) {",
+    "                const int64_t hc0 = splitStage ? h * nh : 0;  // this part's first column and its columns",
+    "                const int64_t hn = splitStage ? (h == 0 ? nh : nB - nh) : nB, hn16 = acx_align16(hn);",
+    "                if (td_.fixSplit && k1 == kBeg) {  // the previous block's Fixpipe of this part's L0C is done",
+    "                    if (h == 0) WaitFlag<HardEvent::FIX_M>(0);",
+    "                    if (h == 0 ? !(splitStage && sameGeom) : sameGeom) WaitFlag<HardEvent::FIX_M>(1);",
+    "                }",
+]
+
+
+def _fixpipe(p: ir.Program, ind: str, ncols: str, c0: str) -> list[str]:
+    """Fixpipe of columns [c0, c0 + ncols) of the block's accumulator ``c1`` to the output (or workspace)."""
+    c = p.cube
+    assert c is not None
+    slice_off = "split * td_.Bt * td_.M * td_.N + " if p.is_workspace(c.target) else ""
+    dst, src = ("col0", "c1") if c0 == "0" else (f"col0 + {c0}", f"c1[{c0} * m16]")
+    return [
+        f"{ind}FixpipeParamsV220 fp;  // DSL line {c.store_loc.line}: L0C -> GM (Nz -> ND)",
+        f"{ind}fp.nSize = static_cast<uint16_t>({ncols});",
+        f"{ind}fp.mSize = static_cast<uint16_t>(mB);",
+        f"{ind}fp.srcStride = static_cast<uint16_t>(m16);",
+        f"{ind}fp.dstStride = static_cast<uint32_t>(td_.N);",
+        f"{ind}fp.quantPre = {QUANT[c.out_dtype]};",
+        f"{ind}fp.reluEn = {'true' if c.relu else 'false'};",
+        f"{ind}fp.ndNum = 1;",
+        f"{ind}Fixpipe<{CTYPE[c.out_dtype]}, float, CFG_ROW_MAJOR>(cGm[{slice_off}bt * td_.M * td_.N + row0 * td_.N + "
+        f"{dst}], {src}, fp);",
+    ]
+
+
+def _fix_split_store(p: ir.Program) -> list[str]:
+    """fix_split, last K stage: the part is complete — its Fixpipe, then its L0C is free again."""
+    ind = "                    "
+    return [
+        "                if (td_.fixSplit && k1 + td_.kl1 >= kEnd) {  // this part is complete: its Fixpipe",
+        f"{ind}SetFlag<HardEvent::M_FIX>(h);",
+        f"{ind}WaitFlag<HardEvent::M_FIX>(h);",
+        *_fixpipe(p, ind, "hn", "hc0"),
+        f"{ind}SetFlag<HardEvent::FIX_M>(h);",
+        f"{ind}if (!splitStage) SetFlag<HardEvent::FIX_M>(1);  // a whole block frees both halves",
+        "                }",
+    ]
+
+
+_FIX_SPLIT_EPILOGUE = [
+    "        if (td_.fixSplit) {  // the last block's Fixpipes are done",
+    "            WaitFlag<HardEvent::FIX_M>(0);",
+    "            WaitFlag<HardEvent::FIX_M>(1);",
+    "            qC1.FreeTensor(cW);",
+    "        }",
+]

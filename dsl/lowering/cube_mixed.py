@@ -71,9 +71,12 @@ def mixed_cube_class(cube_class: str, ws: ir.Workspace, out_ctype: str) -> str:
     s = s.replace(size, "static_cast<uint64_t>(td.cubeDim * RING * td.bm * td.bn)")  # every AI Core's ring
     _need(s, _WALK_START, "cube block walk")
     s = s.replace(_WALK_START, "        int64_t jRing = 0;  // blocks written into this AI Core's ring\n" + _WALK_START)
-    _need(s, _FIX_STRIDE, "Fixpipe stride")
-    s = s.replace(_FIX_STRIDE, "            fp.dstStride = static_cast<uint32_t>(td_.bn);  // a ring slot: bm x bn")
-    fix = re.findall(rf"            Fixpipe<{re.escape(out_ctype)}, float, CFG_ROW_MAJOR>\(cGm\[[^\]]*\], c1, fp\);", s)
+    lines = s.split("\n")  # whole lines: the fix_split store has the same lines, indented deeper
+    if lines.count(_FIX_STRIDE) != 1:
+        _need("", _FIX_STRIDE, "Fixpipe stride")
+    lines[lines.index(_FIX_STRIDE)] = "            fp.dstStride = static_cast<uint32_t>(td_.bn);  // a ring slot: bm x bn"
+    s = "\n".join(lines)
+    fix = re.findall(rf"(?m)^            Fixpipe<{re.escape(out_ctype)}, float, CFG_ROW_MAJOR>\(cGm\[[^\]]*\], c1, fp\);$", s)
     if len(fix) != 1:
         raise DslError("mixed kernel: the cube stage's Fixpipe was not found; the ring form is not available")
     s = s.replace(fix[0], "\n".join([
@@ -169,5 +172,8 @@ def check_mixed(p: ir.Program, t: dict[str, int], values: dict[str, int]) -> Non
                        "pending on one flag id)")
     if t.get("splits", 1) != 1:
         raise DslError("a ring workspace holds whole blocks: split_k must be 1")
+    c = p.cube
+    if c is not None and (values.get(c.fix_split, 0) if isinstance(c.fix_split, str) else c.fix_split):
+        raise DslError("the ring form writes each block with one Fixpipe: fix_split must be 0")
     if t.get("Bt", 1) != 1:
         raise DslError("the ring form covers unbatched products (Bt = 1)")

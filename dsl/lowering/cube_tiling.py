@@ -228,6 +228,9 @@ def cube_formulas(p: ir.Program) -> list[tuple[str, str]]:
         # b_whole=1: the same for B (not fp32 B stored K x N, which L1 holds as 16-row strips)
         ("bWhole", f"0 * {size_expr(c.b_whole)}" if not c.b.transpose and eb == 4
          else f"sel({size_expr(c.b_whole)} > 0, 1, 0)"),
+        # fix_split=1: the first and last K stages of a block run per column half (the Fixpipe of one
+        # half overlaps the Mmads of the other); with two L0C buffers (acc_depth 2) it is off
+        ("fixSplit", f"sel({size_expr(c.fix_split)} > 0, sel({size_expr(c.acc_depth)} > 1, 0, 1), 0)"),
     ]
 
 

@@ -14,8 +14,9 @@ def {name}({params}):
     TAIL = tunable(choice(0, 1), default={tail_default})                 # 1: split the last partial wave's blocks along N
     AW = tunable(choice(0, 1), default={a_whole_default})                # 1: the block's whole A panel in L1 (one copy)
     BW = tunable(choice(0, 1), default={b_whole_default})                # 1: the block's whole B panel in L1 (one copy)
+    FSPLIT = tunable(choice(0, 1), default={fix_split_default})          # 1: first / last K stage per column half (split Fixpipe)
     for blk in blocks({a}, {b}, m=BM, n=BN{flags}, order=ORDER, group=GROUP, cores=CORES, acc_depth=ACCD,
-                      tail=TAIL, a_whole=AW, b_whole=BW):
+                      tail=TAIL, a_whole=AW, b_whole=BW, fix_split=FSPLIT):
         acc = accumulator(blk)
         for kk in k_stages(blk, k=KL1, depth=STAGES):
             a1 = to_l1({a_name}, kk)

@@ -13,8 +13,9 @@ def {name}({params}):
     GROUP = tunable(choice(2, 4, 8), default=4)            # block rows per swizzle group
     CORES = tunable(choice({cores}), default={cores_default})
     TAIL = tunable(choice(0, 1), default={tail_default})                 # 1: split the last partial wave's blocks along N
+    FSPLIT = tunable(choice(0, 1), default={fix_split_default})          # 1: first / last K stage per column half (split Fixpipe)
     for blk in blocks({a}, {b}, m=BM, n=BN{flags}, order=ORDER, group=GROUP, cores=CORES, acc_depth=ACCD,
-                      tail=TAIL):
+                      tail=TAIL, fix_split=FSPLIT):
         acc = accumulator(blk, bias={bias})
         for kk in k_stages(blk, k=KL1, depth=STAGES):
             a1 = to_l1({a_name}, kk)
