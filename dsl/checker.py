@@ -196,8 +196,9 @@ class _Checker:
                            loop.loc)
         if loop.flat and loop.kind == "slabs" and loop.step_rows is None:
             raise DslError("slabs(flat=True) copies several whole steps at once: it needs rows=", loop.loc)
-        if loop.block_max and loop.step_rows is None:
-            raise DslError("slabs(block_max=True) takes the max of each block of steps: it needs rows=", loop.loc)
+        if loop.block_max and (loop.step_rows is None or not loop.flat):
+            raise DslError("slabs(block_max=True) takes the max of each block of steps read flat: it needs "
+                           "rows= and flat=True", loop.loc)
         for size in (loop.tile, loop.cores, loop.step_rows):
             if isinstance(size, str) and size not in {t.name for t in self.p.tunables}:
                 raise DslError(f"'{size}' is not a tunable", loop.loc)
@@ -359,6 +360,11 @@ class _Checker:
             return VType("scalar", "f32", "L")
         if isinstance(e, ir.Position):
             return self._position(e, loop, loop_var)
+        if isinstance(e, ir.WindowRecip):
+            if loop.kind != "windows" or e.loop_var != loop.var or loop_var != loop.var:
+                raise DslError("window_recip(t) takes the windows loop variable, outside the taps loop "
+                               "(one value per output element)", e.loc)
+            return VType("tile", "f32", self.loop_space[e.loop_var])
         if isinstance(e, ir.ScalarLoad):
             if self.p.dtype_of(e.tensor) not in ("f32", "f16", "bf16"):
                 raise DslError("load_scalar() reads an f32, f16 or bf16 tensor", e.loc)
