@@ -105,3 +105,53 @@ def test_mixed_candidate_on_every_reduced_shape(op: str, params: dict) -> None:
     prep = prepare(cands["mixed_ring"].name, cands["mixed_ring"].source)
     out = ev.evaluate(prep, params)
     assert out.status == "ok", out.message
+
+
+def test_task_file_gelu_of_a_linear_reaches_the_mixed_form(tmp_path) -> None:
+    # the graph frontend: F.gelu(F.linear(x, w, b)) in fp16, ragged M and N, signed data; the bias in
+    # the accumulator (addmm), the product + bias rounded into an f16 ring, GELU on the vector cores
+    from ascendcraft.tasks.taskfile import load_task_file
+
+    f = tmp_path / "lgm.py"
+    f.write_text(
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n"
+        "class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
+        "    def forward(self, x, w, b):\n        return F.gelu(F.linear(x, w, b))\n\n\n"
+        "def get_inputs():\n    return [torch.randn(40, 64).half(), torch.randn(200, 64).half(), torch.randn(200).half()]\n"
+        "\n\ndef get_init_inputs():\n    return []\n")
+    t = load_task_file(str(f))
+    cands = {c.name.split("/")[-1]: c for c in propose_cube(t)}
+    c = cands["mixed_ring"]
+    assert "workspace(f16, ring=RING)" in c.source and "accumulator(blk, bias=" in c.source
+    out = Evaluator(t, "Ascend910B2", seeds=(0, 1)).evaluate(prepare(c.name, c.source),
+                                                            {"BM": 64, "BN": 64, "VCHUNK": 64, "RING": 2})
+    assert out.status == "ok", out.message
+    assert set(out.timing["stages_us"]) == {"mix"}
+
+
+def test_cann_project_of_the_mixed_form(tmp_path) -> None:
+    """The library's CANN form: one MIX op_kernel (each core its class, blockDim = AI Cores), the
+    workspace sized for the ring, the op_host compiling against the stub CANN headers."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    _, cands = _mixed("linear_bias_gelu")
+    k = prepare("k", cands["mixed_ring"].source).lower({})
+    files = k.render("Ascend910B2")
+    kernel = files["cann/op_kernel/linear_bias_gelu_custom.cpp"]
+    assert "KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2)" in kernel and "SyncAll" not in kernel
+    assert kernel.count("constexpr int32_t RING = 2;") == 2  # in both stages' namespaces
+    host = files["cann/op_host/linear_bias_gelu_custom.cpp"]
+    assert "SetBlockDim(static_cast<uint32_t>(plain.cubeDim))" in host
+    assert "plain.cubeDim * plain.ring * plain.bm * plain.bn * 4" in host
+    if shutil.which("g++") is None:
+        return
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    stubs = Path(__file__).parent / "golden" / "stubs"
+    proc = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", f"-I{stubs}",
+                           f"-I{tmp_path / 'cann/op_host'}", str(tmp_path / "cann/op_host/linear_bias_gelu_custom.cpp")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[:2000]

@@ -216,6 +216,9 @@ def plan_cube(checked: TypedProgram) -> CubePlan:
     if p.cube is not None:
         t.formulas += cube_formulas(p)
         t.buffers += cube_buffers(p)
+    ring_ws = ring_workspace(p)
+    if ring_ws is not None:  # the mixed form's ring depth (also the kernels' RING constant)
+        t.formulas.append(("ring", f"max(1, {size_expr(ring_ws.ring)})"))
     if p.vector is not None:
         chunks = chunk_loops(p.vector)
         t.chunk_loops = chunks
