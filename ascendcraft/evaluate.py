@@ -358,7 +358,7 @@ class Evaluator:
         }
         if frac > 1.0 + 1e-9:
             fields["roofline_violation"] = frac
-        if e["cube_flops"] and t.us > 0 and any(launch.core == "aic" for launch in artifact.kernel.launches):
+        if e["cube_flops"] and t.us > 0 and any(launch.core in ("aic", "mix") for launch in artifact.kernel.launches):
             rate = e["cube_flops"] / (t.us * 1e-6)
             fields["cube_peak_frac"] = rate / self.soc.cube_peak_flops(_dtype_name(self.task.dtype))
             fields["tflops"] = rate / 1e12

@@ -250,6 +250,7 @@ class Scan(Expr):
     carry: Expr
     lanes: int = 0
     reverse: bool = False  # rscan_*: from the row's end (element j combines j..w-1, then carry)
+    tables_once: bool = True  # blocked: the Gather tables built once per chunk width (0: every chunk)
 
 
 @dataclass(frozen=True)
@@ -414,6 +415,7 @@ class Loop:
     flat: bool = False  # rows/slabs(flat=True): a tile's whole rows read as one 512 B-aligned burst (lowering/compute_flat.py)
     carry: bool = False  # windows(carry=True): what the next tile shares kept in UB (1-D halo, 2-D rows, 3-D planes)
     inplace: bool = False  # rows(inplace=True): the tile store written into the loaded tile's slot (a bound queue)
+    block_max: bool = False  # slabs(rows=R, block_max=True): online log-sum-exp steps with one max per block of R (lowering/step_blockmax.py)
 
 
 @dataclass(frozen=True)
@@ -472,6 +474,7 @@ class Workspace:
     name: str
     dtype: str
     loc: Loc
+    ring: Size = 0  # >= 1: a ring of that many blocks per AI Core, the stages in one mixed launch
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Protocol
 from . import ir
 from .parse_expr import DslError
 
-CORE_TYPES = ("aiv", "aic")
+CORE_TYPES = ("aiv", "aic", "mix")  # mix: one launch of AI Cores (1 AIC + 2 AIV each, cross-core flags)
 
 
 class SocCaps(Protocol):
@@ -43,14 +43,14 @@ class Launch:
     """One kernel launch: its C entry, core type, sources, and GM arguments in order."""
 
     name: str
-    core: str  # "aiv" | "aic"
+    core: str  # "aiv" | "aic" | "mix"
     source: str  # direct-launch .cpp (tiling read from the GM pointer)
     cann_source: str  # op_kernel .cpp of a CANN custom-op project (GET_TILING_DATA)
     emulator_source: str  # source + the acx_tiling / acx_run entry points
     gm_args: tuple[str, ...]  # task inputs, workspaces, task outputs (by DSL name)
 
     def core_num(self, soc: SocCaps) -> int:
-        return soc.cube_cores if self.core == "aic" else soc.vector_cores
+        return soc.cube_cores if self.core in ("aic", "mix") else soc.vector_cores
 
 
 @dataclass(frozen=True)

@@ -258,12 +258,17 @@ class ExprParser:
                 raise DslError(f"size(x, {dim}): a dim is in {-MAX_RANK}..{MAX_RANK - 1}", loc)
             return ir.Numel(loc, self._tensor_name(args[0]), dim)
         if f in SCAN_FUNCS or f in REV_SCAN_FUNCS:
-            want(2, 3)
-            lanes = self._static_int(args[2]) if len(args) == 3 else 0
-            if len(args) == 3 and lanes not in SCAN_LANES:
+            want(2, 3, 4)
+            lanes = self._static_int(args[2]) if len(args) >= 3 else 0
+            if len(args) >= 3 and lanes not in SCAN_LANES:
                 raise DslError(f"{f}(v, carry, lanes): lanes is one of {', '.join(map(str, SCAN_LANES))}", loc)
+            once = self._static_int(args[3]) if len(args) == 4 else 1
+            if once not in (0, 1):
+                raise DslError(f"{f}(v, carry, lanes, tables_once): tables_once is 1 (the Gather tables "
+                               "built once per chunk width) or 0 (rebuilt in every chunk)", loc)
             rev = f in REV_SCAN_FUNCS
-            return ir.Scan(loc, (REV_SCAN_FUNCS if rev else SCAN_FUNCS)[f], sub(0), sub(1), lanes, reverse=rev)
+            return ir.Scan(loc, (REV_SCAN_FUNCS if rev else SCAN_FUNCS)[f], sub(0), sub(1), lanes, reverse=rev,
+                           tables_once=bool(once))
         if f == "row_last":
             want(1)
             return ir.RowLast(loc, sub(0))

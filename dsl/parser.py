@@ -290,11 +290,18 @@ class _Parser(ExprParser, BlocksParser):
         name = st.targets[0].id
         self._fresh_name(name, loc)
         call = st.value
-        if call.keywords or len(call.args) != 1 or not isinstance(call.args[0], ast.Name) \
+        ring: ir.Size = 0
+        for kw in call.keywords:  # ring=R: the stages in one mixed launch through a ring of R blocks
+            if kw.arg != "ring":
+                raise DslError("workspace(...) takes one keyword, ring= (a tunable or 1..15)", loc)
+            ring = self._size(kw.value)
+            if isinstance(ring, int) and ring > 15:
+                raise DslError("workspace(ring=...): at most 15 blocks (pending cross-core sets per flag)", loc)
+        if len(call.args) != 1 or not isinstance(call.args[0], ast.Name) \
                 or DTYPE_NAMES.get(call.args[0].id) not in ("f32", "f16", "bf16"):
             raise DslError("workspace(f32): the cube stage writes its fp32 accumulators there "
                            "(workspace(f16) / workspace(bf16): the result rounded by Fixpipe)", loc)
-        self.workspaces[name] = ir.Workspace(name, DTYPE_NAMES[call.args[0].id], loc)
+        self.workspaces[name] = ir.Workspace(name, DTYPE_NAMES[call.args[0].id], loc, ring)
 
     # ------------------------------------------------------------ loops
     def _loop(self, st: ast.For) -> ir.Loop:
@@ -312,7 +319,7 @@ class _Parser(ExprParser, BlocksParser):
         tensor = self._tensor_name(call.args[0], workspace=self.cube)
         allowed = {"tiles": {"tile", "cores", "depth"},
                    "rows": {"rows", "cores", "depth", "dims", "groups", "axis", "flat", "inplace"},
-                   "slabs": {"dim", "tile", "cores", "depth", "rows", "flat"},
+                   "slabs": {"dim", "tile", "cores", "depth", "rows", "flat", "block_max"},
                    "windows": {"dims", "kernel", "stride", "padding", "rows", "chunk", "cores", "depth",
                                "fill", "combine", "reuse", "carry"}}[kind]
         kw = {}
@@ -389,6 +396,7 @@ class _Parser(ExprParser, BlocksParser):
                                "(1-D: the halo columns, 2-D: ring rows, 3-D: kh-folded planes): in 2-D "
                                "and 3-D it needs combine= and reuse=True", _loc(v))
         inplace = kind == "rows" and "inplace" in kw and self._flag(kw["inplace"], "rows(inplace=...)")
+        block_max = kind == "slabs" and "block_max" in kw and self._flag(kw["block_max"], "slabs(block_max=...)")
         var = st.target.id
         self._fresh_name(var, _loc(st.target))
         self._line(st)
@@ -397,7 +405,8 @@ class _Parser(ExprParser, BlocksParser):
         del self.loop_vars[var]  # sequential distribution loops may reuse the name
         step_rows = self._size(kw["rows"]) if kind == "slabs" and "rows" in kw else None
         return ir.Loop(kind, var, tensor, tile, cores, dim, depth, tuple(body), loc, groups, axis,
-                       window, chunk, fill, combine, reuse, step_rows, flat=flat, carry=carry, inplace=inplace)
+                       window, chunk, fill, combine, reuse, step_rows, flat=flat, carry=carry, inplace=inplace,
+                       block_max=block_max)
 
     @staticmethod
     def _flag(v: ast.AST, what: str) -> bool:

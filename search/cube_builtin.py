@@ -273,7 +273,33 @@ def matmul_candidates(name: str, spec: MatmulSpec, dims: tuple[int, int, int, in
             epilogue=epi, out_dtype=spec.out_dtype, acc_args="", **common), origin=CubeProposer.name))
     if half_ok and (spec.rounded or spec.half_workspace) and spec.bias and spec.bias_epilogue:
         cands.append(bias_rounded_candidate(name, spec, common))
+    mixed = mixed_candidate(name, spec, common, half_ok)
+    if mixed is not None:
+        cands.append(mixed)
     return cands
+
+
+def mixed_candidate(name: str, spec: MatmulSpec, common: dict, half_ok: bool) -> Candidate | None:
+    """One mixed launch (AIC + 2 AIV per AI Core): the cube writes each block into a GM ring, the
+    vector cores apply the epilogue to it while the cube computes the next — the two-launch
+    candidates' work overlapped. The bias in the accumulator and a workspace in the output dtype
+    where the two-launch form allows it (``bias_rounded_candidate``), else fp32 blocks and the whole
+    epilogue on the vector cores. None without a vector epilogue, for batched products, or when a
+    cube-only candidate finishes the epilogue (bias + ReLU)."""
+    if not spec.epilogue or spec.batched or spec.bias_relu:
+        return None
+    half = half_ok and (spec.rounded or spec.half_workspace) and bool(spec.bias and spec.bias_epilogue)
+    if half:
+        od = spec.out_dtype
+        fmt = dict(ws_dtype=od, ws_store=f"cast(acc, {od})", ws_load="cast(load(mm_ws, cc), f32)",
+                   ws_note=f"bias in the accumulator, rounded to {od}", acc_args=f", bias={spec.bias}",
+                   epilogue=f"cast({spec.bias_epilogue}, {od})")
+    else:
+        epi = spec.epilogue if spec.out_dtype == "f32" else f"cast({spec.epilogue}, {spec.out_dtype})"
+        fmt = dict(ws_dtype="f32", ws_store="acc", ws_load="load(mm_ws, cc)", ws_note="fp32", acc_args="",
+                   epilogue=epi)
+    return Candidate(f"{name}/mixed_ring", _template("cube_matmul_mix").format(**fmt, **common),
+                     origin=CubeProposer.name)
 
 
 def bias_rounded_candidate(name: str, spec: MatmulSpec, common: dict) -> Candidate:

@@ -29,7 +29,10 @@ what a run measured (:mod:`.identity`), signals (:mod:`.stop`), the result
   none is left the candidate is exhausted, and when all are the run ends below the budget
   (``SearchResult.exhausted``).
 * Every candidate's **defaults** are evaluated first (reported in ``SearchResult.defaults`` so
-  the winner can be compared with them); at the end the fastest results are **re-validated**
+  the winner can be compared with them); defaults that do not fit at the task's shape are
+  replaced by the feasible point nearest to them (:mod:`.nearest`, at most
+  ``STAND_IN_CHECKS`` joint points checked), evaluated next and reported as the default's
+  stand-in; at the end the fastest results are **re-validated**
   on fresh inputs and the first that passes wins.
 * **Statuses** are :class:`ascendcraft.status.Status` values, stored as plain strings in the
   trials' user attributes (``status``); the message stays with them up to the report.
@@ -63,6 +66,7 @@ from . import identity as run_identity
 from . import report
 from .allocation import MISS_CAP, nearest_unseen, pick
 from .errors import SearchInterrupted, SearchSetupError
+from .nearest import nearest_feasible
 from .protocols import (
     CandidateView,
     Executor,
@@ -73,6 +77,7 @@ from .protocols import (
     SearchView,
 )
 from .record import (
+    STAND_IN_ATTR,
     CandidateState,
     Key,
     Live,
@@ -102,6 +107,10 @@ SamplerFactory = Callable[[int, Candidate], BaseSampler]
 #: Revisions of an idle search in a row that added candidates none of which got evaluated
 #: before the driver stops asking (a reviser cannot keep a finished search alive).
 IDLE_REVISIONS = 3
+
+#: Joint assignments checked at most when looking for an infeasible default's stand-in
+#: (after every single-tunable change): feasibility checks run in the driver's loop.
+STAND_IN_CHECKS = 400
 
 
 class _Search:
@@ -277,6 +286,36 @@ class _Search:
         self.times.feasible_s += time.perf_counter() - t0
         return str(reason) if reason else None
 
+    def _enqueue_stand_in(self, c: CandidateState) -> None:
+        """Queue the feasible point nearest to an infeasible default (once per candidate), so
+        the search starts where the template's author meant it to, not where the sampler
+        happens to land."""
+        if c.stand_in_sought:
+            return
+        c.stand_in_sought = True
+
+        def check(params: dict[str, int]) -> str | None:
+            key = c.key(params)
+            if key in c.infeasible:
+                return c.infeasible[key]
+            if key in c.feasible:
+                return None
+            reason = self._feasible(c, params)
+            if reason is None:
+                c.feasible.add(key)
+            else:
+                c.infeasible[key] = reason
+            return reason
+
+        point = nearest_feasible(c.spec.tunables, check, STAND_IN_CHECKS)
+        if point is None:
+            return
+        key = c.key(point)
+        c.stand_in = key
+        if key not in c.done and key not in c.in_flight:
+            c.study.enqueue_trial(c.encode(point), user_attrs={STAND_IN_ATTR: True})
+            c.waiting += 1
+
     def _propose(self, c: CandidateState) -> tuple[Live, Key, dict[str, int]] | None:
         """Ask until a feasible, unseen point comes out; None once the candidate is exhausted."""
         rec = self.record
@@ -321,6 +360,8 @@ class _Search:
                 rec.resolve(c, trial, TrialState.PRUNED, None,
                             {"status": Status.INFEASIBLE.value, "message": reason, "infeasible": reason,
                              "result": {"evaluated": False, "params": params}})
+                if key == c.default_key:
+                    self._enqueue_stand_in(c)
                 if c.waiting == 0 and len(set(c.done) | set(c.infeasible) | set(c.in_flight)) >= c.size:
                     c.exhausted = True
                     return None
@@ -694,12 +735,20 @@ def _result(search: _Search, revalidated: list[dict[str, Any]], winner: Candidat
 
 
 def _default_entry(c: CandidateState) -> dict[str, Any]:
+    """The default's outcome; for an infeasible default, its stand-in's (``params`` are then
+    the stand-in's, ``infeasible_default`` says why the defaults did not fit)."""
     entry: dict[str, Any] = {"params": c.spec.default_params(), "status": "not evaluated",
                              "time_us": None, "trial_number": None, "message": ""}
-    if c.default_key in c.done:
-        number, outcome = c.done[c.default_key]
+    key = c.default_key
+    if key in c.infeasible:
+        entry.update(status=Status.INFEASIBLE.value, message=c.infeasible[key][:200])
+        if c.stand_in is None:
+            return entry
+        entry.update(params=dict(zip(c.names, c.stand_in, strict=True)), status="not evaluated",
+                     message="", infeasible_default=c.infeasible[key][:200])
+        key = c.stand_in
+    if key in c.done:
+        number, outcome = c.done[key]
         entry.update(status=outcome.status.value, time_us=outcome.time_us, trial_number=number,
                      message=outcome.message[:200])
-    elif c.default_key in c.infeasible:
-        entry.update(status=Status.INFEASIBLE.value, message=c.infeasible[c.default_key][:200])
     return entry

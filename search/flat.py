@@ -43,3 +43,14 @@ def flat_slabs(src: str, slabs: int, rows: int = 4, most: int = 48) -> str:
     if "flat=True" not in out or "tile=32" not in out:
         raise ValueError("flat_slabs: not a slabs_blocked candidate")
     return out.replace("a tile is TILE contiguous elements of B,", "a tile is all of B (flat=True),")
+
+
+def block_max_slabs(src: str) -> str:
+    """A flat ``slabs_blocked`` online log-sum-exp candidate whose steps take one max a block of
+    ROWS steps (``slabs(..., block_max=True)``, ``dsl/lowering/step_blockmax.py``): about four
+    vector ops an element instead of eight."""
+    out = src.replace("flat=True):", "flat=True, block_max=True):", 1)
+    if out == src:
+        raise ValueError("block_max_slabs: not a flat slabs candidate")
+    return out.replace("folded into one after the steps (full vectors, no per-row calls).",
+                       "the block's max taken over them and the running sum rescaled once a block.")

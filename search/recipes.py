@@ -17,6 +17,7 @@ registry's names (the kernel binds them by position).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -25,7 +26,7 @@ import torch
 
 from ..tasks.task import Task
 from .core_counts import balanced_cores, even_cores, with_cores_default
-from .flat import flat_rows, flat_slabs
+from .flat import block_max_slabs, flat_rows, flat_slabs
 from .onepass import online_logsumexp, shifted_moments
 from .proposer import Candidate, Declined, ProposerError
 from .recipe_match import Match, first_match
@@ -424,7 +425,9 @@ def _middim(c: _Ctx) -> list[Candidate]:
                 c.cand("slabs_online", _render(c, "slabs_steps", online, dim=dim,
                                                doc=f"{n} over axis {dim}, max and sum in one pass.")),
                 c.cand("slabs_rows_online", blocked_online),
-                c.cand("slabs_flat_online", flat_slabs(blocked_online, _slabs_of(c, dim), _flat_steps(c)))]
+                c.cand("slabs_flat_online", flat_slabs(blocked_online, _slabs_of(c, dim), _flat_steps(c))),
+                c.cand("slabs_flat_blockmax", block_max_slabs(flat_slabs(blocked_online, _slabs_of(c, dim),
+                                                                         _flat_steps(c))))]
     elif n == "rms_norm_nchw":
         eps = c.param("eps", 1e-5)
         body = ["s = tile_fill(0.0)", "for k in steps(t):", f"    a = {ld}", "    s = s + a * a",
@@ -642,7 +645,16 @@ def _scan(c: _Ctx) -> list[Candidate]:
         # for double buffering at chunks of 4096 (the first feasible falls to DEPTH=1, or the
         # vector pipe saturates): chunks of 2048 by default (modeled 1.1-1.5x faster)
         out[1:] = [Candidate(x.name, _chunk_default(x.source, 2048), origin=x.origin) for x in out[1:]]
-    return out
+    return out + [Candidate(x.name + "_chunk_tables", _tables_per_chunk(x.source), origin=x.origin)
+                  for x in out if f", {SCAN_LANES})" in x.source]
+
+
+def _tables_per_chunk(src: str) -> str:
+    """A blocked-scan candidate whose Gather tables are rebuilt in every chunk (``scan_*(v,
+    carry, lanes, 0)``) instead of once per chunk width: offered beside the hoisted form, as
+    the model ranks them differently per op (modeled, model 2.1, default shapes: logcumsumexp
+    online 818.6 us hoisted, 762.6 us per chunk; cumsum blocked 758.8 us hoisted, 793.4 us per chunk)."""
+    return re.sub(rf"(scan_\w+\(.*), {SCAN_LANES}\)", rf"\1, {SCAN_LANES}, 0)", src)
 
 
 def _chunk_default(src: str, chunk: int) -> str:

@@ -38,6 +38,8 @@ from .storage import finish_trial
 # study attribute ``requeue:<number>`` = True: a resume must re-run that interrupted trial
 # (on the study, not the trial: finished trials are immutable in Optuna)
 REQUEUE_PREFIX = "requeue:"
+STAND_IN_ATTR = "default_stand_in"
+"""User attribute of the trial evaluated in place of an infeasible default."""
 Key = tuple[int, ...]
 
 
@@ -71,6 +73,9 @@ class CandidateState:
         self.exhausted = False
         self.best: tuple[float, Key] | None = None
         self.default_key: Key = self.key(spec.default_params())
+        # evaluated in place of an infeasible default: the feasible point nearest to it
+        self.stand_in: Key | None = None
+        self.stand_in_sought = False
 
     def key(self, params: dict[str, int]) -> Key:
         return tuple(int(params[n]) for n in self.names)
@@ -185,6 +190,8 @@ class Record:
                 if params is None or set(params) != set(c.names):
                     continue
                 key = c.key(params)
+                if ua.get(STAND_IN_ATTR):
+                    c.stand_in, c.stand_in_sought = key, True
                 if was_evaluated(ua):
                     outcome = outcome_from_attrs(ua)
                     c.done[key] = (t.number, outcome)
@@ -216,7 +223,9 @@ class Record:
             c.pstore.set_trial_state_values(t._trial_id, TrialState.FAIL)
         c.pstore.set_study_user_attr(c.pid, f"{REQUEUE_PREFIX}{t.number}", complete)
         if complete:
-            extra = {"default": True} if t.user_attrs.get("default") else {}
+            extra = {k: True for k in ("default", STAND_IN_ATTR) if t.user_attrs.get(k)}
+            if STAND_IN_ATTR in extra:
+                c.stand_in, c.stand_in_sought = c.key(c.decode(params)), True
             c.study.enqueue_trial(params, user_attrs={"requeued_from": t.number, **extra})
             c.waiting += 1
 

@@ -222,6 +222,9 @@ def defaults_lines(result: SearchResult) -> list[str]:
         what = (f"{d['time_us']:.3f} us" if d.get("status") == "ok" and d.get("time_us") is not None
                 else f"{d.get('status')}" + (f" ({msg})" if msg else ""))
         lines.append(f"  {name:<26} {json.dumps(d.get('params'))}: {what}")
+        if d.get("infeasible_default"):
+            lines.append(f"  {'':<26} (nearest feasible: the defaults do not fit: "
+                         f"{str(d['infeasible_default'])[:80]})")
     best = result.best_default()
     if best is None:
         lines.append("  no default is correct")

@@ -100,3 +100,32 @@ def test_the_scan_tables_are_built_only_when_the_chunk_width_changes() -> None:
     guard = body.index("if (w != scanW")
     assert body.index("CreateVecIndex", guard) > guard
     assert body.count("int64_t scanW") == 1 and "= -1;  // the tables' buffers are scratch here" in body
+
+
+def test_tables_rebuilt_per_chunk_is_offered_beside_and_has_no_width_guard() -> None:
+    # scan_*(v, carry, lanes, 0): the tables built in every chunk, their buffers back in the
+    # pool (the model ranks the two forms differently per op, so the search is given both)
+    from ascendcraft.dsl.kernel import prepare as dsl_prepare
+
+    names = {c.name.rsplit("/", 1)[1] for c in propose(get_task("logcumsumexp"))}
+    assert {"online", "online_chunk_tables", "blocked", "blocked_chunk_tables"} <= names
+    cand = _blocked(get_task("cumsum"), "blocked_chunk_tables")
+    assert ", carry, 64, 0)" in cand.source
+    body = dsl_prepare(cand.name, cand.source).lower({}).launches[0].source
+    assert "scanW" not in body and "CreateVecIndex" in body
+
+
+@pytest.mark.parametrize("flag", ["2", "-1", "T"])
+def test_scan_tables_flag_is_zero_or_one(flag: str) -> None:
+    src = _blocked(get_task("cumsum")).source.replace(", carry, 64)", f", carry, 64, {flag})")
+    with pytest.raises(DslError, match="tables_once|compile-time integer"):
+        parse(src)
+
+
+@needs_gxx
+@pytest.mark.parametrize("name,dtype,kind", [
+    ("logcumsumexp", "fp32", "online_chunk_tables"), ("logcumsumexp", "fp16", "online_chunk_tables"),
+    ("cumsum_reverse", "fp16", "reverse_blocked_chunk_tables"), ("cumsum", "fp32", "blocked_chunk_tables")])
+def test_tables_rebuilt_per_chunk_are_correct_across_chunks(name: str, dtype: str, kind: str) -> None:
+    out = _check(get_task(name).with_shape((6, 2500), dtype), CHUNKS, kind)
+    assert out.status is Status.OK, out.message

@@ -103,7 +103,7 @@ def test_registry_bias_relu_proposes_cube_bias() -> None:
     gelu = [c.name.split("/")[-1] for c in propose_cube(get_task("linear_bias_gelu"))]
     # GELU stays on the vector side; rounding the product before the bias add (rounded_vec) is out of
     # the registry's fp32-accumulated tolerance on signed data, so it is not offered there
-    assert gelu == ["splitk_vec", "bias_rounded_vec"]
+    assert gelu == ["splitk_vec", "bias_rounded_vec", "mixed_ring"]  # and the one-launch form of the latter
 
 
 def test_task_file_linear_gelu_with_the_bias_in_the_accumulator(tmp_path) -> None:

@@ -687,7 +687,7 @@ def err_so():
         (10, ["Mmad", "fm=fp16 filter=fp32 dst=fp32", "not supported"]),
         (11, ["DataCopy(GM->L1, Nd2NzParams)", "dValue=80 exceeds srcDValue=64"]),
         (12, ["Fixpipe", "fp32 -> fp16 with quantPre=0", "F322F16"]),
-        (13, ["KERNEL_TASK_TYPE_DEFAULT", "not emulated", "AIC-only"]),
+        (13, ["KERNEL_TASK_TYPE_DEFAULT", "KERNEL_TYPE_MIX_AIC_1_2", "must be launched with core_type=mix"]),
         (14, ["Mmad", "dst L0C address 512 is not 1024 B aligned"]),
         (15, ["Fixpipe", "srcStride=48 is below ceil(mSize, 16)=64"]),
         (16, ["Fixpipe", "dstStride=32 is below nSize=64"]),

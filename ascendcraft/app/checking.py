@@ -7,7 +7,6 @@ shape. The result is a typed :class:`Report`; ``to_dict()`` is what ``check --js
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,8 @@ from ..backends import get_backend
 from ..dsl.kernel import prepare
 from ..dsl.parser import DslError
 from ..evaluate import Evaluator
-from ..search.space import Candidate
+from ..search.nearest import LIMIT, nearest_feasible
+from ..search.space import Candidate, TunableSpec
 from ..status import Status
 from ..tasks import limits
 from ..tasks.task import Task
@@ -196,29 +196,15 @@ def _check_one(ev: Evaluator, cand: Candidate, timing: bool) -> CandidateCheck:
                           {**prep.program.defaults(), **params}, dict(out.timing), cand.origin)
 
 
-def first_feasible(ev: Evaluator, prep: Any, limit: int = 4000) -> dict[str, int] | None:
-    """The default assignment if it fits, else the feasible one closest to it: first every
-    single-tunable change (smaller values first: they shrink buffers), then the product."""
+def first_feasible(ev: Evaluator, prep: Any, limit: int = LIMIT) -> dict[str, int] | None:
+    """The tunables to change from the defaults ({} if the defaults fit), per
+    :func:`~ascendcraft.search.nearest.nearest_feasible`; None if nothing tried fits."""
+    tunables = [TunableSpec(t.name, tuple(t.domain.values()), t.default) for t in prep.program.tunables]
+    params = nearest_feasible(tunables, lambda p: ev.feasible(prep, p), limit)
+    if params is None:
+        return None
     defaults = prep.program.defaults()
-    if ev.feasible(prep, {}) is None:
-        return {}
-    singles = sorted(((t.name, v) for t in prep.program.tunables for v in t.domain.values()
-                      if v != t.default), key=lambda nv: nv[1])
-    for name, v in singles:
-        if ev.feasible(prep, {name: v}) is None:
-            return {name: v}
-    doms = []
-    for t in prep.program.tunables:
-        vals = t.domain.values()
-        di = vals.index(t.default)
-        doms.append(sorted(vals, key=lambda v, di=di, vals=vals: abs(vals.index(v) - di)))
-    combos = itertools.islice(itertools.product(*doms), limit)
-    scored = sorted(combos, key=lambda c: sum(abs(doms[i].index(v)) for i, v in enumerate(c)))
-    for combo in scored:
-        params = {t.name: v for t, v in zip(prep.program.tunables, combo, strict=True)}
-        if params != defaults and ev.feasible(prep, params) is None:
-            return params
-    return None
+    return {k: v for k, v in params.items() if defaults.get(k) != v}
 
 
 def _shapes_to_check(task: Task, config: CheckConfig) -> tuple[bool, str | None]:

@@ -26,6 +26,7 @@ from ascendcraft.dsl.kernel import Kernel, Launch
 from ascendcraft.emulator.build import BuildError, ToolchainError, build_kernel
 from ascendcraft.emulator.runner import BatchRun, RunResult, run_batch, run_kernel
 from ascendcraft.model import MODEL_VERSION
+from ascendcraft.model.mixed import simulate_mixed
 from ascendcraft.model.timeline import ModelResult, simulate
 from ascendcraft.soc import Soc, load_soc
 from ascendcraft.status import Status
@@ -160,7 +161,8 @@ class EmulatorBackend:
                              core_type=launch.core)
             if not res.ok or res.trace is None:
                 raise BackendError(_status(res), f"{gm.where(launch)}trace-only run failed: {res.message}")
-            results[label] = simulate(res.trace, self.soc, res.block_dim)
+            results[label] = (simulate_mixed(res.trace, self.soc, res.block_dim) if launch.core == "mix"
+                              else simulate(res.trace, self.soc, res.block_dim))
             records += len(res.trace)
             del res  # the trace can be gigabytes: gone before the next launch runs
         total = sum(r.time_us for r in results.values())
@@ -223,8 +225,8 @@ def _source_hash(units: Sequence[tuple[dict[str, str], str]]) -> str:
 
 
 def _labels(launches: Sequence[Launch]) -> list[str]:
-    """Stage labels in reports: "cube" (AIC) and "vec" (AIV), numbered if one repeats."""
-    base = ["cube" if launch.core == "aic" else "vec" for launch in launches]
+    """Stage labels in reports: "cube" (AIC), "vec" (AIV) and "mix" (AIC + AIV), numbered if one repeats."""
+    base = [{"aic": "cube", "mix": "mix"}.get(launch.core, "vec") for launch in launches]
     return [b if base.count(b) == 1 else f"{b}{base[:i + 1].count(b)}" for i, b in enumerate(base)]
 
 

@@ -169,6 +169,8 @@ def _address_space_limit(req: dict, block_dim: int, ws_bytes: int, mapped_bytes:
     trace_only = bool(req.get("trace_only"))
     ids = req.get("block_ids") or []
     cores = min(len(ids) or int(block_dim or 1), AS_CORES_CAP)
+    if int(req.get("core_type") or 0) == 3:  # mixed: an AIC and two AIVs per block
+        cores *= 3
     stack = int(req.get("stack_kib") or 1024) * 1024 + 4096
     arenas = 0 if trace_only else sum(int(v) for v in (req.get("soc") or {}).values())
     ws = 0 if trace_only else ws_bytes

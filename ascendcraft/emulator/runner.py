@@ -56,9 +56,15 @@ DEFAULT_MAX_TRACE_BYTES = 3 << 30
 """Trace cap in bytes (``max_trace_bytes`` / ``$ASCENDCRAFT_MAX_TRACE_BYTES``). The cap used
 is also at most half the free space of the trace directory's file system."""
 
-CORE_TYPES: dict[str, int] = {"auto": 0, "aiv": 1, "aic": 2}
+CORE_TYPES: dict[str, int] = {"auto": 0, "aiv": 1, "aic": 2, "mix": 3}
 """``run_kernel(core_type=...)``: auto = vector core unless the kernel declares
-``KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY)``; aiv / aic force the core type."""
+``KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY)``; aiv / aic force the core type; mix runs
+each block as one AI Core of 1 AIC + 2 AIV (``KERNEL_TYPE_MIX_AIC_1_2``, the 910B ratio) whose
+cores synchronise with cross-core flags (the trace's core ids: AIC g -> g, AIV s of block g ->
+block_dim + 2g + s)."""
+
+MIX_CORES_PER_BLOCK = 3
+"""Trace cores of one block of a mixed launch: its AIC and its two AIVs."""
 
 
 def buffer_capacities(soc_buffers: Soc | Mapping[str, int] | None = None) -> dict[str, int]:
@@ -356,7 +362,8 @@ def run_kernel(
         if trace_path and status in ("ok", "error") and os.path.exists(trace_path):
             tr = np.fromfile(trace_path, dtype=RECORD_DTYPE)
         elif status == "ok" and res.get("summary") is not None:
-            tr = TraceSummary.from_buffers(int(res.get("block_dim") or 0), **res["summary"])
+            per = MIX_CORES_PER_BLOCK if core_type == "mix" else 1
+            tr = TraceSummary.from_buffers(per * int(res.get("block_dim") or 0), **res["summary"])
         return RunResult(
             ok=status == "ok",
             status=status,

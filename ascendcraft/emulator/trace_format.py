@@ -69,6 +69,8 @@ class RecordKind(enum.IntEnum):
     WAIT_FLAG = 2
     BARRIER = 3
     SYNC_ALL = 4
+    CROSS_SET = 5  # CrossCoreSetFlag: pipe = its pipe, pipe2 = mode, event = flag id
+    CROSS_WAIT = 6  # CrossCoreWaitFlag: event = flag id
 
 
 class DType(enum.IntEnum):

@@ -22,6 +22,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -46,6 +47,17 @@ FLAT_MAX = 1 << 16
 
 _SYNC = int(RecordKind.SYNC_ALL)
 _INSTR = int(RecordKind.INSTR)
+_CROSS = (int(RecordKind.CROSS_SET), int(RecordKind.CROSS_WAIT))
+
+
+class CrossCore(Protocol):
+    """The other cores of a mixed launch's AI Core, as one core's simulation sees them
+    (:mod:`.mixed`): ``set`` publishes the time a CrossCoreSetFlag takes effect, ``wait``
+    returns when the flag a CrossCoreWaitFlag consumes was set (blocking until it is)."""
+
+    def set(self, flag: int, t: float) -> None: ...
+
+    def wait(self, flag: int) -> float: ...
 
 
 @dataclass
@@ -108,8 +120,10 @@ class _Snapshot:
 class _Core:
     """Event-loop state of one core (the variables of timeline._run_program)."""
 
-    def __init__(self, c: SymbolCosts, hits: np.ndarray | None, gm_pipes: list[int]) -> None:
+    def __init__(self, c: SymbolCosts, hits: np.ndarray | None, gm_pipes: list[int],
+                 cross: CrossCore | None = None) -> None:
         self.c = c
+        self.cross = cross  # mixed launches: the AI Core's other cores
         self.hits_np = hits
         self.hits = hits.tolist() if hits is not None else None
         self.gm_pipes = gm_pipes
@@ -166,7 +180,7 @@ class _Core:
             used = np.flatnonzero(counts)
             kind = np.asarray(self.c.kind)[used]
             pipe = np.asarray(self.c.pipe)[used]
-            sync = bool(np.any(kind == _SYNC))
+            sync = bool(np.any(kind == _SYNC) or np.any(np.isin(kind, _CROSS)))  # never extrapolated
             gm = bool(np.any(np.asarray(self.c.h0)[used] > 0))
             pipes = [False] * 8
             for p in pipe.tolist():
@@ -306,6 +320,17 @@ class _Core:
                 free[:] = [t] * 8
                 s = t
                 self.seg_start = t
+            elif k == 5:  # CROSS_SET: takes effect when everything issued earlier on its pipe is done
+                if self.cross is None:
+                    raise ValueError("a CrossCoreSetFlag record in a launch not simulated as mixed")
+                p = pipe[i]
+                self.cross.set(ev[i], s if p == 0 or free[p] < s else free[p])
+            elif k == 6:  # CROSS_WAIT: the scalar unit issues nothing after it before the flag
+                if self.cross is None:
+                    raise ValueError("a CrossCoreWaitFlag record in a launch not simulated as mixed")
+                t = self.cross.wait(ev[i])
+                if t > s:
+                    s = t
         self.g, self.s, self.lo, self.hbusy = g, s, lo, hbusy
 
     # ---------------------------------------------------------------- periodicity
@@ -412,21 +437,22 @@ def _cross_limit(x: np.ndarray, xprev: np.ndarray, d: np.ndarray, bound: float) 
 
 
 def run_summary_program(items: tuple, costs: SymbolCosts, soc: SocSpec,
-                        hits: np.ndarray | None) -> _ProgramRun:
+                        hits: np.ndarray | None, cross: CrossCore | None = None) -> _ProgramRun:
     """Timeline of one core program (parsed summary tokens) with ``hits`` (L2 fraction in
-    1/255 per GM move, in program order; None: no L2 hits)."""
+    1/255 per GM move, in program order; None: no L2 hits); ``cross``: the other cores of its
+    AI Core in a mixed launch."""
     counts = symbol_counts(items, len(costs.kind))
     used = np.flatnonzero(counts)
     gm_pipes = sorted({costs.pipe[i] for i in used.tolist() if costs.h0[i] > 0.0})
-    core = _Core(costs, hits, gm_pipes)
+    core = _Core(costs, hits, gm_pipes, cross)
     core.run_items(items)
     if hits is not None and core.g != len(hits):
         raise ValueError(f"trace summary: the program made {core.g} GM moves, {len(hits)} have hits")
     return _finish(core, costs, used, counts)
 
 
-def run_records(rec: np.ndarray, soc: SocSpec, active: int, luts: dict,
-                l2_hit: np.ndarray | None = None) -> _ProgramRun:
+def run_records(rec: np.ndarray, soc: SocSpec, active: float, luts: dict,
+                l2_hit: np.ndarray | None = None, cross: CrossCore | None = None) -> _ProgramRun:
     """Timeline of one core given as every record (each its own symbol, its L2 hits in its
     HBM cost): the full simulation."""
     dur, hbm, ovh = record_costs(rec, soc, active, luts, l2_hit)
@@ -436,7 +462,7 @@ def run_records(rec: np.ndarray, soc: SocSpec, active: int, luts: dict,
         kind=rec["kind"].tolist(), pipe=rec["pipe"].tolist(), pipe2=rec["pipe2"].tolist(),
         event=rec["event"].tolist(), is_get=(rec["op"] == 100).tolist(), is_gm=[False] * n,
         dur=dur.tolist(), h0=hbm.tolist(), h1=hbm.tolist(), ovh=ovh, bound=issue + dur + hbm, issue=issue)
-    core = _Core(costs, None, sorted(set(rec["pipe"][hbm > 0].tolist())))
+    core = _Core(costs, None, sorted(set(rec["pipe"][hbm > 0].tolist())), cross)
     core.run_flat(range(n))
     return _finish(core, costs, np.arange(n), np.ones(n, np.int64))
 

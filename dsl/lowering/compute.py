@@ -35,6 +35,7 @@ from .compute_ops import (  # noqa: F401 - the pass's types and tables, re-expor
     cconst,
 )
 from .compute_windows import WindowOps
+from .step_blockmax import BlockMaxOps
 from .step_folds import FOLD_OP, blocked, blocked_slab_tile, step_folds
 from .support import check_cube_supported, check_vector_supported
 
@@ -137,7 +138,7 @@ def unit_elems(program: ir.Program) -> int:
     return 32 // min(nbytes)
 
 
-class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, ComputeOps):
+class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, ComputeOps):
     """The vector compute pass. ``stage``: the rows stage of a @cube_kernel, lowered alone
     (its tiling is the cube tiling: chunks loop k has fields ch<k>/pw<k>, see compute_groups)."""
 
@@ -554,6 +555,11 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, ComputeOps):
             self.emit("const int64_t cnt = r * wp;")
         elif s.kind == "taps":
             self._taps_loop(s)
+            return
+        elif blocked(self.loop) and self.loop.block_max:
+            self._blockmax_steps(s)
+            self.hoisted = outer_hoisted
+            self._drop_row_blocks(outer_blocks)
             return
         elif blocked(self.loop):
             folds = step_folds(s, self.def_id, self.carried)

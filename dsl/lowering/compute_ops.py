@@ -177,7 +177,7 @@ class ComputeOps:
         if isinstance(e, ir.Scan):
             a = self._expr(e.arg, loop_var)
             carry = self._expr(e.carry, loop_var)
-            return self._scan(e.op, a, carry, hint, pre, e.lanes, e.reverse)
+            return self._scan(e.op, a, carry, hint, pre, e.lanes, e.reverse, e.tables_once)
         if isinstance(e, ir.RowLast):
             a = self._expr(e.arg, loop_var)
             d = self._dest("row", a.dtype, hint, [], pre)
@@ -238,11 +238,12 @@ class ComputeOps:
         raise DslError(f"cannot lower {type(e).__name__}", e.loc)
 
     def _scan(self, op: str, a: Val, carry: Val, hint: Val | None, pre, lanes: int = 0,
-              reverse: bool = False) -> Val:
+              reverse: bool = False, tables_once: bool = True) -> Val:
         """Inclusive scan along each row, then each row combined with its carry. ``lanes`` > 0:
         the blocked scan (:meth:`_scan_blocked`) where the chunk allows it, Hillis-Steele in
         the other branch; 0: Hillis-Steele only. ``reverse``: from each row's end, in that
-        order (no total-minus-prefix, so nothing cancels)."""
+        order (no total-minus-prefix, so nothing cancels). ``tables_once``: the blocked scan's
+        tables are built once per chunk width (else in every chunk, their buffers back in the pool)."""
         if a.dtype != "f32":
             raise DslError("scan_*() runs on f32 tiles: cast first")
         d = self._dest("tile", "f32", hint, [a], pre)
@@ -255,7 +256,7 @@ class ComputeOps:
             self.emit(f"if (w > {lanes} && {seg} * {lanes} <= acx_align_up(wp, 128) && "
                       f"{(steps + 3) * lanes} <= acx_align_up(wp, 128)) {{")
             self.scan_tables = None
-            self._scan_blocked(op, a, d, carry, lanes, seg, reverse)
+            self._scan_blocked(op, a, d, carry, lanes, seg, reverse, tables_once)
             self.emit("} else {")
             kept = self.scan_tables
             if kept is not None:  # the tables stay out of the pool, but this branch may use them
@@ -314,7 +315,8 @@ class ComputeOps:
                         f"{d.cpp}[ri * wp]", "cv", "float", False, "w", "    ")
         self.emit("}")
 
-    def _scan_blocked(self, op: str, a: Val, d: Val, carry: Val, L: int, S: str, reverse: bool = False) -> None:
+    def _scan_blocked(self, op: str, a: Val, d: Val, carry: Val, L: int, S: str, reverse: bool = False,
+                      tables_once: bool = True) -> None:
         """The blocked scan: a row's chunk of w is cut into L contiguous segments of S (a
         multiple of 8, S * L >= w) and transposed by one Gather into [S][L], so one vector op
         of L lanes advances every segment by one element: S - 1 ops scan all segments at once.
@@ -332,7 +334,7 @@ class ComputeOps:
         t = self._new("col", "f32")  # the transposed chunk [S][L]
         # the tables depend on w alone: in a vector kernel they get buffers of their own and are
         # built when w changes (once per kernel when every chunk is full), not once per chunk
-        hoist = not self.after_cube
+        hoist = tables_once and not self.after_cube
         fw = self._new("col", "i32")  # Gather offsets chunk -> [S][L]: (l * S + s) * 4, clamped to w - 1
         inv = self._new("col", "i32")  # Gather offsets [S][L] -> chunk: (s * L + l) * 4 at l * S + s
         sh = self._new("col", "i32")  # rows 0..steps: shift offsets max(l - (1, 1, 2, 4, ...), 0) * 4; lane ids; zeros

@@ -384,4 +384,16 @@ __aicore__ inline void AcxFoldRows(const LocalTensor<T>& acc, int64_t rows, int6
     }
     AcxRepeatRows(acc, rows, wp);
 }
+// The same tree into row 0 alone (slabs(block_max=True): a block's max and sum; rows 1.. are
+// scratch afterwards).
+template <int OP, typename T>
+__aicore__ inline void AcxFoldRowsTo0(const LocalTensor<T>& acc, int64_t rows, int64_t wp) {
+    for (int64_t h = rows; h > 1;) {
+        const int64_t half = h / 2, keep = h - half;
+        PipeBarrier<PIPE_V>();
+        if (OP == ACX_ADD) Add(acc, acc, acc[keep * wp], static_cast<int32_t>(half * wp));
+        else Max(acc, acc, acc[keep * wp], static_cast<int32_t>(half * wp));
+        h = keep;
+    }
+}
 """

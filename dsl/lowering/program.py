@@ -55,14 +55,15 @@ class CubePlan:
 
     def _workspace_bytes(self, dims: list[list[int]], values: dict[str, int], soc: SocCaps) -> int:
         t = self.tiling(dims, values, soc)
-        return max(32, t["splits"] * t["Bt"] * t["M"] * t["N"] * 4)
+        ring = cube_lowering.compile_time(self.tp.program, values)["ring"]  # a mixed kernel's ring of blocks
+        return max(32, t["splits"] * t["Bt"] * t["M"] * t["N"] * 4, t["cubeDim"] * ring * t["bm"] * t["bn"] * 4)
 
     def kernel(self, params: dict[str, int]) -> Kernel:
         p = self.tp.program
         lk = cube_lowering.lower_cube(p, params, self.plan)
         args = tuple(lk.gm_args())
         launches = tuple(
-            Launch(f"{lk.op}_{which}", "aic" if which == "cube" else "aiv", lk.kernel_source(which),
+            Launch(f"{lk.op}_{which}", {"cube": "aic", "mix": "mix"}.get(which, "aiv"), lk.kernel_source(which),
                    lk.cann_kernel_source(which), lk.emulator_source(which), args)
             for which in lk.stages())
         workspaces = tuple(Workspace(w.name, w.dtype, self._workspace_bytes) for w in p.workspaces)

@@ -39,7 +39,8 @@ struct AcxRunOptions {
     int32_t n_block_ids;         // 0: all
     uint32_t stack_kib;          // fiber stack per core (0: 1024 KiB)
     AcxRunStats* stats;          // optional, filled on return
-    int32_t core_type;           // 0 auto (vector unless the kernel declares AIC), 1 AIV, 2 AIC
+    int32_t core_type;           // 0 auto (vector unless the kernel declares AIC), 1 AIV, 2 AIC,
+                                 // 3 MIX: each block is one AI Core = 1 AIC + 2 AIV (910B ratio 1:2)
     int32_t trace_summary;       // 1: build the trace summary in memory (acx_summary.h), no file
     uint64_t bt_bytes;           // bias table (C2) of a cube core
 };
@@ -101,6 +102,14 @@ struct CoreState {
     uint64_t mem_used[MEM_N] = {};
     uint8_t kind = 0;  // CoreKind: 0 unknown (coupled, vector semantics), 1 AIV, 2 AIC
     std::vector<uint32_t> symbols;  // trace summary: this core's symbol ids so far
+    // mixed launches (core_type 3): the AI Core this core belongs to and the cross-core flags
+    uint32_t trace_id = 0;   // core id in the trace: block_idx, or (MIX) AIC g -> g, AIV s of g -> n + 2g + s
+    int32_t slot = 0;        // index into Runtime::cores
+    int32_t aic_slot = -1;   // MIX: index of this AI Core's AIC (its AIVs follow it)
+    uint32_t group = 0;      // MIX: the AI Core (block) index
+    uint32_t xin[2][16] = {};  // CrossCoreSetFlag counts received per flag id, per source (AIC: from AIV0/AIV1)
+    uint32_t xused[16] = {};   // CrossCoreWaitFlag counts consumed per flag id
+    int32_t xwait = -1;        // flag id this core is blocked on (state 3)
 };
 
 enum CoreKind : uint8_t { CORE_UNKNOWN = 0, CORE_AIV = 1, CORE_AIC = 2 };
@@ -128,6 +137,7 @@ struct Runtime {
     int running = -1;
     char* err_out = nullptr;
     int err_len = 0;
+    bool mixed = false;  // core_type 3: cores are [AIC, AIV0, AIV1] per block
 };
 
 inline Runtime* g_rt = nullptr;
@@ -181,7 +191,7 @@ inline void Emit(TraceRecord& r, bool gm_move = false) {
              "max_trace_records (ASCENDCRAFT_MAX_TRACE_RECORDS / _BYTES) or time a smaller shape",
              (unsigned long long)rt.cap, (unsigned long long)(rt.cap * sizeof(TraceRecord)));
     }
-    r.core = (uint16_t)c.block_idx;
+    r.core = (uint16_t)c.trace_id;
     if (rt.summary) {
         if (gm_move) rt.summary->footprints.push_back(r);
         TraceRecord m = r;
@@ -371,6 +381,13 @@ inline void RemoveCrashHandler() {
 
 void EndOfKernelChecks(CoreState& c);  // defined in kernel_operator.h
 
+// " [block N]" of an error; in a mixed launch also which core of the AI Core.
+inline std::string CoreLabel(const CoreState& c) {
+    if (!g_rt || !g_rt->mixed) return " [block " + std::to_string(c.block_idx) + "]";
+    if (c.kind == CORE_AIC) return " [block " + std::to_string(c.group) + " AIC]";
+    return " [block " + std::to_string(c.group) + " AIV " + std::to_string(c.block_idx % 2) + "]";
+}
+
 inline void FiberEntry() {
     Runtime& rt = *g_rt;
     CoreState& c = *g_cur;
@@ -379,14 +396,14 @@ inline void FiberEntry() {
         EndOfKernelChecks(c);
         if (rt.summary) {
             rt.buffered -= c.symbols.size();
-            rt.summary->EndCore(c.block_idx, c.symbols);
+            rt.summary->EndCore(c.trace_id, c.symbols);
         }
     } catch (const Error& e) {
-        if (rt.error.empty()) rt.error = e.msg + " [block " + std::to_string(c.block_idx) + "]";
+        if (rt.error.empty()) rt.error = e.msg + CoreLabel(c);
     } catch (const std::exception& e) {
-        if (rt.error.empty()) rt.error = std::string("C++ exception in kernel: ") + e.what() + " [block " + std::to_string(c.block_idx) + "]";
+        if (rt.error.empty()) rt.error = std::string("C++ exception in kernel: ") + e.what() + CoreLabel(c);
     } catch (...) {
-        if (rt.error.empty()) rt.error = "unknown C++ exception in kernel [block " + std::to_string(c.block_idx) + "]";
+        if (rt.error.empty()) rt.error = "unknown C++ exception in kernel" + CoreLabel(c);
     }
     c.state = 2;
     swapcontext(&c.ctx, &rt.sched);
@@ -396,6 +413,15 @@ inline void FiberEntry() {
 inline void YieldToScheduler() {
     CoreState& c = *g_cur;
     c.state = 1;
+    swapcontext(&c.ctx, &g_rt->sched);
+    g_cur = &c;
+}
+
+// Called by CrossCoreWaitFlag: park this core until a CrossCoreSetFlag makes flag `id` available.
+inline void YieldForFlag(int32_t id) {
+    CoreState& c = *g_cur;
+    c.state = 3;
+    c.xwait = id;
     swapcontext(&c.ctx, &g_rt->sched);
     g_cur = &c;
 }
@@ -449,18 +475,26 @@ int Run(void** gm, const uint64_t* gm_bytes, int n_gm, const AcxRunOptions* opt,
         } else {
             for (uint32_t i = 0; i < opt->block_dim; i++) ids.push_back(i);
         }
-        rt.cores.resize(ids.size());
+        rt.mixed = opt->core_type == 3;
+        const size_t per = rt.mixed ? 3 : 1;  // MIX: AIC, AIV0, AIV1 of each block (AI Core)
+        rt.cores.resize(ids.size() * per);
         size_t stack_bytes = (size_t)(opt->stack_kib ? opt->stack_kib : 1024) * 1024;
-        for (size_t i = 0; i < ids.size(); i++) {
+        for (size_t i = 0; i < rt.cores.size(); i++) {
             CoreState& c = rt.cores[i];
-            c.block_idx = ids[i];
+            const uint32_t g = ids[i / per], sub = (uint32_t)(i % per);
+            c.slot = (int32_t)i;
+            c.group = g;
+            c.block_idx = !rt.mixed ? g : sub == 0 ? g : 2 * g + (sub - 1);  // an AIV's GetBlockIdx: 2g + sub-block
+            c.trace_id = !rt.mixed ? g : sub == 0 ? g : opt->block_dim + 2 * g + (sub - 1);
+            c.aic_slot = rt.mixed ? (int32_t)(i - sub) : -1;
             c.cap[MEM_UB] = opt->ub_bytes;
             c.cap[MEM_L1] = opt->l1_bytes;
             c.cap[MEM_L0A] = opt->l0a_bytes;
             c.cap[MEM_L0B] = opt->l0b_bytes;
             c.cap[MEM_L0C] = opt->l0c_bytes;
             c.cap[MEM_BT] = opt->bt_bytes;
-            c.kind = opt->core_type == 2 ? CORE_AIC : opt->core_type == 1 ? CORE_AIV : CORE_UNKNOWN;
+            c.kind = rt.mixed ? (sub == 0 ? CORE_AIC : CORE_AIV)
+                     : opt->core_type == 2 ? CORE_AIC : opt->core_type == 1 ? CORE_AIV : CORE_UNKNOWN;
             c.map_bytes = stack_bytes + 4096;
             void* m = mmap(nullptr, c.map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
             if (m == MAP_FAILED)
@@ -489,9 +523,21 @@ int Run(void** gm, const uint64_t* gm_bytes, int n_gm, const AcxRunOptions* opt,
                 progressed = true;
             }
             if (!rt.error.empty()) break;
-            int waiting = 0, done = 0;
-            for (auto& c : rt.cores) { waiting += c.state == 1; done += c.state == 2; }
+            int waiting = 0, done = 0, flagged = 0;
+            for (auto& c : rt.cores) { waiting += c.state == 1; done += c.state == 2; flagged += c.state == 3; }
             if (done == (int)rt.cores.size()) break;
+            bool runnable = false;
+            for (auto& c : rt.cores) runnable = runnable || c.state == 0;
+            if (runnable) continue;  // a CrossCoreSetFlag woke a core
+            if (flagged) {
+                std::string w;
+                for (auto& c : rt.cores)
+                    if (c.state == 3 && w.size() < 200)
+                        w += (w.empty() ? "" : ", ") + std::string("CrossCoreWaitFlag(") + std::to_string(c.xwait) + ")" +
+                             CoreLabel(c).substr(1);
+                Fail("deadlock: %s wait for a CrossCoreSetFlag that no core can still set (%d cores finished, %d at "
+                     "a SyncAll); the kernel would hang on the device", w.c_str(), done, waiting);
+            }
             if (waiting && done) {
                 std::string w, d;
                 for (auto& c : rt.cores) {

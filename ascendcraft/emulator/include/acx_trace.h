@@ -9,7 +9,10 @@ namespace acx {
 
 enum TracePipe : uint8_t { P_S = 0, P_V = 1, P_MTE1 = 2, P_MTE2 = 3, P_MTE3 = 4, P_M = 5, P_FIX = 6, P_ALL = 7 };
 
-enum RecordKind : uint8_t { RK_INSTR = 0, RK_SET_FLAG = 1, RK_WAIT_FLAG = 2, RK_BARRIER = 3, RK_SYNC_ALL = 4 };
+// RK_CROSS_SET / RK_CROSS_WAIT (appended): CrossCoreSetFlag (pipe = its pipe, pipe2 = mode, event =
+// flag id) and CrossCoreWaitFlag (event = flag id) between the AIC and the AIVs of one AI Core.
+enum RecordKind : uint8_t { RK_INSTR = 0, RK_SET_FLAG = 1, RK_WAIT_FLAG = 2, RK_BARRIER = 3, RK_SYNC_ALL = 4,
+                            RK_CROSS_SET = 5, RK_CROSS_WAIT = 6 };
 
 enum TraceDType : uint8_t {
     DT_NONE = 0, DT_F32 = 1, DT_F16 = 2, DT_BF16 = 3, DT_I32 = 4, DT_I8 = 5, DT_U8 = 6,

@@ -583,10 +583,13 @@ inline TPipe* GetTPipePtr() {
 // ------------------------------------------------------------------------------------------
 inline int64_t GetBlockIdx() { return acx::Cur().block_idx; }
 inline int64_t GetBlockNum() { return acx::g_rt ? acx::g_rt->opt.block_dim : 1; }
-inline int64_t GetSubBlockIdx() { return 0; }
+// MIX (1 AIC : 2 AIV): an AIV is sub-block 0 or 1 of its AI Core; GetBlockIdx on an AIV is 2 x block + sub-block.
+inline bool InMixAiv() { return acx::g_rt && acx::g_rt->mixed && acx::Cur().kind == acx::CORE_AIV; }
+inline int64_t GetSubBlockIdx() { return InMixAiv() ? acx::Cur().block_idx % 2 : 0; }
+inline int64_t GetSubBlockNum() { return InMixAiv() ? 2 : 1; }
 inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) { return workspace; }
 inline GM_ADDR GetSysWorkSpacePtr() { return nullptr; }
-inline int64_t GetTaskRation() { return 1; }
+inline int64_t GetTaskRation() { return InMixAiv() ? 2 : 1; }
 // Trap(): the kernel stops itself (documented: NPU mode interrupts the AI Core, CPU mode is an
 // assert). A failed run with one line, never undefined behaviour: the lowering calls it when
 // a data check fails (an index input's value outside the dim it indexes).
@@ -621,6 +624,58 @@ inline void WaitFlag(int32_t id) {
     acx::EmitSync(acx::RK_WAIT_FLAG, d, s, acx::EXPLICIT_EVENT_BASE | (uint32_t)id);
 }
 
+// Cross-core flags of a mixed launch (Huawei's CrossCoreSetFlag / CrossCoreWaitFlag reference,
+// "CrossCoreSetFlag(ISASI)", atlasascendc_api_07_0273): each flag id (0-10 on Atlas A2) is a
+// counter; mode 2 = AIC <-> AIV inside one AI Core: the AIC's set adds 1 on both of its AIVs, the
+// AIC's counter adds 1 once both AIVs have set; a wait blocks while the counter is 0, then takes 1;
+// at most 15 sets may be pending on one id. Modes 0 (all cores) and 1 (AIV pair) are not emulated.
+namespace xflag {
+using namespace ::acx;
+constexpr uint32_t XFLAG_IDS = 11, XFLAG_MAX_PENDING = 15;
+inline uint32_t XAvailable(const CoreState& c, uint32_t f) {
+    const uint32_t got = c.kind == CORE_AIC ? (c.xin[0][f] < c.xin[1][f] ? c.xin[0][f] : c.xin[1][f]) : c.xin[0][f];
+    return got - c.xused[f];
+}
+inline void XCheckId(const char* api, int32_t id) {
+    if (!g_rt->mixed)
+        Fail("%s(%d): cross-core flags need a mixed launch (KERNEL_TYPE_MIX_AIC_1_2: 1 AIC + 2 AIV per AI Core); "
+             "this kernel was launched on one core type, nothing could ever set the flag", api, id);
+    if (id < 0 || (uint32_t)id >= XFLAG_IDS) Fail("%s: flag id %d outside 0-%u (Atlas A2)", api, id, XFLAG_IDS - 1);
+}
+inline void XDeliver(CoreState& to, uint32_t src, uint32_t f) {
+    to.xin[src][f]++;
+    if (XAvailable(to, f) > XFLAG_MAX_PENDING)
+        Fail("CrossCoreSetFlag(%u): more than %u sets pending on one flag id (the documented limit; the "
+             "consumer is not waiting often enough)", f, XFLAG_MAX_PENDING);
+    if (to.state == 3 && to.xwait == (int32_t)f && XAvailable(to, f) > 0) to.state = 0;
+}
+}  // namespace xflag
+
+template <uint8_t modeId, pipe_t pipe>
+inline void CrossCoreSetFlag(uint16_t flagId) {
+    acx::CoreState& c = acx::Cur();
+    if (modeId != 2) acx::Fail("CrossCoreSetFlag<%d>: only mode 2 (AIC <-> AIV of one AI Core) is emulated", modeId);
+    if (pipe == PIPE_S || pipe == PIPE_ALL) acx::Fail("CrossCoreSetFlag: pipe PIPE_S / PIPE_ALL is not allowed");
+    xflag::XCheckId("CrossCoreSetFlag", flagId);
+    acx::Runtime& rt = *acx::g_rt;
+    if (c.kind == acx::CORE_AIC) {
+        xflag::XDeliver(rt.cores[c.slot + 1], 0, flagId);
+        xflag::XDeliver(rt.cores[c.slot + 2], 0, flagId);
+    } else {
+        xflag::XDeliver(rt.cores[c.aic_slot], (uint32_t)(c.slot - c.aic_slot - 1), flagId);
+    }
+    acx::EmitSync(acx::RK_CROSS_SET, acx::PipeOf(pipe), modeId, flagId);
+}
+template <uint8_t modeId = 2, pipe_t pipe = PIPE_S>
+inline void CrossCoreWaitFlag(uint16_t flagId) {
+    acx::CoreState& c = acx::Cur();
+    xflag::XCheckId("CrossCoreWaitFlag", flagId);
+    while (xflag::XAvailable(c, flagId) == 0) acx::YieldForFlag(flagId);
+    c.xwait = -1;
+    c.xused[flagId]++;
+    acx::EmitSync(acx::RK_CROSS_WAIT, acx::P_S, modeId, flagId);
+}
+
 template <bool isAIVOnly = true>
 inline void SyncAll() {
     acx::Cur();
@@ -647,12 +702,20 @@ inline void DeclareKernelType(int t) {
     switch (t) {
         case KERNEL_TYPE_AIV_ONLY: case KERNEL_TYPE_MIX_AIV_1_0: want = CORE_AIV; break;
         case KERNEL_TYPE_AIC_ONLY: case KERNEL_TYPE_MIX_AIC_1_0: want = CORE_AIC; break;
-        case KERNEL_TYPE_MIX_AIC_1_1: case KERNEL_TYPE_MIX_AIC_1_2:
-            Fail("KERNEL_TASK_TYPE_DEFAULT: mixed AIC+AIV kernels (KERNEL_TYPE_MIX_AIC_1_1/1_2) are not emulated; "
-                 "launch an AIC-only kernel and an AIV-only kernel that share GM");
+        case KERNEL_TYPE_MIX_AIC_1_2:
+            if (!g_rt || !g_rt->mixed)
+                Fail("KERNEL_TASK_TYPE_DEFAULT: a mixed kernel (KERNEL_TYPE_MIX_AIC_1_2) must be launched with "
+                     "core_type=mix (1 AIC + 2 AIV per block)");
+            return;
+        case KERNEL_TYPE_MIX_AIC_1_1:
+            Fail("KERNEL_TASK_TYPE_DEFAULT: KERNEL_TYPE_MIX_AIC_1_1 is not emulated (a 910B AI Core has 2 AIV per "
+                 "AIC: KERNEL_TYPE_MIX_AIC_1_2)");
         default:
             return;  // coupled-core types (310P): nothing to enforce
     }
+    if (g_rt && g_rt->mixed)
+        Fail("KERNEL_TASK_TYPE_DEFAULT: launched as a mixed kernel (core_type=mix) but declares a %s-only kernel",
+             want == CORE_AIC ? "cube (AIC)" : "vector (AIV)");
     int32_t forced = g_rt ? g_rt->opt.core_type : 0;
     if (forced && forced != (want == CORE_AIC ? 2 : 1))
         Fail("KERNEL_TASK_TYPE_DEFAULT: the kernel declares a %s kernel but was launched with core_type=%s",
