@@ -76,7 +76,7 @@ def main() -> None:
               f"roofline, min {100 * min(fracs):.1f}%, max {100 * max(fracs):.1f}%; model wall time "
               f"median {statistics.median(walls):.2f} s, max {max(walls):.2f} s, total "
               f"{time.perf_counter() - t_all:.0f} s including builds")
-        q = statistics.quantiles(speedups, n=4)
+        q = statistics.quantiles(speedups, n=4) if len(speedups) > 1 else speedups * 3  # one op: its own
         print(f"speedup vs the eager model (model {MODEL_VERSION}): median {statistics.median(speedups):.2f}x, "
               f"quartiles {q[0]:.2f}-{q[2]:.2f}x, min {min(speedups):.2f}x, max {max(speedups):.2f}x; "
               f"{sum(s > 1 for s in speedups)} of {len(speedups)} ops above 1.0x")

@@ -196,8 +196,9 @@ class _Checker:
                            loop.loc)
         if loop.flat and loop.kind == "slabs" and loop.step_rows is None:
             raise DslError("slabs(flat=True) copies several whole steps at once: it needs rows=", loop.loc)
-        if loop.block_max and loop.step_rows is None:
-            raise DslError("slabs(block_max=True) takes the max of each block of steps: it needs rows=", loop.loc)
+        if loop.block_max and (loop.step_rows is None or not loop.flat):
+            raise DslError("slabs(block_max=True) takes the max of each block of steps read flat: it needs "
+                           "rows= and flat=True", loop.loc)
         for size in (loop.tile, loop.cores, loop.step_rows):
             if isinstance(size, str) and size not in {t.name for t in self.p.tunables}:
                 raise DslError(f"'{size}' is not a tunable", loop.loc)

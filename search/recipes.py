@@ -426,8 +426,7 @@ def _middim(c: _Ctx) -> list[Candidate]:
                                                doc=f"{n} over axis {dim}, max and sum in one pass.")),
                 c.cand("slabs_rows_online", blocked_online),
                 c.cand("slabs_flat_online", flat_slabs(blocked_online, _slabs_of(c, dim), _flat_steps(c))),
-                c.cand("slabs_flat_blockmax", block_max_slabs(flat_slabs(blocked_online, _slabs_of(c, dim),
-                                                                         _flat_steps(c))))]
+                c.cand("slabs_flat_blockmax", block_max_slabs(flat_slabs(blocked_online, _slabs_of(c, dim), 8)))]
     elif n == "rms_norm_nchw":
         eps = c.param("eps", 1e-5)
         body = ["s = tile_fill(0.0)", "for k in steps(t):", f"    a = {ld}", "    s = s + a * a",

@@ -92,6 +92,12 @@ def test_block_max_models_faster_than_the_elementwise_online_form() -> None:
     ("s = s * exp(m - mn) + exp(a - mn)", "s = s + exp(a - mn)"),
     ("s = s * exp(m - mn) + exp(a - mn)", "s = s * exp(m - mn) + exp(a - m)"),
     ("mn = maximum(m, a)", "mn = minimum(m, a)"),
+    # step values a one-row slab cannot hold: a value of the slab (one row under block_max),
+    # a compare's mask or a gelu's scratch as large as the step's rows
+    ("        for k in steps(t):\n            a = cast(load(x, k), f32)",
+     "        z = tile_fill(1.0)\n        for k in steps(t):\n            a = cast(load(x, k), f32) * z"),
+    ("a = cast(load(x, k), f32)", "a = where(cast(load(x, k), f32) > 0.0, cast(load(x, k), f32), 0.0)"),
+    ("a = cast(load(x, k), f32)", "a = gelu(cast(load(x, k), f32))"),
 ])
 def test_a_steps_body_that_is_not_the_online_form_is_refused(old: str, new: str) -> None:
     from ascendcraft.dsl.kernel import prepare as dsl_prepare
@@ -108,4 +114,26 @@ def test_block_max_needs_rows() -> None:
 
     src = _cand(get_task("logsumexp_dim")).source.replace("rows=ROWS, flat=True, block_max=True", "block_max=True")
     with pytest.raises(DslError, match="block_max"):
+        dsl_prepare("bad", src)
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+def test_only_the_steps_values_are_a_block_tall(dtype: str) -> None:
+    # the accumulators, the output and the epilogue are one row under block_max: 8 steps a
+    # block fit UB at B = 1023, where the elementwise online form's 8-row accumulators do not
+    task = get_task("logsumexp_dim").with_shape((64, 4096, 1023), dtype)
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,))
+    params = {"ROWS": 8, "CORES": 32, "DEPTH": 2}
+    fits = {}
+    for kind in ("slabs_flat_online", KIND):
+        c = _cand(task, kind)
+        fits[kind] = ev.feasible(prepare(c.name, c.source), params) is None
+    assert fits == {"slabs_flat_online": False, KIND: True}, fits
+
+
+def test_block_max_without_flat_is_refused() -> None:
+    from ascendcraft.dsl.kernel import prepare as dsl_prepare
+
+    src = _cand(get_task("logsumexp_dim")).source.replace("flat=True, block_max=True", "block_max=True")
+    with pytest.raises(DslError, match="flat=True"):
         dsl_prepare("bad", src)

@@ -164,6 +164,7 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, ComputeOps
             "col": Pool("col", "align_up(colElems, 128) * 4", "colBuf"),
             "mask": Pool("mask", "floor_div(align_up(tileElems, 256), 8)", "maskBuf"),
             "bc": Pool("bc", "rowElems * 32", "bcBuf"),  # a tile's row values, one 32 B block each (Brcb)
+            "blk": Pool("blk", "align_up(stepRows * tileLen, 128) * 4", "blkBuf"),  # slabs(block_max=True) steps
         }
         self.queues: dict[str, Buffer] = {}
         self.roles: dict[str, str] = {}
@@ -312,7 +313,7 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, ComputeOps
         granule = 16 * self.unit if loop.kind == "tiles" else self.unit  # see tiling.formulas
         header = loop_header(loop.kind, self.tp.chunked or self.after_cube, granule, stride=not self.after_cube)
         if blocked(loop):
-            header = header[:-1] + blocked_slab_tile(self.unit)
+            header = header[:-1] + blocked_slab_tile(self.unit, loop.block_max)
         for line in header:
             self.emit(line)
         self.indent += 1
@@ -737,7 +738,7 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, ComputeOps
             self.emit(f"CopyRowsIn({name}, {gm}, 1, cnt, cnt, cnt);")
         self.emit(f"{q.name}.EnQue({name});")
         self.emit(f"{name} = {q.name}.DeQue<{t}>();")
-        if blocked(self.loop) and self.roles.get(e.tensor) == "outer":  # as tall as the steps' rows
+        if blocked(self.loop) and not self.loop.block_max and self.roles.get(e.tensor) == "outer":  # as tall as the steps' rows
             if dtype not in ("f32", "f16", "i32"):
                 raise DslError(f"slabs(rows=...): '{e.tensor}' ({dtype}) is loaded at the slab; rows= "
                                "repeats such loads with Muls (f32, f16, i32 only): drop rows=", e.loc)

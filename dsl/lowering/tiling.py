@@ -135,7 +135,7 @@ def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -
         ("blockDim", f"max(1, min({cores}, items))"),
         ("baseItems", "floor_div(items, blockDim)"),
         ("bigCores", "items - baseItems * blockDim"),
-    ] + ([("stepRows", f"max(1, min({size_expr(loop.step_rows)}, K))"), ("tileElems", "stepRows * tileLen")]
+    ] + ([("stepRows", f"max(1, min({size_expr(loop.step_rows)}, K))"), ("tileElems", "tileLen" if loop.block_max else "stepRows * tileLen")]
          if loop.step_rows is not None else [("tileElems", "tileLen")]) + (
         [("flatElems", "stepRows * B + 18 * U"), (FLAT_ROWS, f"max(1, min(stepRows, floor_div({FLAT_TABLE}, tileLen)))")]
         if loop.flat else []) + [
