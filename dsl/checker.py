@@ -360,6 +360,11 @@ class _Checker:
             return VType("scalar", "f32", "L")
         if isinstance(e, ir.Position):
             return self._position(e, loop, loop_var)
+        if isinstance(e, ir.WindowRecip):
+            if loop.kind != "windows" or e.loop_var != loop.var or loop_var != loop.var:
+                raise DslError("window_recip(t) takes the windows loop variable, outside the taps loop "
+                               "(one value per output element)", e.loc)
+            return VType("tile", "f32", self.loop_space[e.loop_var])
         if isinstance(e, ir.ScalarLoad):
             if self.p.dtype_of(e.tensor) not in ("f32", "f16", "bf16"):
                 raise DslError("load_scalar() reads an f32, f16 or bf16 tensor", e.loc)

@@ -127,6 +127,18 @@ class Position(Expr):
 
 
 @dataclass(frozen=True)
+class WindowRecip(Expr):
+    """``window_recip(t[, padded])`` in a windows loop: for each output element 1 / the number
+    of its window's taps inside the input (``padded`` = 1: inside the input and its padding,
+    clipped at ``I + P`` -- PyTorch's ``ceil_mode`` divisor with ``count_include_pad``), as
+    f32. Separable: the product of one count per pooled dim (an average pool's divisor with
+    ``count_include_pad=False``)."""
+
+    loop_var: str
+    padded: bool = False
+
+
+@dataclass(frozen=True)
 class ScalarLoad(Expr):
     """``load_scalar(x)``: the one element of a one-element input tensor, read from GM by
     the scalar unit, as an f32 kernel scalar (a learned temperature passed as a tensor)."""
@@ -406,7 +418,7 @@ class Loop:
     loc: Loc
     groups: int = 1  # rows: each row of the trailing dims is split into this many rows
     axis: int = -1  # rows(axis=a): row k is every element with index k on axis a (strided)
-    window: tuple[int, int, int] = (0, 0, 0)  # windows: (kernel, stride, padding)
+    window: tuple = (0, 0, 0)  # windows: (kernel, stride, padding), each an int or a tuple per pooled dim
     chunk: str | int | None = None  # windows: output columns per tile (tunable or literal)
     fill: float = 0.0  # windows: the value read outside the input (padding)
     combine: str = ""  # windows: "sum"/"max" = the taps fold with it, (kd, kh) rows combined first
@@ -416,6 +428,8 @@ class Loop:
     carry: bool = False  # windows(carry=True): what the next tile shares kept in UB (1-D halo, 2-D rows, 3-D planes)
     inplace: bool = False  # rows(inplace=True): the tile store written into the loaded tile's slot (a bound queue)
     block_max: bool = False  # slabs(rows=R, block_max=True): online log-sum-exp steps with one max per block of R (lowering/step_blockmax.py)
+    ceil: bool = False  # windows(ceil=True): PyTorch's ceil_mode output size (windows may end past the padding)
+    dilation: int | tuple = 1  # windows(dilation=): taps this far apart (an int, or a tuple per pooled dim)
 
 
 @dataclass(frozen=True)

@@ -240,6 +240,13 @@ class ExprParser:
         if f == "position":
             want(1)
             return ir.Position(loc, self._loop_var(args[0]))
+        if f == "window_recip":
+            want(1, 2)
+            padded = self._static_int(args[1]) if len(args) == 2 else 0
+            if padded not in (0, 1):
+                raise DslError("window_recip(t, padded): padded is 0 (taps inside the input) or 1 "
+                               "(inside the padded input)", loc)
+            return ir.WindowRecip(loc, self._loop_var(args[0]), bool(padded))
         if f in GRID_FUNCS:
             want(1)
             return ir.GridReduce(loc, GRID_FUNCS[f], sub(0))

@@ -321,7 +321,7 @@ class _Parser(ExprParser, BlocksParser):
                    "rows": {"rows", "cores", "depth", "dims", "groups", "axis", "flat", "inplace"},
                    "slabs": {"dim", "tile", "cores", "depth", "rows", "flat", "block_max"},
                    "windows": {"dims", "kernel", "stride", "padding", "rows", "chunk", "cores", "depth",
-                               "fill", "combine", "reuse", "carry"}}[kind]
+                               "fill", "combine", "reuse", "carry", "ceil", "dilation"}}[kind]
         kw = {}
         for k in call.keywords:
             if k.arg not in allowed:
@@ -367,11 +367,12 @@ class _Parser(ExprParser, BlocksParser):
                                "set x[..., k, ...] of one index k on axis a", _loc(kw["axis"]))
         window, chunk, fill = (0, 0, 0), None, 0.0
         if kind == "windows":
-            k, s_ = int_literal_pos(kw["kernel"]), int_literal_pos(kw["stride"])
-            pad = int_literal_pos(kw["padding"]) if "padding" in kw else 0
-            if k < 1 or s_ < 1 or pad < 0 or 2 * pad > k:
-                raise DslError("windows(): kernel >= 1, stride >= 1, 0 <= padding <= kernel / 2", loc)
-            window = (k, s_, pad)
+            k, s_ = _per_dim(kw["kernel"], dim), _per_dim(kw["stride"], dim)
+            pad = _per_dim(kw["padding"], dim) if "padding" in kw else (0,) * dim
+            for kj, sj, pj in zip(k, s_, pad, strict=True):
+                if kj < 1 or sj < 1 or pj < 0 or 2 * pj > kj:
+                    raise DslError("windows(): kernel >= 1, stride >= 1, 0 <= padding <= kernel / 2", loc)
+            window = _window_of(k, s_, pad)
             chunk = self._size(kw["chunk"])
             if "fill" in kw:
                 f = self._expr(kw["fill"])
@@ -396,6 +397,16 @@ class _Parser(ExprParser, BlocksParser):
                                "(1-D: the halo columns, 2-D: ring rows, 3-D: kh-folded planes): in 2-D "
                                "and 3-D it needs combine= and reuse=True", _loc(v))
         inplace = kind == "rows" and "inplace" in kw and self._flag(kw["inplace"], "rows(inplace=...)")
+        ceil = kind == "windows" and "ceil" in kw and self._flag(kw["ceil"], "windows(ceil=...)")
+        dilation: int | tuple = 1
+        if kind == "windows" and "dilation" in kw:
+            dil = _per_dim(kw["dilation"], dim)
+            if min(dil) < 1:
+                raise DslError("windows(dilation=...) is >= 1", _loc(kw["dilation"]))
+            if max(dil) > 1 and (reuse or carry):
+                raise DslError("windows(dilation=...) stages each (kd, kh) row on its own: no reuse= "
+                               "or carry=", _loc(kw["dilation"]))
+            dilation = dil[0] if len(set(dil)) == 1 else dil
         block_max = kind == "slabs" and "block_max" in kw and self._flag(kw["block_max"], "slabs(block_max=...)")
         var = st.target.id
         self._fresh_name(var, _loc(st.target))
@@ -406,7 +417,7 @@ class _Parser(ExprParser, BlocksParser):
         step_rows = self._size(kw["rows"]) if kind == "slabs" and "rows" in kw else None
         return ir.Loop(kind, var, tensor, tile, cores, dim, depth, tuple(body), loc, groups, axis,
                        window, chunk, fill, combine, reuse, step_rows, flat=flat, carry=carry, inplace=inplace,
-                       block_max=block_max)
+                       block_max=block_max, ceil=ceil, dilation=dilation)
 
     @staticmethod
     def _flag(v: ast.AST, what: str) -> bool:
@@ -573,6 +584,24 @@ class _Parser(ExprParser, BlocksParser):
         if not isinstance(node, ast.Name) or node.id not in self.loop_vars or self.loop_vars[node.id] == "blocks":
             raise DslError(f"expected a loop variable, got {ast.unparse(node)!r}", _loc(node))
         return node.id
+
+
+def _per_dim(node: ast.AST, dim: int) -> tuple[int, ...]:
+    """windows(kernel=/stride=/padding=): one integer literal for every pooled dim, or a tuple
+    of ``dim`` of them (outermost pooled dim first, as PyTorch's tuples)."""
+    if isinstance(node, ast.Tuple):
+        if len(node.elts) != dim:
+            raise DslError(f"windows(dims={dim}): a tuple of {dim} integers, one per pooled dim", _loc(node))
+        return tuple(int_literal_pos(e) for e in node.elts)
+    return (int_literal_pos(node),) * dim
+
+
+def _window_of(k: tuple[int, ...], s: tuple[int, ...], p: tuple[int, ...]) -> tuple:
+    """ir.Loop.window: (kernel, stride, padding) as integers when every pooled dim shares them,
+    else as tuples per pooled dim."""
+    if len(set(k)) == len(set(s)) == len(set(p)) == 1:
+        return (k[0], s[0], p[0])
+    return (k, s, p)
 
 
 def int_literal_pos(node: ast.AST) -> int:

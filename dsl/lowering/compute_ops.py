@@ -200,6 +200,8 @@ class ComputeOps:
             self.emit(f"    CreateVecIndex({d.cpp}[ri * wp], static_cast<float>(c0), static_cast<uint32_t>(wp));")
             self.emit("}")
             return d
+        if isinstance(e, ir.WindowRecip):
+            return self._window_recip(e, hint, pre)
         if isinstance(e, ir.Fill):
             form = "row" if e.kind == "row" else "tile"
             d = self._dest(form, e.dtype, hint, [], pre)

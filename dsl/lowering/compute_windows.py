@@ -10,7 +10,7 @@ from .. import ir
 from ..names import mangle
 from ..parser import DslError
 from .compute_ops import CTYPE, NBYTES, Pool, cconst
-from .tiling import window_params
+from .tiling import window_dilation, window_params
 
 
 class WindowOps:
@@ -24,6 +24,9 @@ class WindowOps:
         or the fill slot) turns a staged row into the tap's values with one Gather."""
         wpar = window_params(self.loop)
         (kd, sd, pd), (kh, sh, ph), (kw, sw, pw) = wpar["D"], wpar["H"], wpar["W"]
+        # dilation: tap j of a dim sits j * d from the window's start (C++ index expressions)
+        dil = window_dilation(self.loop)
+        okd, okh, okw = (v if dil[n] == 1 else f"{v} * {dil[n]}" for n, v in (("D", "kd"), ("H", "kh"), ("W", "kw")))
         x = self.loop.tensor
         combine = self.loop.combine if self.loop.combine and _folds_taps(s, self.loop.combine) else ""
         dtype = self.p.param(x).dtype
@@ -82,15 +85,16 @@ class WindowOps:
             self.emit(f"const int64_t g0 = {self._seg_start('cs > 0 ? cs : 0')};")
             self.emit("const int64_t g1 = acx_min(cs + td_.segLen, td_.IW);")
             self.emit("const int64_t pl = u / td_.OD;")
-            self.emit(f"const int64_t id = (u % td_.OD) * {sd} - {pd} + kd;")
+            self.emit(f"const int64_t id = (u % td_.OD) * {sd} - {pd} + {okd};")
         if loads and reuse:
             self._stage_ring(st, q.name, x, t, fill, packed=bool(combine), rowcarry=rowcarry)
             if not combine:
                 self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
         elif loads:
             self.emit("// tile rows whose input row ih = oh * SH - PH + kh exists: [lo, hi)")
-            self.emit(f"const int64_t ohMin = acx_max(0, ({ph} - kh + {sh - 1}) / {sh});")
-            self.emit(f"const int64_t ohMax = (td_.IH - 1 + {ph} - kh) / {sh};  // inclusive")
+            self.emit(f"const int64_t ohMin = acx_max(0, ({ph} - {okh} + {sh - 1}) / {sh});")
+            self.emit(f"const int64_t ohNum = td_.IH - 1 + {ph} - {okh};  // < 0: no output row reads this kh")
+            self.emit(f"const int64_t ohMax = ohNum >= 0 ? ohNum / {sh} : -1;  // inclusive")
             self.emit("const bool planeOk = id >= 0 && id < td_.ID && g1 > g0;")
             self.emit("const int64_t lo = planeOk ? acx_min(r, acx_max(0, ohMin - oh0)) : r;")
             self.emit("const int64_t hi = planeOk ? acx_max(lo, acx_min(r, ohMax - oh0 + 1)) : r;")
@@ -110,7 +114,7 @@ class WindowOps:
                 self.emit("}")
                 gs = "gs"
             self.emit(f"if (hi > lo && g1 > {gs}) {{  // one strided copy: input rows SH * IW apart")
-            self.emit(f"    const int64_t ih = (oh0 + lo) * {sh} - {ph} + kh;")
+            self.emit(f"    const int64_t ih = (oh0 + lo) * {sh} - {ph} + {okh};")
             self.emit(f"    CopyRowsIn({st}[lo * td_.stW + {gs} - g0], {mangle('gm', x)}[((pl * td_.ID + id) * td_.IH + ih) * td_.IW + {gs}], "
                       f"hi - lo, g1 - {gs}, {sh} * td_.IW, td_.stW);")
             self.emit("}")
@@ -143,7 +147,7 @@ class WindowOps:
             sel = "SELMODE::VSEL_TENSOR_SCALAR_MODE"
             self.emit("// an interior chunk (no padding, no right edge) has offsets c0 * SW - PW + ow * SW + kw - g0")
             self.emit("// = ow * SW + kw whatever c0 is: its tables are shared; edge chunks key on c0")
-            self.emit(f"const bool inner{tbl} = c0 * {sw} >= {pw} && (c0 + wp - 1) * {sw} + {kw - 1} - {pw} < td_.IW;")
+            self.emit(f"const bool inner{tbl} = c0 * {sw} >= {pw} && (c0 + wp - 1) * {sw} + {(kw - 1) * dil['W']} - {pw} < td_.IW;")
             # interior chunks share tables per offset of their start below its 512 B alignment
             self.emit(f"const int64_t key{tbl} = inner{tbl} ? -2 - (c0 * {sw} - {pw} - g0) : c0;")
             if slots == 1:
@@ -160,7 +164,7 @@ class WindowOps:
                 f"CreateVecIndex({fo.cpp}, 0.0f, static_cast<uint32_t>(wp));",
                 f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(c0), static_cast<int32_t>(wp));",
                 f"Muls({fo.cpp}, {fo.cpp}, {float(sw)}f, static_cast<int32_t>(wp));",
-                f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(kw - {pw}), static_cast<int32_t>(wp));",
+                f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>({okw} - {pw}), static_cast<int32_t>(wp));",
                 f"CompareScalar({m}, {fo.cpp}, 0.0f, CMPMODE::GE, {a64});",
                 f"Select({fo.cpp}, {m}, {fo.cpp}, -1.0f, {sel}, {a64});",
                 f"CompareScalar({m}, {fo.cpp}, static_cast<float>(td_.IW), CMPMODE::LT, {a64});",
@@ -207,6 +211,64 @@ class WindowOps:
         self._release(fo)
         if combine:
             self.pools["stage"].put(stage_acc)
+
+    def _window_recip(self, e: ir.WindowRecip, hint, pre):
+        """window_recip(t): 1 / the in-bounds taps of each output element, as the product of
+        one count per pooled dim -- W a vector of the chunk's columns, D and H a scalar per
+        output row. A tile whose every window is whole (the interior) is one Duplicate of
+        1 / (KD KH KW); a border tile builds the column vector (~10 ops of one row) and scales
+        it into each row with one Muls. Only the loop's validated integers reach the C++."""
+        wpar = window_params(self.loop)
+        if self.loop.dilation != 1:
+            raise DslError("window_recip(t) counts the taps of undilated windows (PyTorch's average "
+                           "pools have no dilation)", e.loc)
+        d = self._dest("tile", "f32", hint, [], pre)
+
+        def span(n: str, size: str) -> tuple[int, int, int, str, str]:
+            k, st, pd = wpar[n]
+            return (k, st, pd, str(-pd), f"{size} + {pd}") if e.padded else (k, st, pd, "0", size)
+
+        (kd, sd, pd, lod, hid), (kh, sh, ph, loh, hih), (kw, sw, pw, low, hiw) = (
+            span("D", "td_.ID"), span("H", "td_.IH"), span("W", "td_.IW"))
+        self.counter += 1
+        i = self.counter
+        self.emit(f"// window_recip: 1 / (taps inside the {'padded ' if e.padded else ''}input) "
+                  "= 1 / (count along D x along H x along W)")
+        self.emit(f"const int64_t ds{i} = (u % td_.OD) * {sd} - {pd};  // the window's first input plane")
+        self.emit(f"const int64_t cd{i} = acx_min(ds{i} + {kd}, {hid}) - acx_max(ds{i}, {lod});")
+        self.emit(f"const bool whole{i} = cd{i} == {kd} && oh0 * {sh} - {ph} >= {loh} && "
+                  f"(oh0 + r - 1) * {sh} - {ph} + {kh} <= {hih} && c0 * {sw} - {pw} >= {low} && "
+                  f"(c0 + w - 1) * {sw} - {pw} + {kw} <= {hiw};")
+        self.emit(f"if (whole{i}) {{  // every window of the tile is whole")
+        self.emit(f"    Duplicate({d.cpp}, {1.0 / (kd * kh * kw)!r}f, cnt);")
+        self.emit("} else {")
+        self.indent += 1
+        col = self._new("col", "f32")
+        n = "static_cast<int32_t>(wp)"
+        for line in [
+            f"CreateVecIndex({col.cpp}, static_cast<float>(c0), static_cast<uint32_t>(wp));  // ow",
+            f"Muls({col.cpp}, {col.cpp}, {float(sw)}f, {n});",
+            f"Adds({col.cpp}, {col.cpp}, {float(kw - pw)}f, {n});  // one past the window's last column",
+            f"Mins({col.cpp}, {col.cpp}, static_cast<float>({hiw}), {n});",
+            f"CreateVecIndex({d.cpp}, static_cast<float>(c0), static_cast<uint32_t>(wp));",
+            f"Muls({d.cpp}, {d.cpp}, {float(sw)}f, {n});",
+            f"Adds({d.cpp}, {d.cpp}, {float(-pw)}f, {n});  // the window's first column",
+            f"Maxs({d.cpp}, {d.cpp}, static_cast<float>({low}), {n});",
+            f"Sub({col.cpp}, {col.cpp}, {d.cpp}, {n});  // the count along W",
+            f"Maxs({col.cpp}, {col.cpp}, 1.0f, {n});  // columns past the chunk's end: no zero divisor",
+            f"Duplicate({d.cpp}, 1.0f, {n});",
+            f"Div({col.cpp}, {d.cpp}, {col.cpp}, {n});",
+            "for (int64_t ri = 0; ri < r; ++ri) {",
+            f"    const int64_t hs = (oh0 + ri) * {sh} - {ph};",
+            f"    const int64_t ch = acx_min(hs + {kh}, {hih}) - acx_max(hs, {loh});",
+            f"    Muls({d.cpp}[ri * wp], {col.cpp}, 1.0f / static_cast<float>(acx_max(1, cd{i} * ch)), {n});",
+            "}",
+        ]:
+            self.emit(line)
+        self._release(col)
+        self.indent -= 1
+        self.emit("}")
+        return d
 
     def _carry_buffer(self, prefix: str, bytes_expr: str, t: str) -> str:
         """A UB buffer of its own for what windows(carry=True) keeps from one tile to the next."""

@@ -22,6 +22,7 @@ from .kernel import LoweredKernel
 from .outputs_cann import CannProjectForm, family_configs, shape_gather
 from .outputs_direct import DTYPE_NAME, DirectForm
 from .outputs_torch import TorchForm
+from .tiling import pooled_extent, pooled_size, window_extents, window_of_dim
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,8 @@ class OutputShape:
     source: str
     rule: str
     n: int = 0
-    window: tuple[int, int, int] = (0, 0, 0)  # rule "window": kernel, stride, padding
+    window: tuple = (0, 0, 0)  # rule "window": kernel, stride, padding (ints, or tuples per dim)
+    ceil: bool = False  # rule "window": PyTorch's ceil_mode output size
 
     def describe(self) -> str:
         if self.rule == "same":
@@ -44,9 +46,14 @@ class OutputShape:
         if self.rule == "scalar":
             return "a 0-d tensor (one value)"
         if self.rule == "window":
-            k, st, pd = self.window
-            return (f"shape of {self.source} with each of its last {self.n} dims d pooled to "
-                    f"(d + {2 * pd} - {k}) / {st} + 1")
+            how = " (ceil_mode)" if self.ceil else ""
+            if all(isinstance(v, int) for v in self.window):
+                k, st, pd = self.window
+                return (f"shape of {self.source} with each of its last {self.n} dims d pooled to "
+                        f"(d + {2 * pd} - {k}) / {st} + 1{how}")
+            per = ", ".join(f"(d + {2 * pd} - {k}) / {st} + 1" for k, st, pd in
+                            (window_of_dim(self.window, j) for j in range(self.n)))
+            return f"shape of {self.source} with its last {self.n} dims d pooled to {per}{how}"
         return f"shape of {self.source} without axis {self.n}"
 
     def apply(self, shape: list[int]) -> list[int]:
@@ -56,9 +63,9 @@ class OutputShape:
         if self.rule == "scalar":
             return []
         if self.rule == "window":
-            k, st, pd = self.window
-            return list(shape[: len(shape) - self.n]) + [(d + 2 * pd - k) // st + 1
-                                                         for d in shape[len(shape) - self.n:]]
+            lead = len(shape) - self.n
+            return list(shape[:lead]) + [pooled_size(d, *window_of_dim(self.window, j), self.ceil)
+                                         for j, d in enumerate(shape[lead:])]
         if self.rule == "drop_trailing":
             if len(shape) < self.n:
                 raise ValueError(f"{self.source} needs rank >= {self.n}")
@@ -85,10 +92,19 @@ def output_shapes(lk: LoweredKernel) -> list[OutputShape]:
         elif role == "scalar_out":
             rules.append(OutputShape(o.name, source, "scalar"))
         elif role == "window_out":
-            rules.append(OutputShape(o.name, source, "window", loop.dim, loop.window))
+            rules.append(OutputShape(o.name, source, "window", loop.dim, _dilated(loop), loop.ceil))
         else:
             raise ValueError(f"output {o.name!r} has role {role!r} in a {loop.kind} loop: no shape rule")
     return rules
+
+
+def _dilated(loop: ir.Loop) -> tuple:
+    """The loop's window with each kernel replaced by its dilated extent (the output size's)."""
+    if loop.dilation == 1:
+        return loop.window
+    ext = window_extents(loop)
+    per = [ext[n] for n in ("D", "H", "W")[3 - loop.dim:]]
+    return tuple(tuple(v[i] for v in per) for i in range(3))
 
 
 def _shape_source(lk: LoweredKernel) -> str:
@@ -202,10 +218,15 @@ class _Gen(CannProjectForm, DirectForm, TorchForm):
             L.append(f"    (void){src};")
             L.append("    return {};")
         elif o.rule == "window":
-            k, st, pd = o.window
             L.append(f"    std::vector<int64_t> shape = {src};")
-            L.append(f"    for (size_t i = shape.size() - {o.n}; i < shape.size(); ++i) "
-                     f"shape[i] = (shape[i] + {2 * pd - k}) / {st} + 1;")
+            if all(isinstance(v, int) for v in o.window):
+                k, st, pd = o.window
+                L.append(f"    for (size_t i = shape.size() - {o.n}; i < shape.size(); ++i) "
+                         f"shape[i] = {pooled_extent('shape[i]', k, st, pd, o.ceil, '/')};")
+            else:
+                for j in range(o.n):
+                    d = f"shape[shape.size() - {o.n - j}]"
+                    L.append(f"    {d} = {pooled_extent(d, *window_of_dim(o.window, j), o.ceil, '/')};")
             L.append("    return shape;")
         elif o.rule == "drop_trailing":
             L.append(f"    if ({src}.size() < {o.n}) return {{}};")
@@ -286,11 +307,16 @@ class _Gen(CannProjectForm, DirectForm, TorchForm):
             elif o.rule == "scalar":
                 L.append(f"    {dst}->SetDimNum(0);")
             elif o.rule == "window":
-                k, st, pd = o.window
-                L += [f"    *{dst} = *{src};",
-                      f"    for (size_t i = {dst}->GetDimNum() - {o.n}; i < {dst}->GetDimNum(); ++i) {{",
-                      f"        {dst}->SetDim(i, ({dst}->GetDim(i) + {2 * pd - k}) / {st} + 1);",
-                      "    }"]
+                L.append(f"    *{dst} = *{src};")
+                if all(isinstance(v, int) for v in o.window):
+                    k, st, pd = o.window
+                    L += [f"    for (size_t i = {dst}->GetDimNum() - {o.n}; i < {dst}->GetDimNum(); ++i) {{",
+                          f"        {dst}->SetDim(i, {pooled_extent(f'{dst}->GetDim(i)', k, st, pd, o.ceil, '/')});",
+                          "    }"]
+                else:
+                    for j in range(o.n):
+                        i, d = f"{dst}->GetDimNum() - {o.n - j}", f"{dst}->GetDim({dst}->GetDimNum() - {o.n - j})"
+                        L.append(f"    {dst}->SetDim({i}, {pooled_extent(d, *window_of_dim(o.window, j), o.ceil, '/')});")
             elif o.rule == "drop_trailing":
                 L += [f"    if ({src}->GetDimNum() < {o.n}) return ge::GRAPH_FAILED;",
                       f"    {dst}->SetDimNum({src}->GetDimNum() - {o.n});",

@@ -38,11 +38,54 @@ SHAPE_VARS = {
 
 def window_params(loop: ir.Loop) -> dict[str, tuple[int, int, int]]:
     """(kernel, stride, padding) per spatial dim D, H, W; dims not pooled get (1, 1, 0)."""
-    k, s, p = loop.window
     out = {}
     for i, name in enumerate(("D", "H", "W")):
-        out[name] = (k, s, p) if 3 - i <= loop.dim else (1, 1, 0)
+        j = i - (3 - loop.dim)  # the pooled dim, if any
+        out[name] = window_of_dim(loop.window, j) if j >= 0 else (1, 1, 0)
     return out
+
+
+def window_dilation(loop: ir.Loop) -> dict[str, int]:
+    """The distance between taps per spatial dim D, H, W (1 for dims not pooled)."""
+    d = loop.dilation
+    return {name: (d if isinstance(d, int) else d[i - (3 - loop.dim)]) if 3 - i <= loop.dim else 1
+            for i, name in enumerate(("D", "H", "W"))}
+
+
+def window_extents(loop: ir.Loop) -> dict[str, tuple[int, int, int]]:
+    """window_params with each kernel replaced by its dilated extent (d (k - 1) + 1): what the
+    output size and the staged segment follow."""
+    dil = window_dilation(loop)
+    return {n: ((k - 1) * dil[n] + 1, s, p) for n, (k, s, p) in window_params(loop).items()}
+
+
+def window_of_dim(window: tuple, j: int) -> tuple[int, int, int]:
+    """(kernel, stride, padding) of pooled dim ``j`` of an ir.Loop.window (ints shared by
+    every pooled dim, or tuples per pooled dim)."""
+    return tuple(v if isinstance(v, int) else v[j] for v in window)  # type: ignore[return-value]
+
+
+def pooled_extent(i: str, k: int, s: int, p: int, ceil: bool, div: str = "floor_div") -> str:
+    """The output extent of a pooled input extent ``i`` (an expression): PyTorch's formula,
+    ``(i + 2p - k) / s + 1`` rounded down, or with ``ceil`` rounded up, then one less when
+    the last window would start past the input and its left padding ((o - 1) s >= i + p).
+    ``div``: the integer division's spelling (``floor_div`` in the formula language, ``/``
+    in plain C++ of non-negative operands)."""
+    if not ceil:
+        q = f"floor_div({i} + {2 * p - k}, {s})" if div == "floor_div" else f"({i} + {2 * p - k}) / {s}"
+        return f"{q} + 1"
+    q = f"floor_div({i} + {2 * p - k + s - 1}, {s})" if div == "floor_div" else f"(({i} + {2 * p - k + s - 1}) / {s})"
+    if div == "floor_div":
+        return f"{q} + 1 - sel({q} * {s} + 1 > {i} + {p}, 1, 0)"
+    return f"{q} + 1 - ({q} * {s} >= {i} + {p} ? 1 : 0)"
+
+
+def pooled_size(i: int, k: int, s: int, p: int, ceil: bool) -> int:
+    """Python mirror of :func:`pooled_extent`."""
+    if not ceil:
+        return (i + 2 * p - k) // s + 1
+    q = (i + 2 * p - k + s - 1) // s
+    return q + 1 - (1 if q * s >= i + p else 0)
 
 
 def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -> list[tuple[str, str]]:
@@ -64,11 +107,11 @@ def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -
             ("workElems", "align_up(ceil_div(tileElems, 8), 64)"),
         ]
     if loop.kind == "windows":
-        wp = window_params(loop)
+        wp = window_extents(loop)
         out = []
         for n in ("D", "H", "W"):
             k, st, pd = wp[n]
-            out.append((f"O{n}", f"floor_div(I{n} + {2 * pd - k}, {st}) + 1"))
+            out.append((f"O{n}", pooled_extent(f"I{n}", k, st, pd, loop.ceil and k > 1)))
         # cores split the (plane, od, row tile) units; a tile is R consecutive oh rows of one
         # (plane, od), so the input rows one window offset needs are SH * IW apart: one strided
         # copy a tile. Row tiles, not whole planes, so 1024 planes of 32 tiles on 48 cores

@@ -42,10 +42,10 @@ for _n in ("sort", "topk", "kthvalue", "median", "mode", "nonzero",
 for _n in ("mm", "bmm", "addmm", "matmul", "linear", "addbmm", "baddbmm",
            "convolution", "_convolution", "conv2d", "einsum", "_scaled_dot_product_flash_attention"):
     REASONS[_n] = "matrix products run on the cube unit; the graph frontend writes vector kernels only"
-for _n in ("adaptive_avg_pool2d", "_adaptive_avg_pool2d", "adaptive_max_pool2d",
-           "_adaptive_avg_pool3d", "adaptive_max_pool3d", "fractional_max_pool2d",
-           "max_unpool2d", "lp_pool2d"):
-    REASONS[_n] = "adaptive/fractional pooling windows have no fixed kernel and stride"
+for _n in ("fractional_max_pool2d", "fractional_max_pool3d"):
+    REASONS[_n] = "fractional pooling windows are drawn at random (no fixed kernel and stride)"
+for _n in ("max_unpool2d", "max_unpool3d"):
+    REASONS[_n] = "unpooling scatters by the indices of a max pooling, which has no DSL form"
 for _n in ("cat", "stack", "slice", "select", "narrow", "index", "index_select", "gather",
            "scatter", "scatter_add", "flip", "roll", "constant_pad_nd", "pad", "repeat",
            "split", "split_with_sizes", "unbind", "chunk", "diagonal", "tril", "triu",
@@ -75,6 +75,9 @@ def decompose(ag: AtenGraph, task_inputs: list[Any]) -> PrimGraph:
                 raise failed[x.node]
             vals = values.get(x.node)
             v = vals[x.index] if vals is not None and x.index < len(vals) else None
+            if isinstance(v, str):  # a rule's reason for not computing this output
+                raise Unsupported(f"{consumer} reads output {x.index} of "
+                                  f"{origin.get(x.node, x.node)}: {v}")
             if v is None:
                 what = origin.get(x.node, x.node)
                 raise Unsupported(f"{consumer} reads output {x.index} of {what}, which the "

@@ -55,12 +55,12 @@ RESERVED = {
     "total_max", "total_min", "numel", "size", "scan_sum", "scan_prod", "scan_max", "row_last",
     "rscan_sum", "rscan_prod", "rscan_max", "row_first",
     "pick", "windows", "taps", "w", "position", "load_scalar", "gather_rows", "gather_cols",
-    "index_add_rows", "load_rows_bcast", "select_cols",
+    "index_add_rows", "load_rows_bcast", "select_cols", "window_recip",
 }
 SCAN_INIT = {"sum": 0.0, "prod": 1.0, "max": -math.inf}
 #: ops whose value is never an eager fp16 rounding step (data, constants, masks)
 ROUND_EXEMPT = ("input", "const", "scalar", "extent", "position", "index", "pick", "cmp", "ind",
-                "gather", "gather_cols")
+                "gather", "gather_cols", "pool_recip")
 MAX_INLINE_DEPTH = 12
 SCAN_LANES = 64  # segments of the blocked scan in the "-blocked" structures
 
@@ -230,6 +230,8 @@ class Emitter:
             return self.load(n, scope)
         if op == "position":
             return f"position({scope.at})"
+        if op == "pool_recip":
+            return f"window_recip({scope.at}{', 1' if d['padded'] else ''})"
         if op == "pick":
             x, idx = self.args(n)
             e = f"pick({self.param[self.pg.attr(x, 'index')]}, t, " \
@@ -512,8 +514,13 @@ class Emitter:
                 how += " reuse=True, carry=True,"
                 tun = ["ROWS = tunable(pow2(1, 64), default=8)" if a["dims"] == 2 else
                        "ROWS = tunable(pow2(1, 64), default=32)", tun[1]]
-            head = (f"for t in windows({ref}, dims={a['dims']}, kernel={a['kernel'][0]}, "
-                    f"stride={a['stride'][0]}, padding={a['padding'][0]}, fill={fill},{how} "
+            if a.get("ceil"):  # ceil_mode: the windows that end past the padding too
+                how += " ceil=True,"
+            if max(a.get("dilation", (1,))) > 1:
+                how += f" dilation={_per_dim(a['dilation'])},"
+            k, st, pd = (_per_dim(a[f]) for f in ("kernel", "stride", "padding"))
+            head = (f"for t in windows({ref}, dims={a['dims']}, kernel={k}, "
+                    f"stride={st}, padding={pd}, fill={fill},{how} "
                     f"rows=ROWS, chunk=CHUNK, {tail}):")
         elif self.flat:  # defaults as the recipes' flat slabs (search/flat.py)
             tun = ["ROWS = tunable(pow2(1, 256), default=4)"]
@@ -780,6 +787,13 @@ def pool_variants(plan: Plan) -> list[str]:
     1-D: the windows with a chunk's first 512 B kept from the chunk before (any taps body)."""
     pool = next(n for n in plan.order if plan.pg.op(n) == "pool")
     a = plan.pg.g.nodes[pool]
+    out = _pool_variants(plan, pool, a)
+    if max(a.get("dilation", (1,))) > 1:  # dilated taps: each (kd, kh) row staged on its own
+        return [v for v in out if v == "windows-separable"]
+    return out
+
+
+def _pool_variants(plan: Plan, pool: int, a: dict) -> list[str]:
     if a["dims"] == 1:
         return ["windows-carry"]
     src = a["args"][0]
@@ -788,7 +802,18 @@ def pool_variants(plan: Plan) -> list[str]:
     # the fold runs Add / Max on the staged input's dtype: none for bf16 on the vector unit
     if a["dims"] < 2 or plan.pg.op(src) != "input" or plan.pg.g.nodes[src].get("dtype") == torch.bfloat16:
         return []
-    return ["windows-separable"] + (["windows-ring"] if a["stride"][0] < a["kernel"][0] else [])
+    # a 16-bit fold of a sum rounds each row sum to 16 bits; a border divisor smaller than the
+    # window scales that error up past the fp16 tolerance (seen: 4 ulps at a corner): fp32 only
+    if a["red"] == "sum" and plan.pg.g.nodes[src].get("dtype") != torch.float32 and any(
+            plan.pg.op(u) == "pool_recip" for u in plan.pg.g.successors(pool)):
+        return []
+    # the ring reuses staged input rows across overlapping windows along H
+    return ["windows-separable"] + (["windows-ring"] if a["stride"][-2] < a["kernel"][-2] else [])
+
+
+def _per_dim(v: tuple[int, ...]) -> str:
+    """A windows() kernel / stride / padding: one integer if every pooled dim shares it."""
+    return str(v[0]) if len(set(v)) == 1 else "(" + ", ".join(map(str, v)) + ")"
 
 
 def emit_program(plan: Plan, task: Task, structure: str) -> str:

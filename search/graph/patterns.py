@@ -607,12 +607,15 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
         if op == "pool":
             if kind != "windows" or forms[args[0]] != "w":
                 raise Unsupported("pooling outside a windows loop")
-            pad = d["padding"][0]
+            pad = any(d["padding"])
             if pad and pg.op(args[0]) not in ("input",) + TRANSPARENT:
                 raise Unsupported("pooling a computed value with padding > 0: the windows loop "
                                   "pads the input tensor, not the computed value")
             forms[n] = "t"
             pooled = True
+            continue
+        if op == "pool_recip":  # one value per output element, from the loop's own numbers
+            forms[n] = "t"
             continue
         if op == "scan":
             x = args[0]

@@ -18,7 +18,9 @@ ATen ops are decomposed (:mod:`.decompose`) into a handful of primitives held in
 - ``position`` (attribute ``dim``, a leaf): each element's index along ``dim`` as f32 (the
   argmax/argmin decompositions: the first position where a slice reaches its extreme);
 - ``pool`` (attributes ``red`` ``sum``/``max``, ``dims``, ``kernel``, ``stride``, ``padding``):
-  a window reduction over the last ``dims`` dims (padding reads as the op's identity);
+  a window reduction over the last ``dims`` dims (padding reads as the op's identity;
+  ``ceil``: PyTorch's ceil_mode output size; ``dilation``: taps that far apart);
+- ``pool_recip`` (the pool, attribute ``padded``): 1 / each output's in-bounds taps;
 - ``flip`` / ``slice``: data movement, only valid where a rule folds it away (a reversed
   or exclusive scan);
 - ``view``/``expand``: the same data seen with another shape (no code).
@@ -404,13 +406,24 @@ class PrimGraph:
         return self._add("index_mod", (idx,), idx.shape, idx.shape, idx.dtype, value=int(mod))
 
     def pool(self, red: str, a: Value, kernel: Sequence[int], stride: Sequence[int],
-             padding: Sequence[int], out_shape: Shape) -> Value:
+             padding: Sequence[int], out_shape: Shape, ceil: bool = False,
+             dilation: Sequence[int] = ()) -> Value:
         a = self.as_float(a)
         if a.real != a.shape:
             raise Unsupported("pooling of a broadcast value")
         return self._add("pool", (a,), tuple(out_shape), tuple(out_shape), a.dtype, red=red,
                          dims=len(kernel), kernel=tuple(kernel), stride=tuple(stride),
-                         padding=tuple(padding))
+                         padding=tuple(padding), ceil=bool(ceil),
+                         dilation=tuple(dilation) or (1,) * len(kernel))
+
+    def pool_recip(self, pooled: Value, padded: bool) -> Value:
+        """For each element of a ``pool`` value, 1 / the taps of its window inside the input
+        (``padded``: inside the input and its padding, clipped at ``I + P``) -- an average
+        pool's divisor where it changes at the borders (``window_recip(t)`` in the DSL)."""
+        if self.op(pooled) != "pool":
+            raise Unsupported("a border divisor of a value that is not a pooling")
+        return self._add("pool_recip", (pooled,), pooled.shape, pooled.shape, torch.float32,
+                         padded=bool(padded))
 
     def marker(self, op: str, a: Value, shape: Shape, **attrs: Any) -> Value:
         """A data-movement node (``flip``, ``slice``) that a later rule must fold away."""

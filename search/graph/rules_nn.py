@@ -1,8 +1,12 @@
 """Decomposition rules of neural-network ops: pooling windows and losses.
 
-Pooling is one ``pool`` primitive (a window reduction over the last dims; padding reads as
-the op's identity). A loss is a pointwise term followed by its ``reduction`` (none, mean or
-sum); ``nll_loss`` gathers by class index (``pick``) through the elementwise work before it.
+Pooling is one ``pool`` primitive (a window reduction over the last dims, per-dim kernels,
+strides, paddings and dilations; padding reads as the op's identity, and so do ceil_mode's
+extra windows); an average pool whose divisor changes at the borders
+(``count_include_pad=False`` with padding, ceil_mode) multiplies in ``pool_recip``, 1 / each
+window's in-bounds taps. A loss is a pointwise term followed by its ``reduction`` (none,
+mean or sum); ``nll_loss`` gathers by class index (``pick``) through the elementwise work
+before it.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ...dsl.lowering.tiling import pooled_size
 from .formulas import Arg, Fn, Formula, Rule, X, abs_, arg, exp, log, registrar
 from .prims import BINARY, UNARY, PrimGraph, Value
 from .rules_reduce import mean
@@ -36,34 +41,33 @@ def _pool(g: PrimGraph, a: dict, red: str) -> Value:
     s = _triple(a.get("stride"), n, k)
     p = _triple(a.get("padding"), n)
     dil = _triple(a.get("dilation"), n, [1] * n)
-    if a.get("ceil_mode"):
-        raise Unsupported("pooling with ceil_mode=True (partial windows at the end) has no "
-                          "DSL form")
-    if any(d != 1 for d in dil):
-        raise Unsupported(f"pooling with dilation {dil} has no DSL form")
     rank = len(x.shape)
     out = list(x.shape)
+    ceil = bool(a.get("ceil_mode"))  # kept whether or not this shape gains a window (same graph)
     for i in range(n):
         d = rank - n + i
-        out[d] = (x.shape[d] + 2 * p[i] - k[i]) // s[i] + 1
+        out[d] = pooled_size(x.shape[d], (k[i] - 1) * dil[i] + 1, s[i], p[i], ceil)
     keep = [i for i in range(n) if not (k[i] == 1 and s[i] == 1 and p[i] == 0)]
     if keep and keep != list(range(keep[0], n)):
         raise Unsupported(f"pooling with kernel {k} pools non-adjacent dims")
-    k, s, p = ([k[i] for i in keep], [s[i] for i in keep], [p[i] for i in keep])
+    k, s, p, dil = ([k[i] for i in keep], [s[i] for i in keep], [p[i] for i in keep],
+                    [dil[i] for i in keep])
     if not k:
         return x
-    if len(set(k)) > 1 or len(set(s)) > 1 or len(set(p)) > 1:
-        raise Unsupported(f"pooling with kernel {k}, stride {s}, padding {p}: the DSL's windows "
-                          "loop takes one kernel, stride and padding for every pooled dim")
-    if p[0] * 2 > k[0]:
-        raise Unsupported(f"pooling with padding {p[0]} > kernel {k[0]} / 2")
-    return g.pool(red, x, k, s, p, tuple(out))
+    if any(pi * 2 > ki for pi, ki in zip(p, k, strict=True)):
+        raise Unsupported(f"pooling with padding {p} > kernel {k} / 2")
+    return g.pool(red, x, k, s, p, tuple(out), ceil, dil)
 
 
 @rule("max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
       "max_pool2d_with_indices", "max_pool3d_with_indices")
 def _max_pool(g: PrimGraph, a: dict) -> list:
-    return [_pool(g, a, "max"), None]
+    return [_pool(g, a, "max"), INDICES]
+
+
+#: why a max pooling's second output is not computed (read as the reason if it is used)
+INDICES = ("max pooling's indices (return_indices=True) have no DSL form: a windows loop "
+           "keeps each window's maximum, not where it is")
 
 
 @rule("avg_pool1d", "avg_pool2d", "avg_pool3d")
@@ -72,13 +76,29 @@ def _avg_pool(g: PrimGraph, a: dict) -> Value:
     out = _pool(g, a, "sum")
     if out is x:
         return x
-    k = g.attr(out, "kernel")
-    pad = g.attr(out, "padding")[0]
-    if not a.get("count_include_pad", True) and pad > 0:
-        raise Unsupported("avg pooling with count_include_pad=False and padding > 0 (the divisor "
-                          "changes at the borders) has no DSL form")
-    div = a.get("divisor_override") or math.prod(k)
-    return g.binary("div", out, float(div))
+    if a.get("divisor_override"):
+        return g.binary("div", out, float(a["divisor_override"]))
+    include = a.get("count_include_pad", True)
+    if g.attr(out, "ceil") or (not include and any(g.attr(out, "padding"))):
+        # the divisor changes at the borders: 1 / the in-bounds (or in-padding) taps, multiplied in
+        return g.binary("mul", out, g.pool_recip(out, padded=include))
+    return g.binary("div", out, float(math.prod(g.attr(out, "kernel"))))
+
+
+@rule("adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d", "adaptive_max_pool3d")
+def _adaptive(g: PrimGraph, a: dict) -> Value:
+    """Adaptive pooling to a fixed ``output_size``: its window (about I / O) follows the
+    input's extent, while a windows loop's kernel and stride are compile-time numbers, and
+    the kernel is checked at shapes other than the task's. Refused, naming the fixed pooling
+    it equals when O divides I (global pooling to 1 is a mean and is traced as one)."""
+    x, size = a["self"], [int(o) for o in a["output_size"]]
+    dims = list(x.shape[len(x.shape) - len(size):])
+    fixed = ""
+    if all(o > 0 and i % o == 0 for i, o in zip(dims, size, strict=True)):
+        k = [i // o for i, o in zip(dims, size, strict=True)]
+        fixed = f" (at {dims} it is the fixed pooling kernel = stride = {k}: write that instead)"
+    raise Unsupported(f"adaptive pooling of {dims} to {size}: its window follows the input's "
+                      f"shape, a windows loop's kernel and stride are fixed numbers{fixed}")
 
 
 # ---------------------------------------------------------------- losses

@@ -1,0 +1,19 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.MaxPool1d(kernel_size=3, stride=2, padding=1, dilation=3, ceil_mode=True)
+
+    def forward(self, x):
+        return self.pool(x)
+
+
+def get_inputs():
+    return [torch.randn(4, 6, 999, dtype=torch.float16)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,20 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.MaxPool2d(2, 2, return_indices=True)
+
+    def forward(self, x):
+        out, idx = self.pool(x)
+        return out, idx
+
+
+def get_inputs():
+    return [torch.randn(2, 4, 32, 32)]
+
+
+def get_init_inputs():
+    return []
