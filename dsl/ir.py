@@ -476,6 +476,7 @@ class CubeStage:
     a_whole: Size = 0  # 1: a block's whole A panel (bm x K) in L1 at once, kept while the next block shares it
     b_whole: Size = 0  # 1: the same for the B panel (K x bn)
     bias: str | None = None  # In tensor of N values: the accumulator starts from it (bias table, Mmad with bias)
+    run: Size = 1  # blocks per run: each core takes `run` consecutive blocks of the order, runs dealt round-robin
     fix_split: Size = 0  # 1 (with acc_depth 1): a block's first and last K stages run per column half, each
     # half's Fixpipe overlapping the other half's Mmads (explicit M_FIX / FIX_M flags per half)
     ordered_split: str | None = None  # fp32 workspace: the K splits combined through it in split order, in this launch

@@ -137,6 +137,23 @@ def fix_split_default(bt: int, m: int, n: int, k: int) -> int:
     return 1 if k > 2 * 256 else 0
 
 
+def run_default(bt: int, m: int, n: int, k: int, transpose_b: bool = False, esize: int = 2) -> int:
+    """Default of ``RUN`` (consecutive blocks per core): for many short-K blocks (eight waves or
+    more, the whole B panel of a 256-column block, K rows padded to 16, beside two A stages in
+    L1, and B not fp32 stored K x N) the largest of 2, 4, 8 that a block column holds — the
+    direct candidate then walks each core down its own run of a column holding the B panel
+    (col-major, ``BW``), with the split Fixpipe, since once B is read once per run the
+    Fixpipe in series with the Mmads is the largest remaining cost; else 1 (modeled, model
+    2.1: matmul_batched, 32 x 1024 x 512 x 1024, 166.0 -> 152.2 us; runs without the split
+    Fixpipe 183.8 us)."""
+    n_m = -(-m // _BLOCK_M)
+    tiles = bt * n_m * -(-n // _BLOCK_N)
+    fits = (-(-k // 16) * 16) * _BLOCK_N * esize + 2 * _BLOCK_M * 256 * esize <= 512 * 1024
+    if tiles < 8 * _CUBE_CORES or not fits or not (transpose_b or esize == 2):
+        return 1
+    return max([1] + [r for r in (2, 4, 8) if r <= n_m])
+
+
 GROUPS = "2, 3, 4, 6, 8, 12, 16"
 
 
@@ -227,10 +244,12 @@ def matmul_candidates(name: str, spec: MatmulSpec, dims: tuple[int, int, int, in
                   group_default=group_default(*dims) if dims else 4,
                   a_whole_default=a_whole_default(*dims, spec.transpose_a, 4 if spec.dtype == "f32" else 2)
                   if dims else 0)
-    bw = b_whole_default(*dims, spec.transpose_b, 4 if spec.dtype == "f32" else 2) if dims else 0
-    common.update(b_whole_default=bw, bn_default=128 if bw else _BLOCK_N,
-                  order_default="row_major" if bw else "swizzled",
-                  fix_split_default=fix_split_default(*dims) if dims else 1)
+    esize = 4 if spec.dtype == "f32" else 2
+    bw = b_whole_default(*dims, spec.transpose_b, esize) if dims else 0
+    run = run_default(*dims, spec.transpose_b, esize) if dims and not bw else 1
+    common.update(b_whole_default=1 if run > 1 else bw, bn_default=128 if bw else _BLOCK_N,
+                  order_default="col_major" if run > 1 else "row_major" if bw else "swizzled",
+                  fix_split_default=1 if run > 1 else fix_split_default(*dims) if dims else 1, run_default=run)
     if not spec.epilogue:
         store = "acc"
         if spec.relu:

@@ -293,3 +293,27 @@ def test_fix_split_with_bias_table() -> None:
         np.testing.assert_allclose(out.astype(np.float32), ref.astype(np.float32), rtol=2e-3, atol=3e-2)
         outs.append(out)
     np.testing.assert_array_equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("batched, tb, order, bw", [(True, False, 1, 1), (False, True, 1, 1), (False, False, 2, 0)])
+def test_runs_of_consecutive_blocks_cover_every_block(batched: bool, tb: bool, order: int, bw: int) -> None:
+    """run=R deals each core R consecutive blocks of the order (a held B panel serves the run), the
+    items past the last whole round of runs round-robin: with ragged blocks, tail pieces and split
+    Fixpipe the result is run=1's, bit for bit."""
+    bt, m, k, n = (3, 150, 333, 200) if batched else (1, 300, 333, 200)
+    torch.manual_seed(9)
+    a = torch.randn((bt, m, k) if batched else (m, k)).half()
+    b = torch.randn((bt, k, n) if batched else (k, n)).half()
+    ref = (a.float() @ b.float()).half().numpy()
+    gb = b.transpose(-1, -2).contiguous() if tb else b
+    plan, lk, libs = _build(_mm_src(transpose_b=tb, batched=batched)[0])
+    outs = []
+    for run in (1, 2, 4):
+        params = {"BM": 64, "BN": 64, "BK": 32, "KL1": 128, "ORDER": order, "GROUP": 2, "CORES": 5, "TAIL": 1,
+                  "BW": bw, "FSPLIT": 1, "RUN": run}
+        (out,), t = _run(plan, lk, libs, [a.numpy(), gb.numpy()], [(ref.shape, np.float16)], params)
+        assert t["runLen"] == run and 0 < t["runFull"] <= t["items"]
+        np.testing.assert_allclose(out.astype(np.float32), ref.astype(np.float32), rtol=2e-3, atol=3e-2)
+        outs.append(out)
+    for out in outs[1:]:
+        np.testing.assert_array_equal(outs[0], out)

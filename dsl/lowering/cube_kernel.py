@@ -238,10 +238,15 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "        int64_t heldKeyB = -1;",
         *_FIX_SPLIT_PROLOGUE,
         *ordered_loop_head(c),
+        "            // run > 1: this core's ri-th item (ri = w / cubeDim) is item ri % run of its (ri / run)-th",
+        "            // run of consecutive items (written with w alone: the mixed form's AIVs repeat this walk)",
+        "            const int64_t ri = w / td_.cubeDim;",
+        "            const int64_t it = w < td_.runFull",
+        "                ? ((ri / td_.runLen) * td_.cubeDim + w % td_.cubeDim) * td_.runLen + ri % td_.runLen : w;",
         "            // work item -> block; items past the full waves are N-pieces of the tail blocks",
-        "            const bool piece = w >= td_.fullTiles;",
-        "            const int64_t blk = piece ? td_.fullTiles + (w - td_.fullTiles) / td_.tparts : w;",
-        "            const int64_t part = piece ? (w - td_.fullTiles) % td_.tparts : 0;",
+        "            const bool piece = it >= td_.fullTiles;",
+        "            const int64_t blk = piece ? td_.fullTiles + (it - td_.fullTiles) / td_.tparts : it;",
+        "            const int64_t part = piece ? (it - td_.fullTiles) % td_.tparts : 0;",
         "            const int64_t split = blk % td_.splits;",
         "            const int64_t tile = blk / td_.splits;",
         "            const int64_t bt = tile / perBatch;",
@@ -529,6 +534,10 @@ def ordered_split_checks(p: ir.Program, t: dict[str, int], cube_cores: int) -> N
     if t["cubeDim"] > cube_cores:
         raise DslError(f"ordered_split=: {t['cubeDim']} blocks of SyncAll on {cube_cores} cube cores would "
                        "deadlock (cores >= splits)", c.loc)
+    if t.get("runLen", 1) > 1:
+        raise DslError("ordered_split=: a round of work items must hold whole blocks; run= must be 1", c.loc)
+
+
 # ---------------------------------------------------------------- fix_split: per-half Fixpipe
 # With one L0C buffer a block's Fixpipe would run in series with the Mmads (the next block's
 # first Mmad overwrites L0C). With fix_split the block's first and last K stages run per column

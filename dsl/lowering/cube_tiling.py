@@ -221,6 +221,10 @@ def cube_formulas(p: ir.Program) -> list[tuple[str, str]]:
         ("tbp3", "sel(tw3 < tbw2, 3, tbp2)"),
         ("tparts", f"sel({size_expr(c.tail)} * remTiles > 0, sel(tw4 < tbw3, 4, tbp3), 1)"),
         ("items", "fullTiles + remTiles * tparts"),
+        # run=R: each core takes R consecutive items of the order (a held A / B panel serves them all),
+        # runs dealt round-robin; the items past the last whole round of runs stay round-robin
+        ("runLen", f"max(1, {size_expr(c.run)})"),
+        ("runFull", "floor_div(items, cubeDim * runLen) * cubeDim * runLen"),
         ("order", size_expr(c.order)),
         ("group", f"max(1, {size_expr(c.group)})"),
         ("eb", f"{eb}"),
