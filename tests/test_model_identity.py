@@ -46,7 +46,9 @@ def test_vector_kernel_doing_the_library_work_is_even(name, shape, candidate, pa
 
 
 def test_matmul_4096_fp16_is_even() -> None:
-    t = _timing(get_task("matmul"), "matmul/cube")
+    # the library's structure: one Fixpipe per block after its Mmads (the split Fixpipe, FSPLIT,
+    # overlaps them and is ours, beside it: it models about 4% faster at this shape)
+    t = _timing(get_task("matmul"), "matmul/cube", {"FSPLIT": 0})
     assert t["speedup"] == pytest.approx(1.0, abs=0.03), (t["modeled_us"], t["eager_us"])
     assert 0.80 < t["cube_peak_frac"] < 0.92  # public torch_npu: 314.5 TFLOPS = 89% of peak
 

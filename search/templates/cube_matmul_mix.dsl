@@ -15,7 +15,7 @@ def {name}({params}):
     CORES = tunable(choice({cores}), default={cores_default})
     TAIL = tunable(choice(0, 1), default={tail_default})
     VROWS = tunable(pow2(1, 64), default=8)                 # epilogue rows per UB tile
-    VCHUNK = tunable(choice(64, 128, 256), default=256)     # epilogue columns per UB tile (<= a block's BN)
+    VCHUNK = tunable(choice(64, 128, 256), default=256)     # epilogue columns per UB tile (<= the block's BN)
     VDEPTH = tunable(choice(1, 2), default=2)
     RING = tunable(choice(1, 2, 3, 4), default=2)           # blocks in each AI Core's GM ring
     mm_ws = workspace({ws_dtype}, ring=RING)
