@@ -286,6 +286,20 @@ class _Search:
         self.times.feasible_s += time.perf_counter() - t0
         return str(reason) if reason else None
 
+    def _checked(self, c: CandidateState, params: dict[str, int]) -> str | None:
+        """``_feasible`` once per point: the verdict is kept in ``c.feasible`` / ``c.infeasible``."""
+        key = c.key(params)
+        if key in c.infeasible:
+            return c.infeasible[key]
+        if key in c.feasible:
+            return None
+        reason = self._feasible(c, params)
+        if reason is None:
+            c.feasible.add(key)
+        else:
+            c.infeasible[key] = reason
+        return reason
+
     def _enqueue_stand_in(self, c: CandidateState) -> None:
         """Queue the feasible point nearest to an infeasible default (once per candidate), so
         the search starts where the template's author meant it to, not where the sampler
@@ -293,21 +307,7 @@ class _Search:
         if c.stand_in_sought:
             return
         c.stand_in_sought = True
-
-        def check(params: dict[str, int]) -> str | None:
-            key = c.key(params)
-            if key in c.infeasible:
-                return c.infeasible[key]
-            if key in c.feasible:
-                return None
-            reason = self._feasible(c, params)
-            if reason is None:
-                c.feasible.add(key)
-            else:
-                c.infeasible[key] = reason
-            return reason
-
-        point = nearest_feasible(c.spec.tunables, check, STAND_IN_CHECKS)
+        point = nearest_feasible(c.spec.tunables, lambda params: self._checked(c, params), STAND_IN_CHECKS)
         if point is None:
             return
         key = c.key(point)
@@ -347,13 +347,8 @@ class _Search:
                 rec.resolve(c, trial, *state_value(outcome),
                             trial_attrs(params, outcome, 0.0, "", False, number))
                 continue
-            reason = c.infeasible.get(key)
-            if reason is None and key not in c.feasible:
-                reason = self._feasible(c, params)
-                if reason is None:
-                    c.feasible.add(key)
+            reason = self._checked(c, params)
             if reason is not None:
-                c.infeasible[key] = reason
                 self.infeasible_count += 1
                 c.misses += 1
                 trial.set_constraint("feasible", 1.0)

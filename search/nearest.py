@@ -29,8 +29,7 @@ def nearest_feasible(tunables: Sequence[TunableSpec], feasible: Callable[[dict[s
     defaults = {t.name: t.default for t in tunables}
     if feasible(dict(defaults)) is None:
         return defaults
-    steps = [{v: abs(i - list(t.values).index(t.default)) for i, v in enumerate(t.values)}
-             for t in tunables]  # how far each value is from the default, in declared order
+    steps = [_steps_from_default(t) for t in tunables]
     singles = sorted((steps[i][v], v > t.default, i, v) for i, t in enumerate(tunables)
                      for v in t.values if v != t.default)
     for _steps, _up, i, v in singles:
@@ -45,3 +44,9 @@ def nearest_feasible(tunables: Sequence[TunableSpec], feasible: Callable[[dict[s
         if params != defaults and feasible(dict(params)) is None:
             return params
     return None
+
+
+def _steps_from_default(t: TunableSpec) -> dict[int, int]:
+    """How far each value of ``t`` is from its default, in the domain's declared order."""
+    di = list(t.values).index(t.default)
+    return {v: abs(i - di) for i, v in enumerate(t.values)}
