@@ -430,6 +430,7 @@ class Loop:
     block_max: bool = False  # slabs(rows=R, block_max=True): online log-sum-exp steps with one max per block of R (lowering/step_blockmax.py)
     ceil: bool = False  # windows(ceil=True): PyTorch's ceil_mode output size (windows may end past the padding)
     dilation: int | tuple = 1  # windows(dilation=): taps this far apart (an int, or a tuple per pooled dim)
+    split: str | int | None = None  # slabs(rows=R, split=S): K cut into S slices on their own cores, partials combined after a SyncAll (lowering/split_k.py)
 
 
 @dataclass(frozen=True)
