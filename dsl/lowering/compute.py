@@ -10,7 +10,7 @@ tensor's tile goes to a VECIN->VECOUT bound queue and the tile store is computed
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import ir, ops
 from ..checker import TypedProgram
@@ -47,6 +47,8 @@ class KernelPlan:
     roles: dict[str, str]  # tensor -> "tile" | "bcast" | "per_row" | "row_out" | "step" | "outer" | "scalar_out" | "index"
     host_scalars: list[tuple[str, ir.Expr]]  # derived scalars the host tiling computes
     grid_loops: int = 0  # loops with total_* reductions (each needs a GM workspace slot per core)
+    #: column windows (load_slice): (col field, pitch field, tensor, col expression), one per window
+    slices: list[tuple[str, str, str, ir.Expr]] = field(default_factory=list)
 
 
 GRID_INIT = {o.name: cconst(o.identity) for o in ops.REDUCE.values()}
@@ -182,6 +184,7 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, ComputeOps
         self.grid_loops = 0
         self.host_scalars: list[tuple[str, ir.Expr]] = []
         self.host_names: dict[int, str] = {}
+        self.slices: list[tuple[str, str, str, ir.Expr]] = []
         self.counter = 0
         self.depth = self.loop.depth
 
@@ -296,7 +299,8 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, ComputeOps
             for more in self.scratch[1:]:
                 expr = f"max({expr}, {more})"
             buffers.append(Buffer("scratchBuf", "table", expr))
-        return KernelPlan(self.init_lines + self.lines, buffers, self.roles, self.host_scalars, self.grid_loops)
+        return KernelPlan(self.init_lines + self.lines, buffers, self.roles, self.host_scalars, self.grid_loops,
+                          self.slices)
 
     def _src(self, s) -> str:
         return self.p.line_text(s.loc.line)
