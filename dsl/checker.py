@@ -179,6 +179,26 @@ class _Checker:
         if e.at == loop.var and any(isinstance(s, ir.InnerLoop) and s.kind == "chunks" for s in loop.body):
             raise DslError(f"in a rows loop with column chunks, {what} is at the chunk", e.loc)
 
+    def _load_slice(self, e: ir.LoadSlice, scope: dict[str, VType], loop: ir.Loop, loop_var: str) -> VType:
+        """A column window of a GM tensor: a tiles loop (one row) or a plain rows loop, at its
+        variable or its chunk; the column offset is a host scalar (its range is checked with
+        the shapes, :func:`check_slices`)."""
+        what = "load_slice(x, t, col)"
+        if loop.kind == "tiles":
+            if e.at != loop.var:
+                raise DslError(f"{what} in a tiles loop is at its variable", e.loc)
+        else:
+            self._row_access(e, what, loop, loop_var)
+            if loop.flat or loop.inplace:
+                raise DslError(f"{what} reads its own rows: not in a rows(flat=True) or rows(inplace=True) loop",
+                               e.loc)
+        col = self._expr(e.arg, scope, loop_var)
+        if col.form != "scalar" or (col.space or "H") != "H":
+            raise DslError(f"{what}: col is a host scalar (constants and sizes, e.g. size(x, -1) / 2)", e.loc)
+        if self.p.is_workspace(e.tensor):
+            raise DslError(f"{what} reads an In tensor, not the workspace '{e.tensor}'", e.loc)
+        return VType("tile", self.p.dtype_of(e.tensor), self.loop_space[e.at])
+
     def _check_loop_header(self, loop: ir.Loop) -> None:
         first = self.p.loop
         if loop is not first and (loop.kind, loop.tensor, loop.tile, loop.cores, loop.dim, loop.depth,
@@ -336,6 +356,8 @@ class _Checker:
             if d.form != "scalar" or (d.space or "H") != "H":
                 raise DslError(f"{what}: d is a host scalar (sizes, constants)", e.loc)
             return VType("tile", self.p.dtype_of(e.tensor), self.loop_space[e.at])
+        if isinstance(e, ir.LoadSlice):
+            return self._load_slice(e, scope, loop, loop_var)
         if isinstance(e, ir.IndexAddRows):
             a = self._expr(e.arg, scope, loop_var)
             what = "index_add_rows(acc, src, t, idx, dim)"

@@ -339,6 +339,20 @@ class LoadRowsBcast(Expr):
 
 
 @dataclass(frozen=True)
+class LoadSlice(Expr):
+    """``load_slice(x, at, col)``: a column window of ``x``. In a rows loop of ``N`` rows of
+    width ``W``, ``x`` is seen as ``N`` rows of pitch ``P = numel(x) / N`` and row ``g`` of the
+    tile is ``x[g * P + col + c0 :][:w]`` (``c0``, ``w``: the chunk's columns); in a tiles loop
+    ``x`` is one row and the tile is ``x[col + g :][:n]``. ``col`` is a host scalar (constants,
+    sizes: ``size(x, -1) / 2``); the tiling checks that it is a whole number and that the
+    window lies inside ``x``'s rows (chunk, split, narrow and basic slicing, SwiGLU's halves)."""
+
+    arg: Expr
+    tensor: str
+    at: str
+
+
+@dataclass(frozen=True)
 class Index(Expr):
     """``g[i]`` (stop = i + 1) or ``g[a:b]`` on a group of per-row values (or members)."""
 
@@ -589,7 +603,7 @@ class Program:
 def walk_exprs(e: Expr):
     """Yield ``e`` and all its sub-expressions, depth first, operands before users."""
     if isinstance(e, (Unary, LeakyRelu, Cast, RowReduce, GridReduce, RowLast, Index, Sinkhorn,
-                      IndexAddRows, LoadRowsBcast)):
+                      IndexAddRows, LoadRowsBcast, LoadSlice)):
         yield from walk_exprs(e.arg)
     elif isinstance(e, Power):
         yield from walk_exprs(e.base)

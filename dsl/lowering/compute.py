@@ -10,7 +10,7 @@ tensor's tile goes to a VECIN->VECOUT bound queue and the tile store is computed
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import ir, ops
 from ..checker import TypedProgram
@@ -49,6 +49,8 @@ class KernelPlan:
     host_scalars: list[tuple[str, ir.Expr]]  # derived scalars the host tiling computes
     grid_loops: int = 0  # loops with total_* reductions (each needs a GM workspace slot per core)
     split_accs: int = 0  # slabs(split=S): accumulator rows each item writes to the GM workspace
+    #: column windows (load_slice): (col field, pitch field, tensor, col expression), one per window
+    slices: list[tuple[str, str, str, ir.Expr]] = field(default_factory=list)
 
 
 GRID_INIT = {o.name: cconst(o.identity) for o in ops.REDUCE.values()}
@@ -185,6 +187,7 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         self.split_accs = 0
         self.host_scalars: list[tuple[str, ir.Expr]] = []
         self.host_names: dict[int, str] = {}
+        self.slices: list[tuple[str, str, str, ir.Expr]] = []
         self.counter = 0
         self.depth = self.loop.depth
 
@@ -300,7 +303,7 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
                 expr = f"max({expr}, {more})"
             buffers.append(Buffer("scratchBuf", "table", expr))
         return KernelPlan(self.init_lines + self.lines, buffers, self.roles, self.host_scalars, self.grid_loops,
-                          self.split_accs)
+                          self.split_accs, self.slices)
 
     def _src(self, s) -> str:
         return self.p.line_text(s.loc.line)

@@ -128,6 +128,8 @@ def tiling_spec(tp: TypedProgram, plan: KernelPlan) -> TilingSpec:
         tensors=tuple(t.name for t in p.tensors), grid_loops=plan.grid_loops, split_accs=plan.split_accs,
         groups=p.loop.groups,
         axis=p.loop.axis,
+        slices=tuple((col, pitch, [t.name for t in p.tensors].index(x), host_expr(e), e)
+                     for col, pitch, x, e in plan.slices),
     )
 
 
@@ -163,7 +165,8 @@ def _kernel_class(tp: TypedProgram, plan: KernelPlan, spec: TilingSpec, depth: i
     L.append("        td_ = td;")
     for t in p.tensors:
         role = plan.roles.get(t.name, "tile")
-        size = {"gather_src": f"td.{mangle('gn', t.name)}", "gather_index": f"td.{mangle('gk', t.name)}"
+        size = {"gather_src": f"td.{mangle('gn', t.name)}", "gather_index": f"td.{mangle('gk', t.name)}",
+                "slice_src": f"td.{mangle('slp', t.name)} * {'1' if p.loop.kind == 'tiles' else 'td.N'}"
                 }.get(role) or _gm_size(p, role)
         L.append(f"        {mangle('gm', t.name)}.SetGlobalBuffer(reinterpret_cast<__gm__ {CTYPE[t.dtype]}*>"
                  f"({mangle('arg', t.name)}), static_cast<uint64_t>({size}));")
