@@ -303,6 +303,10 @@ def domain_candidates(pg: PrimGraph, live: list[int], task: Task, shapes: Sequen
             d = _rows_dim(v.shape, ext[0], ext[1]) if kind == "rows" else _slabs_dim(v.shape, *ext)
             if d is not None:
                 return [Domain(kind, j, d, on_output=True)]
+        raise Unsupported(f"a {kind} reduction of a slice: a kernel loop runs over the shape of an "
+                          "input or output tensor and reads the slice as a window of its rows, and "
+                          "no input or output has the sliced shape (a reduction of a window is "
+                          "served when its result keeps the window's shape, e.g. a softmax)")
     if kind == "rows":  # rows of a reshaped view: channel groups (group norm)
         for i in inputs:
             s = shapes[i]
@@ -399,7 +403,8 @@ def shape_exprs(pgs: Sequence[PrimGraph], live: Sequence[int], domain: Domain,
                 out[n] = ("width(t)", host)
             continue
         if op == "slice":
-            out[n] = (None, slice_column(pgs, n))
+            if pg.op(pg.g.nodes[n]["args"][0]) == "input":  # a window (others: _slice_form refuses)
+                out[n] = (None, slice_column(pgs, n))
             continue
         if op != "const":
             continue
@@ -813,8 +818,8 @@ def _slice_form(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int],
     x = pg.g.nodes[d["args"][0]]
     dim, shape = d["dim"], tuple(d["shape"])
     if d["step"] != 1:
-        raise Unsupported(f"a slice with step {d['step']} along dim {dim} (every {d['step']}th "
-                          "element) has no DSL form: a window is a contiguous run of columns")
+        raise Unsupported(f"a slice with step {d['step']} along dim {dim} (one element in "
+                          f"{d['step']}) has no DSL form: a window is a contiguous run of columns")
     if x["op"] != "input":
         raise Unsupported(f"a slice of a computed value ({x['op']}) along dim {dim}: only task "
                           "inputs are read as windows (the kernel does not stage intermediates)")
