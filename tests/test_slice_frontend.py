@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from ascendcraft.tasks.taskfile import load_task_file
 from ascendcraft.search.graph import propose_from_graph
 from ascendcraft.search.proposer import ProposerError
+
+from ascendcraft.tasks.taskfile import load_task_file
 
 HERE = Path(__file__).parent / "taskfiles"
 

@@ -23,7 +23,15 @@ from typing import Any
 
 import torch
 
-from . import rules_gather, rules_layout, rules_math, rules_nn, rules_reduce, rules_scan, rules_slice
+from . import (
+    rules_gather,
+    rules_layout,
+    rules_math,
+    rules_nn,
+    rules_reduce,
+    rules_scan,
+    rules_slice,
+)
 from .formulas import Rule
 from .prims import PrimGraph, Value
 from .trace import AtenGraph, Ref, Unsupported
