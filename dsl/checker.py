@@ -182,7 +182,7 @@ class _Checker:
     def _load_slice(self, e: ir.LoadSlice, scope: dict[str, VType], loop: ir.Loop, loop_var: str) -> VType:
         """A column window of a GM tensor: a tiles loop (one row) or a plain rows loop, at its
         variable or its chunk; the column offset is a host scalar (its range is checked with
-        the shapes, :func:`check_slices`)."""
+        the shapes, ``tiling.TilingSpec.evaluate_slices``)."""
         what = "load_slice(x, t, col)"
         if loop.kind == "tiles":
             if e.at != loop.var:
