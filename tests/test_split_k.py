@@ -140,3 +140,20 @@ def test_a_total_in_a_split_loop_is_refused() -> None:
                                "        g = total_sum(acc)\n        store(out, t, cast(acc, f32))")
     with pytest.raises(DslError, match="total_"):
         dsl_prepare("bad", bad)
+
+
+@needs_gxx
+def test_more_slices_than_cores_or_steps_are_capped() -> None:
+    # split=10**9: min(S, K, coreNum) slices, so the workspace stays a few partial rows an output
+    task = get_task("sum_dim").with_shape((3, 13, 33), "fp32")
+    src = _split_src().replace("split=SPLIT", "split=1000000000")
+    prep = prepare("huge_split", src)
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[[(3, 13, 33)], [(2, 100, 9)]])
+    params = {"ROWS": 4, "CORES": 8, "DEPTH": 2}
+    out = ev.evaluate(prep, params, timing=False)
+    assert out.status is Status.OK, out.message
+    from ascendcraft.soc import load_soc
+
+    t = dsl_prepare("huge_split", src).tiling([[2, 100, 9]], {**params}, load_soc("Ascend910B2"))
+    assert (t["coreNum"], t["splits"], t["items"]) == (48, 48, 2 * 48)  # K = 100 > 48 cores
+    assert t["workspaceBytes"] == t["items"] * t["tileLen"] * 4 == 96 * 16 * 4  # one accumulator

@@ -173,8 +173,9 @@ def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -
     # slabs(flat=True): a tile is all of B, so kb steps are one contiguous run of GM
     tile_len = "align_up(B, U)" if loop.flat else f"max(U, min(align_down({tile}, U), align_up(B, U)))"
     # split=S: an item is one slice of K of one tile (lowering/split_k.py); after the SyncAll the
-    # outItems tiles are shared out again for the combine
-    split = [("splits", f"max(1, min({size_expr(loop.split)}, K))")] if loop.split is not None else []
+    # outItems tiles are shared out again for the combine. At most coreNum slices (more never
+    # adds a busy core), so the workspace is at most coreNum partial rows an output row each
+    split = [("splits", f"max(1, min(min({size_expr(loop.split)}, K), coreNum))")] if loop.split is not None else []
     return [
         ("tileLen", tile_len),
         ("blocksPerOuter", "ceil_div(B, tileLen)"),
