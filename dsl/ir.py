@@ -64,16 +64,6 @@ class Domain:
             return max(0, (hi - lo) // step + 1)
         return len(self.args)
 
-    def contains(self, v: int) -> bool:
-        """Is ``v`` one of the values (without enumerating them)?"""
-        if self.kind == "pow2":
-            lo, hi = self.args
-            return lo <= v <= hi and v > 0 and v & (v - 1) == 0
-        if self.kind == "span":
-            lo, hi, step = self.args
-            return lo <= v <= hi and (v - lo) % step == 0
-        return v in self.args
-
     def values(self) -> list[int]:
         if self.kind == "pow2":
             lo, hi = self.args
