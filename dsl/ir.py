@@ -64,6 +64,16 @@ class Domain:
             return max(0, (hi - lo) // step + 1)
         return len(self.args)
 
+    def contains(self, v: int) -> bool:
+        """Is ``v`` one of the values (without enumerating them)?"""
+        if self.kind == "pow2":
+            lo, hi = self.args
+            return lo <= v <= hi and v > 0 and v & (v - 1) == 0
+        if self.kind == "span":
+            lo, hi, step = self.args
+            return lo <= v <= hi and (v - lo) % step == 0
+        return v in self.args
+
     def values(self) -> list[int]:
         if self.kind == "pow2":
             lo, hi = self.args
@@ -339,6 +349,20 @@ class LoadRowsBcast(Expr):
 
 
 @dataclass(frozen=True)
+class LoadSlice(Expr):
+    """``load_slice(x, at, col)``: a column window of ``x``. In a rows loop of ``N`` rows of
+    width ``W``, ``x`` is seen as ``N`` rows of pitch ``P = numel(x) / N`` and row ``g`` of the
+    tile is ``x[g * P + col + c0 :][:w]`` (``c0``, ``w``: the chunk's columns); in a tiles loop
+    ``x`` is one row and the tile is ``x[col + g :][:n]``. ``col`` is a host scalar (constants,
+    sizes: ``size(x, -1) / 2``); the tiling checks that it is a whole number and that the
+    window lies inside ``x``'s rows (chunk, split, narrow and basic slicing, SwiGLU's halves)."""
+
+    arg: Expr
+    tensor: str
+    at: str
+
+
+@dataclass(frozen=True)
 class Index(Expr):
     """``g[i]`` (stop = i + 1) or ``g[a:b]`` on a group of per-row values (or members)."""
 
@@ -430,6 +454,7 @@ class Loop:
     block_max: bool = False  # slabs(rows=R, block_max=True): online log-sum-exp steps with one max per block of R (lowering/step_blockmax.py)
     ceil: bool = False  # windows(ceil=True): PyTorch's ceil_mode output size (windows may end past the padding)
     dilation: int | tuple = 1  # windows(dilation=): taps this far apart (an int, or a tuple per pooled dim)
+    split: str | int | None = None  # slabs(rows=R, split=S): K cut into S slices on their own cores, partials combined after a SyncAll (lowering/split_k.py)
 
 
 @dataclass(frozen=True)
@@ -588,7 +613,7 @@ class Program:
 def walk_exprs(e: Expr):
     """Yield ``e`` and all its sub-expressions, depth first, operands before users."""
     if isinstance(e, (Unary, LeakyRelu, Cast, RowReduce, GridReduce, RowLast, Index, Sinkhorn,
-                      IndexAddRows, LoadRowsBcast)):
+                      IndexAddRows, LoadRowsBcast, LoadSlice)):
         yield from walk_exprs(e.arg)
     elif isinstance(e, Power):
         yield from walk_exprs(e.base)

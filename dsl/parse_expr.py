@@ -300,6 +300,9 @@ class ExprParser:
                 raise DslError(f"index_add_rows(acc, src, t, idx, dim): dim is in 0..{MAX_RANK - 1}", loc)
             return ir.IndexAddRows(loc, sub(0), self._tensor_name(args[1], "in"), self._loop_var(args[2]),
                                    self._tensor_name(args[3], "in"), dim)
+        if f == "load_slice":
+            want(3)
+            return ir.LoadSlice(loc, sub(2), self._tensor_name(args[0], "in"), self._loop_var(args[1]))
         if f == "load_rows_bcast":
             want(3)
             return ir.LoadRowsBcast(loc, sub(2), self._tensor_name(args[0], "in"), self._loop_var(args[1]))

@@ -10,7 +10,7 @@ tensor's tile goes to a VECIN->VECOUT bound queue and the tile store is computed
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import ir, ops
 from ..checker import TypedProgram
@@ -35,6 +35,7 @@ from .compute_ops import (  # noqa: F401 - the pass's types and tables, re-expor
     cconst,
 )
 from .compute_windows import WindowOps
+from .split_k import SplitKOps
 from .step_blockmax import BlockMaxOps
 from .step_folds import FOLD_OP, blocked, blocked_slab_tile, step_folds
 from .support import check_cube_supported, check_vector_supported
@@ -47,6 +48,9 @@ class KernelPlan:
     roles: dict[str, str]  # tensor -> "tile" | "bcast" | "per_row" | "row_out" | "step" | "outer" | "scalar_out" | "index"
     host_scalars: list[tuple[str, ir.Expr]]  # derived scalars the host tiling computes
     grid_loops: int = 0  # loops with total_* reductions (each needs a GM workspace slot per core)
+    split_accs: int = 0  # slabs(split=S): accumulator rows each item writes to the GM workspace
+    #: column windows (load_slice): (col field, pitch field, tensor, col expression), one per window
+    slices: list[tuple[str, str, str, ir.Expr]] = field(default_factory=list)
 
 
 GRID_INIT = {o.name: cconst(o.identity) for o in ops.REDUCE.values()}
@@ -138,7 +142,7 @@ def unit_elems(program: ir.Program) -> int:
     return 32 // min(nbytes)
 
 
-class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, ComputeOps):
+class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps, ComputeOps):
     """The vector compute pass. ``stage``: the rows stage of a @cube_kernel, lowered alone
     (its tiling is the cube tiling: chunks loop k has fields ch<k>/pw<k>, see compute_groups)."""
 
@@ -180,8 +184,10 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, ComputeOps
         self.max_rows = max(self.p.tunable(tile).domain.values()) if isinstance(tile, str) else int(tile)
         self.uses_scl = False
         self.grid_loops = 0
+        self.split_accs = 0
         self.host_scalars: list[tuple[str, ir.Expr]] = []
         self.host_names: dict[int, str] = {}
+        self.slices: list[tuple[str, str, str, ir.Expr]] = []
         self.counter = 0
         self.depth = self.loop.depth
 
@@ -296,7 +302,8 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, ComputeOps
             for more in self.scratch[1:]:
                 expr = f"max({expr}, {more})"
             buffers.append(Buffer("scratchBuf", "table", expr))
-        return KernelPlan(self.init_lines + self.lines, buffers, self.roles, self.host_scalars, self.grid_loops)
+        return KernelPlan(self.init_lines + self.lines, buffers, self.roles, self.host_scalars, self.grid_loops,
+                          self.split_accs, self.slices)
 
     def _src(self, s) -> str:
         return self.p.line_text(s.loc.line)
@@ -308,6 +315,9 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, ComputeOps
             self.emit(f"float {mangle('p', g.target)} = {GRID_INIT[g.value.op]};  // this core's part of total_{g.value.op}")
         if grids:
             self._grid_acc_init(grids)
+        if loop.split is not None:
+            self._split_loop(loop)
+            return
         self.emit("{")
         self.indent += 1
         granule = 16 * self.unit if loop.kind == "tiles" else self.unit  # see tiling.formulas
@@ -564,9 +574,9 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, ComputeOps
             return
         elif blocked(self.loop):
             folds = step_folds(s, self.def_id, self.carried)
-            self.emit("for (int64_t k0 = 0; k0 < td_.K; k0 += td_.stepRows) {  // stepRows steps a copy")
+            self.emit(f"for (int64_t k0 = {self.k_lo}; k0 < {self.k_hi}; k0 += td_.stepRows) {{  // stepRows steps a copy")
             self.indent += 1
-            self.emit("const int64_t kb = acx_min(td_.stepRows, td_.K - k0);")
+            self.emit(f"const int64_t kb = acx_min(td_.stepRows, {self.k_hi} - k0);")
             self.emit("const int64_t cnt = kb * cntp;  // rows k0 .. k0 + kb of the accumulators")
         else:
             self.emit("for (int64_t k = td_.K - 1; k >= 0; --k) {" if s.reverse else "for (int64_t k = 0; k < td_.K; ++k) {")

@@ -7,7 +7,7 @@ the UB pools; the value and buffer types of the pass live here.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from .. import ir, ops
 from ..names import mangle
@@ -174,6 +174,8 @@ class ComputeOps:
             return self._index_add_rows(e, loop_var, hint, pre)
         if isinstance(e, ir.LoadRowsBcast):
             return self._finish(self._load_rows_bcast(e), hint, pre)
+        if isinstance(e, ir.LoadSlice):
+            return self._finish(self._load_slice(e), hint, pre)
         if isinstance(e, ir.Scan):
             a = self._expr(e.arg, loop_var)
             carry = self._expr(e.carry, loop_var)
@@ -499,6 +501,41 @@ class ComputeOps:
             f"const int64_t gd = static_cast<int64_t>({div}), gr_ = {n} / td_.W;",
             "if (gd < 1 || gr_ < 1) Trap();  // a divisor or row count below 1"],
             "((gr + ri) / gd) % gr_")
+
+    def _load_slice(self, e: ir.LoadSlice) -> Val:
+        """A column window of ``x``: the tile's rows read ``P`` (x's row pitch) apart in GM from
+        column ``col``, one strided copy (DataCopyPad: GM stride in bytes, each row padded to
+        32 B in UB) in a queue of its own, so two windows of one tensor (SwiGLU's halves) are
+        live together whatever the queue depth. Pitch and column are int64 tiling fields the
+        host checks (a whole number, the window inside x's rows)."""
+        dtype = self.p.param(e.tensor).dtype
+        key = (e.tensor, repr(_strip_loc(e.arg)))
+        k = next((i for i, s in enumerate(self.slices) if (s[2], repr(_strip_loc(s[3]))) == key), None)
+        if k is None:
+            k = len(self.slices)
+            self.slices.append((mangle(f"slc{k}", e.tensor), mangle("slp", e.tensor), e.tensor, e.arg))
+        col, pitch = (f"td_.{f}" for f in self.slices[k][:2])
+        self.roles[e.tensor] = "slice_src"
+        qkey = f"slice{k}:{e.tensor}"
+        q = self.queues.get(qkey)
+        if q is None:
+            elems = "align_up(tileElems, 128)"
+            q = Buffer(mangle(f"slq{k}", e.tensor), "inq", f"{elems} * {NBYTES[dtype]}", slots=0,
+                       tensor=e.tensor, dtype=dtype, form="tile")
+            self.queues[qkey] = q
+        self.counter += 1
+        name = mangle(f"sl{self.counter}", e.tensor)
+        t = CTYPE[dtype]
+        gm = mangle("gm", e.tensor)
+        self.emit(f"LocalTensor<{t}> {name} = {q.name}.AllocTensor<{t}>();")
+        if self.loop.kind == "tiles":
+            self.emit(f"CopyRowsIn({name}, {gm}[{col} + g], 1, cnt, cnt, cnt);  // a window of one row")
+        else:
+            self.emit(f"CopyRowsIn({name}, {gm}[gr * {pitch} + {col} + c0], r, w, {pitch}, wp);  "
+                      "// column window, rows the pitch apart")
+        self.emit(f"{q.name}.EnQue({name});")
+        self.emit(f"{name} = {q.name}.DeQue<{t}>();")
+        return Val("tile", dtype, name, q, temp=True)
 
     def _index_add_rows(self, e: ir.IndexAddRows, loop_var: str, hint: Val | None, pre) -> Val:
         """acc plus the src rows whose index names each of the tile's rows, in ascending k:
@@ -878,3 +915,9 @@ class ComputeOps:
                 self._release(v)
         return d
 
+
+def _strip_loc(e: ir.Expr) -> ir.Expr:
+    """An expression without its source locations (two spellings of one column share a window)."""
+    kw = {f.name: (_strip_loc(v) if isinstance(v := getattr(e, f.name), ir.Expr) else v)
+          for f in fields(e) if f.name != "loc"}
+    return type(e)(None, **kw)

@@ -25,6 +25,7 @@ CUBE_TENSOR_DTYPES = ("f16", "bf16", "f32")
 UNSUPPORTED = {
     ir.Compare: "comparisons", ir.Select: "where()", ir.Scan: "scan_*()", ir.RowLast: "row_last()",
     ir.Pick: "pick()", ir.GridReduce: "total_*()", ir.Numel: "numel()/size()",
+    ir.LoadSlice: "load_slice()",
 }
 ARITH = (ir.Unary, ir.LeakyRelu, ir.Power, ir.Binary, ir.RowReduce, ir.Sinkhorn)
 

@@ -9,6 +9,7 @@ time: the CANN host ``TilingFunc`` and the emulator both call it.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -171,14 +172,20 @@ def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -
         return out
     # slabs(flat=True): a tile is all of B, so kb steps are one contiguous run of GM
     tile_len = "align_up(B, U)" if loop.flat else f"max(U, min(align_down({tile}, U), align_up(B, U)))"
+    # split=S: an item is one slice of K of one tile (lowering/split_k.py); after the SyncAll the
+    # outItems tiles are shared out again for the combine. At most coreNum slices (more never
+    # adds a busy core), so the workspace is at most coreNum partial rows an output row each
+    split = [("splits", f"max(1, min(min({size_expr(loop.split)}, K), coreNum))")] if loop.split is not None else []
     return [
         ("tileLen", tile_len),
         ("blocksPerOuter", "ceil_div(B, tileLen)"),
-        ("items", "A * blocksPerOuter"),
+        *split,
+        ("items", "A * blocksPerOuter * splits" if split else "A * blocksPerOuter"),
         ("blockDim", f"max(1, min({cores}, items))"),
         ("baseItems", "floor_div(items, blockDim)"),
         ("bigCores", "items - baseItems * blockDim"),
-    ] + ([("stepRows", f"max(1, min({size_expr(loop.step_rows)}, K))"), ("tileElems", "tileLen" if loop.block_max else "stepRows * tileLen")]
+    ] + ([("outItems", "A * blocksPerOuter"), ("baseOut", "floor_div(outItems, blockDim)"),
+          ("bigOut", "outItems - baseOut * blockDim")] if split else []) + ([("stepRows", f"max(1, min({size_expr(loop.step_rows)}, K))"), ("tileElems", "tileLen" if loop.block_max else "stepRows * tileLen")]
          if loop.step_rows is not None else [("tileElems", "tileLen")]) + (
         [("flatElems", "stepRows * B + 18 * U"), (FLAT_ROWS, f"max(1, min(stepRows, floor_div({FLAT_TABLE}, tileLen)))")]
         if loop.flat else []) + [
@@ -216,8 +223,18 @@ class TilingSpec:
     host: tuple[tuple[str, str], ...] = ()  # derived float fields: (name, C++ expression)
     tensors: tuple[str, ...] = ()  # tensor names in argument order (numel(x) in host expressions)
     grid_loops: int = 0  # loops combining total_* values: GM workspace of 32 B per core each
+    split_accs: int = 0  # slabs(split=S): accumulators written per item (one tileLen fp32 row each)
     groups: int = 1  # rows: each trailing-dims row split into this many rows
     axis: int = -1  # rows(axis=a): strided rows (A segments of W elements each)
+    #: column windows (load_slice): (col field, pitch field, tensor index, col C++, col expression)
+    slices: tuple[tuple[str, str, int, str, ir.Expr], ...] = ()
+
+    def slice_fields(self) -> list[str]:
+        """The int64 fields of the column windows: each window's column, each tensor's pitch."""
+        out: list[str] = []
+        for col, pitch, *_ in self.slices:
+            out += [f for f in (col, pitch) if f not in out]
+        return out
 
     @property
     def struct_name(self) -> str:
@@ -225,14 +242,15 @@ class TilingSpec:
 
     def fields(self) -> list[str]:
         return (list(SHAPE_VARS[self.kind]) + ["coreNum"] + [f for f, _ in self.all_formulas()]
-                + ["ubBytes", "workspaceBytes"])
+                + ["ubBytes", "workspaceBytes"] + self.slice_fields())
 
     def all_formulas(self) -> tuple[tuple[str, str], ...]:
         """The split formulas followed by one byte size per UB buffer."""
         return self.formulas + tuple((f, e) for f, _, e in self.buffers)
 
     def workspace_expr(self) -> str:
-        return f"{self.grid_loops} * blockDim * 32"
+        grid = f"{self.grid_loops} * blockDim * 32"
+        return f"{grid} + {self.split_accs} * items * tileLen * 4" if self.split_accs else grid
 
     def ub_expr(self) -> str:
         terms = [f"{slots} * {f}" for f, slots, _ in self.buffers]
@@ -251,6 +269,30 @@ class TilingSpec:
             assert _SAFE_EXPR.match(expr), expr
             env[name] = int(eval(expr, {"__builtins__": {}}, env))  # noqa: S307 - our own formulas
             out[name] = env[name]
+        out.update(self.evaluate_slices(dims, out))
+        return out
+
+    def evaluate_slices(self, dims: list[list[int]], t: dict[str, int]) -> dict[str, int]:
+        """Python mirror of the header's column-window checks (raises ValueError naming the
+        window: a column that is not a whole number, a window outside the tensor's rows)."""
+        out: dict[str, int] = {}
+        if not self.slices:
+            return out
+        rows, width = (1, t["n"]) if self.kind == "tiles" else (t["N"], t["W"])
+        for col_f, pitch_f, ti, _, e in self.slices:
+            name = self.tensors[ti]
+            nel = math.prod(dims[ti]) if ti < len(dims) else 0
+            if nel % rows:
+                raise ValueError(f"load_slice({name}, t, col): '{name}' has {nel} elements, not a whole number "
+                                 f"of the loop's {rows} rows")
+            pitch = nel // rows
+            col = host_value(e, dims, self.tensors)
+            if col != int(col) or not math.isfinite(col):
+                raise ValueError(f"load_slice({name}, t, col): col = {col:g} is not a whole number of elements")
+            if col < 0 or int(col) + width > pitch:
+                raise ValueError(f"load_slice({name}, t, col): columns [{int(col)}, {int(col) + width}) are outside "
+                                 f"'{name}'s rows of {pitch} elements")
+            out[col_f], out[pitch_f] = int(col), pitch
         return out
 
 
@@ -400,8 +442,62 @@ def render_header(spec: TilingSpec) -> str:
         for name, expr in spec.host:
             lines.append(f"    const double {name} = {expr};")
             lines.append(f"    t->{name} = static_cast<float>({name});")
+    lines += _slice_lines(spec)
     lines += ["    return nullptr;", "}", ""]
     return "\n".join(lines)
+
+
+def _slice_lines(spec: TilingSpec) -> list[str]:
+    """The header's column windows: each tensor's row pitch (numel / the loop's rows) and each
+    window's column, exact int64, checked like :meth:`TilingSpec.evaluate_slices`."""
+    if not spec.slices:
+        return []
+    rows, width = ("1", "n") if spec.kind == "tiles" else ("N", "W")
+    lines = ["    // column windows (load_slice): row pitch and first column, checked against the shapes"]
+    for i, name in enumerate(spec.tensors if not spec.host else ()):  # else the host scalars' block has them
+        ti, nel = mangle("ti", name), mangle("nel", name)
+        lines += [f"    const int32_t {ti} = {i};", f"    (void){ti};", f"    double {nel} = 1.0;",
+                  f"    {{ int64_t o = 0; for (int32_t k = 0; k < {i}; ++k) o += ranks[k];",
+                  f"      for (int32_t k = 0; k < ranks[{i}]; ++k) {nel} *= static_cast<double>(dims[o + k]); }}",
+                  f"    (void){nel};"]
+    done: set[str] = set()
+    for col_f, pitch_f, ti, cpp, _ in spec.slices:
+        if pitch_f not in done:
+            done.add(pitch_f)
+            lines += [f"    int64_t {pitch_f} = 1;",
+                      f"    {{ int64_t o = 0; for (int32_t k = 0; k < {ti}; ++k) o += ranks[k];",
+                      f"      for (int32_t k = 0; k < ranks[{ti}]; ++k) {pitch_f} *= dims[o + k]; }}",
+                      f"    if ({pitch_f} % {rows} != 0) return \"load_slice(): the tensor is not a whole number of the loop's rows\";",
+                      f"    {pitch_f} /= {rows};",
+                      f"    t->{pitch_f} = {pitch_f};"]
+        lines += [f"    const double {col_f}d = {cpp};",
+                  f"    const int64_t {col_f} = static_cast<int64_t>({col_f}d);",
+                  f"    if (static_cast<double>({col_f}) != {col_f}d) return \"load_slice(): col is not a whole number\";",
+                  f"    if ({col_f} < 0 || {col_f} + {width} > {pitch_f}) return \"load_slice(): the window is outside the tensor's rows\";",
+                  f"    t->{col_f} = {col_f};"]
+    return lines
+
+
+def host_value(e: ir.Expr, dims: list[list[int]], tensors: tuple[str, ...]) -> float:
+    """The value of a host scalar of constants and sizes (a load_slice column) at ``dims``:
+    the Python mirror of :func:`host_expr` for those."""
+    if isinstance(e, ir.Const):
+        return float(e.value)
+    if isinstance(e, ir.Numel):
+        d = dims[tensors.index(e.tensor)]
+        if e.dim is None:
+            return float(math.prod(d))
+        j = e.dim + len(d) if e.dim < 0 else e.dim
+        return float(d[j]) if 0 <= j < len(d) else 0.0
+    if isinstance(e, ir.Binary) and e.op in ("add", "sub", "mul", "div", "max", "min"):
+        a, b = host_value(e.lhs, dims, tensors), host_value(e.rhs, dims, tensors)
+        if e.op == "div" and b == 0:
+            return math.nan
+        return ops.fold(e.op, (a, b))
+    if isinstance(e, ir.Unary) and e.op == "neg":
+        return -host_value(e.arg, dims, tensors)
+    raise ValueError(f"{type(e).__name__} in a load_slice column: use constants, numel(x), size(x, d) and "
+                     "+ - * / maximum minimum")
 
 
 def host_expr(e: ir.Expr) -> str:

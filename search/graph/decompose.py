@@ -7,7 +7,8 @@ formula tables (:mod:`.formulas`):
 - :mod:`.rules_math`: arithmetic, activations, comparisons and masks;
 - :mod:`.rules_layout`: casts, views, constants;
 - :mod:`.rules_reduce`: reductions and normalisations;
-- :mod:`.rules_scan`: scans (and the flips / slices / concatenations they fold away);
+- :mod:`.rules_scan`: scans (and the flips / concatenations they fold away);
+- :mod:`.rules_slice`: slicing (slice, narrow, split, chunk) as windows of an input;
 - :mod:`.rules_nn`: pooling and losses.
 
 An op without a rule raises :class:`~.trace.Unsupported` naming it and why (:data:`REASONS`
@@ -22,14 +23,22 @@ from typing import Any
 
 import torch
 
-from . import rules_gather, rules_layout, rules_math, rules_nn, rules_reduce, rules_scan
+from . import (
+    rules_gather,
+    rules_layout,
+    rules_math,
+    rules_nn,
+    rules_reduce,
+    rules_scan,
+    rules_slice,
+)
 from .formulas import Rule
 from .prims import PrimGraph, Value
 from .trace import AtenGraph, Ref, Unsupported
 
 #: every decomposition rule, by ATen op (overload packet name)
 RULES: dict[str, Rule] = {}
-for _module in (rules_math, rules_layout, rules_reduce, rules_scan, rules_nn, rules_gather):
+for _module in (rules_math, rules_layout, rules_reduce, rules_scan, rules_slice, rules_nn, rules_gather):
     _clash = RULES.keys() & _module.RULES.keys()
     assert not _clash, f"{_module.__name__} redefines {sorted(_clash)}"
     RULES.update(_module.RULES)
@@ -46,9 +55,9 @@ for _n in ("fractional_max_pool2d", "fractional_max_pool3d"):
     REASONS[_n] = "fractional pooling windows are drawn at random (no fixed kernel and stride)"
 for _n in ("max_unpool2d", "max_unpool3d"):
     REASONS[_n] = "unpooling scatters by the indices of a max pooling, which has no DSL form"
-for _n in ("cat", "stack", "slice", "select", "narrow", "index", "index_select", "gather",
+for _n in ("cat", "stack", "select", "index", "index_select", "gather",
            "scatter", "scatter_add", "flip", "roll", "constant_pad_nd", "pad", "repeat",
-           "split", "split_with_sizes", "unbind", "chunk", "diagonal", "tril", "triu",
+           "unbind", "diagonal", "tril", "triu",
            "index_put", "masked_scatter", "take", "unfold", "as_strided", "embedding"):
     REASONS[_n] = "data movement (slicing, concatenation, indexing) has no DSL form"
 for _n in ("nll_loss2d_forward", "multi_margin_loss", "multilabel_margin_loss_forward",
@@ -60,6 +69,10 @@ for _n in ("rand", "rand_like", "randn", "randn_like", "bernoulli", "dropout", "
 for _n in ("_local_scalar_dense", "item"):
     REASONS[_n] = "reading a tensor value on the host (.item()) makes the graph data-dependent"
 
+
+for _n in ("slice_scatter", "select_scatter", "diagonal_scatter", "as_strided_scatter"):
+    REASONS.setdefault(_n, "writing into a slice or view of a tensor (an overlapping view written) "
+                           "has no DSL form: kernels write whole outputs")
 
 # ---------------------------------------------------------------- driver
 def decompose(ag: AtenGraph, task_inputs: list[Any]) -> PrimGraph:

@@ -55,11 +55,11 @@ RESERVED = {
     "total_max", "total_min", "numel", "size", "scan_sum", "scan_prod", "scan_max", "row_last",
     "rscan_sum", "rscan_prod", "rscan_max", "row_first",
     "pick", "windows", "taps", "w", "position", "load_scalar", "gather_rows", "gather_cols",
-    "index_add_rows", "load_rows_bcast", "select_cols", "window_recip",
+    "index_add_rows", "load_rows_bcast", "select_cols", "window_recip", "load_slice",
 }
 SCAN_INIT = {"sum": 0.0, "prod": 1.0, "max": -math.inf}
 #: ops whose value is never an eager fp16 rounding step (data, constants, masks)
-ROUND_EXEMPT = ("input", "const", "scalar", "extent", "position", "index", "pick", "cmp", "ind",
+ROUND_EXEMPT = ("input", "slice", "const", "scalar", "extent", "position", "index", "pick", "cmp", "ind",
                 "gather", "gather_cols", "pool_recip")
 MAX_INLINE_DEPTH = 12
 SCAN_LANES = 64  # segments of the blocked scan in the "-blocked" structures
@@ -228,6 +228,11 @@ class Emitter:
             return self.shape_expr(n, scope)
         if op == "input":
             return self.load(n, scope)
+        if op == "slice":  # a window of a task input (patterns._slice_form)
+            x = self.pg.g.nodes[d["args"][0]]
+            col = self.plan.exprs[n][1].format(**{f"p{i}": name for i, name in self.param.items() if i >= 0})
+            e = f"load_slice({self.param[x['index']]}, {scope.at}, {col})"
+            return e if x["dtype"] == torch.float32 else f"cast({e}, f32)"
         if op == "position":
             return f"position({scope.at})"
         if op == "pool_recip":
@@ -426,7 +431,7 @@ class Emitter:
                 not (self.form(n) == "s" and n not in self.plan.materialize)
             if nameable and (uses.get(n, 0) > 1 or dd > MAX_INLINE_DEPTH or
                              (force and n in roots_set)):
-                name = self.fresh("a" if op == "input" else "v")
+                name = self.fresh("a" if op in ("input", "slice") else "v")
                 self.emit(scope, f"{name} = {bare(self.ex(n, scope))}")
                 scope.names[n] = name
                 dd = 0

@@ -298,6 +298,15 @@ def domain_candidates(pg: PrimGraph, live: list[int], task: Task, shapes: Sequen
             d = _slabs_dim(shapes[i], *ext)
         if d is not None:
             return [Domain(kind, i, d)]
+    if any(pg.op(n) == "slice" for n in live):  # a reduction of a window: loop over an output
+        for j, v in enumerate(pg.outputs):
+            d = _rows_dim(v.shape, ext[0], ext[1]) if kind == "rows" else _slabs_dim(v.shape, *ext)
+            if d is not None:
+                return [Domain(kind, j, d, on_output=True)]
+        raise Unsupported(f"a {kind} reduction of a slice: a kernel loop runs over the shape of an "
+                          "input or output tensor and reads the slice as a window of its rows, and "
+                          "no input or output has the sliced shape (a reduction of a window is "
+                          "served when its result keeps the window's shape, e.g. a softmax)")
     if kind == "rows":  # rows of a reshaped view: channel groups (group norm)
         for i in inputs:
             s = shapes[i]
@@ -393,6 +402,10 @@ def shape_exprs(pgs: Sequence[PrimGraph], live: Sequence[int], domain: Domain,
             else:
                 out[n] = ("width(t)", host)
             continue
+        if op == "slice":
+            if pg.op(pg.g.nodes[n]["args"][0]) == "input":  # a window (others: _slice_form refuses)
+                out[n] = (None, slice_column(pgs, n))
+            continue
         if op != "const":
             continue
         vals = [g.attr(n, "value") for g in pgs]
@@ -407,6 +420,38 @@ def shape_exprs(pgs: Sequence[PrimGraph], live: Sequence[int], domain: Domain,
                               "or a simple function of one)")
         out[n] = (inner or host, host)
     return out
+
+
+def slice_column(pgs: Sequence[PrimGraph], n: int) -> str:
+    """The first column of the window a slice reads (``load_slice``'s ``col``: its start times
+    the elements after its dim), as a host expression valid at every traced shape set: a
+    number, a size less a number (``x[..., -d:]``) or a fraction of a size (``chunk``)."""
+    pg = pgs[0]
+    d = pg.g.nodes[n]
+    src = pg.g.nodes[d["args"][0]]
+    i, dim = src["index"], d["dim"]
+    starts = [g.attr(n, "start") for g in pgs]
+    sizes = [g.g.nodes[g.g.nodes[n]["args"][0]]["shape"] for g in pgs]
+    inner = [math.prod(s[dim + 1:]) for s in sizes]
+    extent = [s[dim] for s in sizes]
+    after = " * ".join(f"size({{p{i}}}, {j})" for j in range(dim + 1, len(sizes[0])))
+    tail = f" * {after}" if after else ""
+    if all(s == 0 for s in starts):
+        return "0.0"
+    if all(v == starts[0] for v in starts) and (not after or all(q == inner[0] for q in inner)):
+        return f"{float(starts[0] * inner[0])}"
+    if all(v == starts[0] for v in starts):
+        return f"{float(starts[0])}{tail}"
+    if all(e - v == extent[0] - starts[0] for e, v in zip(extent, starts, strict=True)):
+        return f"(size({{p{i}}}, {dim}) - {float(extent[0] - starts[0])}){tail}"
+    for den in range(2, 17):
+        for num in range(1, den):
+            if all(e * num % den == 0 and e * num // den == v
+                   for e, v in zip(extent, starts, strict=True)):
+                return f"(size({{p{i}}}, {dim}) * {float(num)} / {float(den)}){tail}"
+    raise Unsupported(f"a slice along dim {dim} starts at {starts[0]} at the task's shapes and at "
+                      f"{starts[1]} at smaller ones: that start is not a number, a size less a "
+                      "number or a fraction of the sliced size")
 
 
 # ---------------------------------------------------------------- forms
@@ -587,6 +632,9 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                 raise Unsupported("a reduced extent (width) is used outside any reduction")
             forms[n] = "s"
             continue
+        if op == "slice":
+            forms[n] = _slice_form(pg, n, domain, ext, ref_shape)
+            continue
         if op in ("flip", "slice"):
             raise Unsupported(f"a {op} (data movement) that is not part of a reversed or "
                               "exclusive cumsum has no DSL form")
@@ -736,8 +784,11 @@ def broadcast_rows_block(p: Shape, o: Shape, w: int) -> tuple[int, int, int] | N
 
 
 def _reads_as_source(pg: PrimGraph, u: int, n: int) -> bool:
-    """Whether ``u`` reads input ``n`` only as its gathered (or index-added) tensor."""
+    """Whether ``u`` reads input ``n`` only as its gathered (or index-added) tensor, or as
+    the tensor a slice is a window of."""
     args = pg.g.nodes[u]["args"]
+    if pg.op(u) == "slice":
+        return True
     if pg.op(u) in ("gather", "gather_cols"):
         return args[0] == n and args[1] != n
     return pg.op(u) == "index_add" and args[1] == n and n not in (args[0], args[2])
@@ -754,6 +805,36 @@ def _gather_form(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int]) -> 
             math.prod(d["shape"]) != ext["full"]:
         raise Unsupported(f"a gather of rows of {row} elements outside a rows loop over them")
     return "t"
+
+
+def _slice_form(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int],
+                ref_shape: Shape) -> str:
+    """A slice of a task input is a tile of the loop when it is a window of the input the loop
+    can read with one column offset (``load_slice``): in a tiles loop a slice whose leading
+    dims are all 1 (one contiguous run), in a plain rows loop a slice along the row's first
+    dim (the row is a column window of the input's rows, ``x[..., a:b]`` when the row is the
+    last dim); the sliced value must have the loop's shape."""
+    d = pg.g.nodes[n]
+    x = pg.g.nodes[d["args"][0]]
+    dim, shape = d["dim"], tuple(d["shape"])
+    if d["step"] != 1:
+        raise Unsupported(f"a slice with step {d['step']} along dim {dim} (one element in "
+                          f"{d['step']}) has no DSL form: a window is a contiguous run of columns")
+    if x["op"] != "input":
+        raise Unsupported(f"a slice of a computed value ({x['op']}) along dim {dim}: only task "
+                          "inputs are read as windows (the kernel does not stage intermediates)")
+    if math.prod(shape) != ext["full"] or tuple(d["real"]) != shape:
+        raise Unsupported(f"a slice of shape {list(shape)} is not the shape of the "
+                          f"{domain.describe(ref_shape)} loop (a slice feeding a reduction or a "
+                          "broadcast of its own)")
+    kind = domain.kind
+    if kind == "tiles" and math.prod(shape[:dim]) == 1:
+        return "t"
+    if kind == "rows" and domain.groups == 1 and len(shape) == len(ref_shape) and \
+            shape == tuple(ref_shape) and dim == len(shape) - domain.dim:
+        return "t"
+    raise Unsupported(f"a slice along dim {dim} of {x['name']!r} is not a window the "
+                      f"{domain.describe(ref_shape)} loop reads with one column offset")
 
 
 def grid_levels(pg: PrimGraph, live: list[int], forms: dict[int, str]) -> dict[int, int]:

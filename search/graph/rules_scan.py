@@ -1,10 +1,10 @@
 """Decomposition rules of scans, and of the data movement a scan rewrite folds away.
 
 ``cumsum``/``cumprod``/``cummax`` are ``scan`` primitives (``cummin`` a negated ``cummax``).
-``flip`` and ``slice`` are data movement, which the DSL does not have: they are kept only as
-markers that a reversed scan (``flip(cumsum(flip(x)))``: a scan from the end of the dim,
-``rscan_*`` in the DSL, nothing subtracted) or an exclusive scan (``cat([0, cumsum(x)[:-1]])``
-= ``cumsum(x) - x``) folds away.
+``flip`` is data movement, which the DSL does not have: it is kept only as a marker that a
+reversed scan (``flip(cumsum(flip(x)))``: a scan from the end of the dim, ``rscan_*`` in the
+DSL, nothing subtracted) folds away; an exclusive scan (``cat([0, cumsum(x)[:-1]])`` =
+``cumsum(x) - x``) folds away the ``slice`` markers of :mod:`.rules_slice`.
 """
 
 from __future__ import annotations
@@ -92,33 +92,6 @@ def _flip(g: PrimGraph, a: dict) -> Value:
             v = g.value(g.g.nodes[inner.node]["args"][0])
             return g.scan(g.attr(x, "red"), v, dims[0], reverse=not g.attr(x, "reverse", False))
     return g.marker("flip", x, x.shape, dims=dims)
-
-
-@rule("slice")
-def _slice(g: PrimGraph, a: dict) -> Value:
-    x = a["self"]
-    rank = len(x.shape)
-    dim = int(a.get("dim", 0)) % rank
-    n = x.shape[dim]
-    start = a.get("start")
-    end = a.get("end")
-    step = int(a.get("step") or 1)
-    start = 0 if start is None else int(start)
-    end = n if end is None else int(end)
-    start = max(0, start + n if start < 0 else start)
-    end = min(n, end + n if end < 0 else end)
-    if start == 0 and end >= n and step == 1:
-        return x
-    size = max(0, (end - start + step - 1) // step)
-    shape = x.shape[:dim] + (size,) + x.shape[dim + 1:]
-    return g.marker("slice", x, shape, dim=dim, start=start, end=end, step=step)
-
-
-@rule("narrow")
-def _narrow(g: PrimGraph, a: dict) -> Value:
-    start, length = int(a["start"]), int(a["length"])
-    return _slice(g, {"self": a["self"], "dim": a["dim"], "start": start,
-                      "end": start + length, "step": 1})
 
 
 def _is_slice(g: PrimGraph, v: Value, dim: int, start: int, end: int) -> Value | None:
