@@ -57,6 +57,9 @@ class MatmulSpec:
     doc: str = ""
     order: tuple[tuple[str, str], ...] = ()  # every input (name, dsl dtype) in the task's order
     rounded: bool = False  # the reference rounds the product to the output dtype before the epilogue
+    rounded_epilogue: str = ""  # the epilogue of v already so rounded (rounded_vec's workspace), "" = epilogue
+    bias_rounded: bool = False  # the reference rounds product + bias to the output dtype (addmm's one
+    # rounding) before the rest of the epilogue: what Fixpipe writes to a half workspace
     bias: str = ""  # input of N values the cube can add (bias table), "" = none
     bias_relu: bool = False  # ReLU after that bias (Fixpipe)
     bias_epilogue: str = ""  # vector epilogue of v after that bias, "" = none (the cube finishes alone)
@@ -279,9 +282,10 @@ def matmul_candidates(name: str, spec: MatmulSpec, dims: tuple[int, int, int, in
         origin=CubeProposer.name))
     half_ok = spec.epilogue and spec.out_dtype != "f32" and spec.dtype == spec.out_dtype
     if half_ok and spec.rounded:
+        repi = f"cast({spec.rounded_epilogue or spec.epilogue}, {spec.out_dtype})"
         cands.append(Candidate(f"{name}/rounded_vec", _template("cube_matmul_rounded").format(
-            epilogue=epi, out_dtype=spec.out_dtype, acc_args="", **common), origin=CubeProposer.name))
-    if half_ok and (spec.rounded or spec.half_workspace) and spec.bias and spec.bias_epilogue:
+            epilogue=repi, out_dtype=spec.out_dtype, acc_args="", **common), origin=CubeProposer.name))
+    if half_ok and (spec.bias_rounded or spec.half_workspace) and spec.bias and spec.bias_epilogue:
         cands.append(bias_rounded_candidate(name, spec, common))
     mixed = mixed_candidate(name, spec, common, half_ok)
     if mixed is not None:
@@ -317,7 +321,7 @@ def mixed_candidate(name: str, spec: MatmulSpec, common: dict, half_ok: bool) ->
     cube-only candidate finishes the epilogue (bias + ReLU)."""
     if not spec.epilogue or spec.batched or spec.bias_relu:
         return None
-    half = half_ok and (spec.rounded or spec.half_workspace) and bool(spec.bias and spec.bias_epilogue)
+    half = half_ok and (spec.bias_rounded or spec.half_workspace) and bool(spec.bias and spec.bias_epilogue)
     if half:
         od = spec.out_dtype
         fmt = dict(ws_dtype=od, ws_store=f"cast(acc, {od})", ws_load="cast(load(mm_ws, cc), f32)",
@@ -412,33 +416,45 @@ def traced_spec(task: Task) -> MatmulSpec | str:
     if isinstance(form, str):
         return form
     names = _input_names(ins)
-    v = _epilogue(form.steps, names, T)
+    # v and relu(v) are one rounding whatever eager rounds in between (ReLU commutes with it):
+    # the store's cast (Fixpipe) finishes them; any other epilogue rounds where eager rounds
+    plain = _epilogue(form.steps, names, T, eager=False)
+    v = _epilogue(form.steps, names, T, first=form.product_rounded)
     a = names[form.a.index]
     b = names[form.b.index]
-    relu = v == "relu(v)"
     rb = row_bias(form)
-    after = _epilogue(form.steps[1:], names, T) if rb is not None else "v"
+    after = _epilogue(form.steps[1:], names, T, eager=False) if rb is not None else "v"
+    bias_epi = _epilogue(form.steps[1:], names, T) if rb is not None else "v"
     return MatmulSpec(a, b, T, T, transpose_a=form.a.transpose, transpose_b=form.b.transpose,
-                      batched=form.batched, relu=relu, epilogue="" if v in ("v", "relu(v)") else v,
-                      order=tuple((n, T) for n in names), rounded=T != "f32",
+                      batched=form.batched, relu=plain == "relu(v)",
+                      epilogue="" if plain in ("v", "relu(v)") else v,
+                      order=tuple((n, T) for n in names), rounded=form.product_rounded,
+                      rounded_epilogue=_epilogue(form.steps, names, T) if form.product_rounded else "",
                       bias=names[rb] if rb is not None else "", bias_relu=after == "relu(v)",
-                      bias_epilogue="" if after in ("v", "relu(v)") else after,
+                      bias_epilogue="" if after in ("v", "relu(v)") else bias_epi,
+                      bias_rounded=rb is not None and form.steps[0].rounded,
                       doc=f"Task file {task.name}: " + " -> ".join(form.ops) + ".")
 
 
-def _epilogue(steps, names: list[str], T: str) -> str:
-    """The vector-stage expression of v (the fp32 product) for the epilogue ``steps``."""
-    v = "v"
-    for st in steps:
+def _epilogue(steps, names: list[str], T: str, first: bool = False, eager: bool = True) -> str:
+    """The vector-stage expression of v (the fp32 product) for the epilogue ``steps``, rounded
+    to ``T`` where eager rounds (``first``: v itself; each step marked ``rounded`` but the
+    last, which the store's cast rounds) unless ``eager`` is False (the bare formula)."""
+    def rnd(e: str, on: bool) -> str:
+        return f"cast(cast({e}, {T}), f32)" if eager and on and T != "f32" else e
+
+    v = rnd("v", first)
+    for i, st in enumerate(steps):
         if st.op in UNARY:
             v = ACTS[st.op].format(x=v)
-            continue
-        if st.index is None:
-            other = repr(float(st.value))
         else:
-            other = f"{'load_bcast' if st.kind == 'row' else 'load'}({names[st.index]}, cc)"
-            other = other if T == "f32" else f"cast({other}, f32)"
-        v = f"({other} {st.op} {v})" if st.swap else f"({v} {st.op} {other})"
+            if st.index is None:
+                other = repr(float(st.value))
+            else:
+                other = f"{'load_bcast' if st.kind == 'row' else 'load'}({names[st.index]}, cc)"
+                other = other if T == "f32" else f"cast({other}, f32)"
+            v = f"({other} {st.op} {v})" if st.swap else f"({v} {st.op} {other})"
+        v = rnd(v, st.rounded and i < len(steps) - 1)
     return v
 
 

@@ -530,9 +530,10 @@ def _pool(c: _Ctx) -> list[Candidate]:
     if dims == 1:  # the halo: a chunk's first 512 B, staged by the chunk before, kept in UB
         out.append(c.cand("windows_carry", src.replace("depth=DEPTH):", "depth=DEPTH, carry=True):", 1).replace(
             '"""', '"""A chunk\'s first 512 B (the previous chunk staged them) kept in UB. ', 1)))
-    if dims > 1 and T != "bf16":  # separable: the (kd, kh) input rows folded elementwise, then the kw taps
-        # (the fold runs Add / Max on the input's dtype: the vector unit has none for bf16)
-        how = "max" if n.startswith("max") else "sum"
+    how = "max" if n.startswith("max") else "sum"
+    if dims > 1 and (T != "bf16" or how == "sum"):  # separable: the (kd, kh) input rows folded
+        # elementwise, then the kw taps (a max fold runs Max on the input's dtype: the vector unit
+        # has none for bf16; a sum of 16-bit rows is folded in fp32, see dsl/lowering/compute_windows.py)
         sep = src.replace(f"fill={fill},", f"fill={fill}, combine={how},", 1)
         # its staging reads are DMA-latency bound: more output rows per tile by default
         sep = sep.replace("ROWS = tunable(pow2(1, 64), default=16)", "ROWS = tunable(pow2(1, 64), default=32)")

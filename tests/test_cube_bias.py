@@ -63,12 +63,15 @@ def test_bias_shape_and_bias_table_capacity_are_infeasible_before_build(tmp_path
     assert reason and "'bias' has 40 values, the product has N = 80 columns" in reason
 
 
-@pytest.mark.parametrize("dtype", ["half", "float", "bfloat16"])
-def test_task_file_bias_relu_runs_on_the_cube_alone(tmp_path, dtype: str) -> None:
-    # ragged N (not a multiple of 16), M not a multiple of the block, signed inputs and bias
-    t = _task_file(tmp_path, '''
+@pytest.mark.parametrize(("dtype", "expr"), [("half", "torch.addmm(b, x, w)"), ("float", "x @ w + b"),
+                                           ("bfloat16", "torch.addmm(b, x, w)")])
+def test_task_file_bias_relu_runs_on_the_cube_alone(tmp_path, dtype: str, expr: str) -> None:
+    # ragged N (not a multiple of 16), M not a multiple of the block, signed inputs and bias; in
+    # 16 bits the bias is added before eager rounds (addmm): `x @ w + b` rounds the product first,
+    # which a bias in the accumulator would skip (tests/test_cube_rounding.py)
+    t = _task_file(tmp_path, f'''
         def forward(self, x, w, b):
-            return F.relu(x @ w + b)
+            return F.relu({expr})
     ''', f"[torch.randn(70, 96).{dtype}(), torch.randn(96, 200).{dtype}(), torch.randn(200).{dtype}()]")
     spec = traced_spec(t)
     assert not isinstance(spec, str) and spec.bias == "b" and spec.bias_relu
@@ -116,7 +119,8 @@ def test_task_file_linear_gelu_with_the_bias_in_the_accumulator(tmp_path) -> Non
     spec = traced_spec(t)
     assert not isinstance(spec, str) and spec.bias and spec.bias_epilogue == "gelu(v)"
     cands = {c.name.split("/")[-1]: c for c in propose_cube(t)}
-    assert "cube_bias" not in cands and {"splitk_vec", "rounded_vec", "bias_rounded_vec"} <= set(cands)
+    assert "cube_bias" not in cands and {"splitk_vec", "bias_rounded_vec"} <= set(cands)
+    assert "rounded_vec" not in cands  # eager rounds product + bias once, not the bare product
     c = cands["bias_rounded_vec"]
     assert "accumulator(blk, bias=" in c.source and "load_bcast" not in c.source
     prep = prepare(c.name, c.source)

@@ -48,6 +48,8 @@ def _small(source: str) -> dict[str, int]:
     "maxpool2d_dilation2",             # dilation 2 (taps two apart), padding 1
     "maxpool1d_dilation_ceil_fp16",    # 1-D, dilation 3, ceil_mode, fp16
     "maxpool3d_dilation_tuple",        # dilation (2, 1, 2), tuple kernel / stride / padding
+    "avgpool2d_k7_exclude_bf16_module",  # bf16, 7 x 7 window from the constructor, borders excluded
+    "avgpool2d_wide_ceil_exclude_fp16",  # fp16, (5, 9) window, ceil_mode, borders excluded
 ])
 def test_every_candidate_is_correct_on_ragged_tiles(stem: str) -> None:
     task = _file(stem)
@@ -144,3 +146,28 @@ def test_a_one_row_plane_reads_no_row_past_it(name: str) -> None:
     cand = next(c for c in propose(task) if c.name.endswith("/windows"))
     out = ev.evaluate(prepare(cand.name, cand.source), _small(cand.source), timing=False)
     assert out.status is Status.OK, out.message
+
+
+@pytest.mark.parametrize("stem", ["avgpool2d_k7_exclude_bf16_module", "avgpool2d_wide_ceil_exclude_fp16",
+                                  "avgpool2d_ceil_exclude_fp16"])
+def test_16_bit_border_averages_fold_in_fp32(stem: str) -> None:
+    """The separable fold and its ring are offered for 16-bit average pools with a border
+    divisor: each staged row is cast up and added in fp32, the kw taps are gathered from the
+    fp32 fold, and the divide and the one cast down follow (no 16-bit partial sums)."""
+    cands = {c.name.split("/")[-1]: c for c in propose_from_graph(_file(stem))}
+    assert {"graph-windows-separable", "graph-windows-ring"} <= set(cands), sorted(cands)
+    for kind in ("graph-windows-separable", "graph-windows-ring"):
+        src = prepare(kind, cands[kind].source).lower({}).launches[0].source
+        assert "LocalTensor<float> sacc" in src and "RoundMode::CAST_NONE" in src, kind
+        assert not [ln for ln in src.splitlines() if "Add(sacc" in ln and "Up" not in ln and "fd" not in ln], kind
+
+
+@needs_gxx
+def test_registry_bf16_average_pool_offers_the_fp32_fold() -> None:
+    task = get_task("avg_pool2d").with_shape((2, 3, 17, 29), "bf16")
+    cands = {c.name.split("/")[-1]: c for c in propose(task)}
+    assert {"separable", "separable_ring", "separable_ring_carry"} <= set(cands), sorted(cands)
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
+    for kind in ("separable", "separable_ring", "separable_ring_carry"):
+        out = ev.evaluate(prepare(kind, cands[kind].source), _small(cands[kind].source), timing=False)
+        assert out.status is Status.OK, f"{kind}: {out.message}"

@@ -202,15 +202,21 @@ def test_the_carry_moves_fewer_bytes(name: str, shape: tuple, base: str, most: f
 
 
 @needs_gxx
-def test_bf16_pools_are_offered_no_fold_and_check_correct() -> None:
-    # the separable fold runs Add / Max on the input's dtype, which the vector unit lacks for
-    # bf16: neither the recipes nor the graph frontend offer it, the rest is correct
+@pytest.mark.parametrize("name", ["max_pool2d", "avg_pool2d"])
+def test_bf16_pools_fold_only_sums_and_check_correct(name: str) -> None:
+    # a max fold runs Max on the input's dtype, which the vector unit lacks for bf16: neither the
+    # recipes nor the graph frontend offer it; a sum fold casts each bf16 row up and adds in fp32
     from ascendcraft.search.graph import propose_from_graph
 
-    task = get_task("avg_pool2d").with_shape((2, 3, 19, 64), "bf16")
+    task = get_task(name).with_shape((2, 3, 19, 64), "bf16")
     cands = propose(task)
-    assert not [c for c in cands if "combine=" in c.source]
-    assert [c.name.rsplit("/", 1)[1] for c in propose_from_graph(task)] == ["graph-windows"]
+    graph = [c.name.rsplit("/", 1)[1] for c in propose_from_graph(task)]
+    if name == "max_pool2d":
+        assert not [c for c in cands if "combine=" in c.source]
+        assert graph == ["graph-windows"]
+    else:
+        assert [c for c in cands if "combine=sum" in c.source]
+        assert graph == ["graph-windows", "graph-windows-separable", "graph-windows-ring"]
     ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
     for c in cands:
         out = ev.evaluate(prepare(c.name, c.source), {}, timing=False)

@@ -713,8 +713,8 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
             return self._stage_load(e)
         dtype = self.p.param(e.tensor).dtype
         if self.loop.kind == "windows":  # one tap: gather from the staged rows
-            st, offs, t, row = self.tap
-            d = self._new("tile", dtype)
+            st, offs, gdt, row = self.tap  # gdt: the staged values' dtype (an fp32 fold of 16-bit rows)
+            d = self._new("tile", gdt)
             self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
             self.emit(f"    Gather({d.cpp}[ri * wp], {st}[{row} * td_.stW], {offs}.ReinterpretCast<uint32_t>(), 0u, "
                       "static_cast<uint32_t>(w));")

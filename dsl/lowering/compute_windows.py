@@ -1,6 +1,9 @@
 """The vector compute pass on a ``windows`` loop (pooling): the taps loop, its staged input
 rows (per (kd, kh), or a ring per kd with ``reuse=True``), the separable fold
-(``combine=``) and the kw tap offset tables. Mixed into ``compute._Compute`` beside
+(``combine=``) and the kw tap offset tables. A sum of 16-bit rows folds in fp32 (each staged
+row cast up, added, the kw taps gathered from the fp32 fold): eager's average pools
+accumulate in fp32 and round once, and a 16-bit fold rounded every partial row sum, which a
+border divisor or a large window scaled past the tolerance. Mixed into ``compute._Compute`` beside
 ``ComputeOps``; statements, pools, queues and loads are the pass's own.
 """
 
@@ -31,22 +34,28 @@ class WindowOps:
         combine = self.loop.combine if self.loop.combine and _folds_taps(s, self.loop.combine) else ""
         dtype = self.p.param(x).dtype
         t = CTYPE[dtype]
+        # the fold's dtype: sums of 16-bit rows are accumulated in fp32 (see the module doc)
+        adt = "f32" if combine == "sum" and dtype in ("f16", "bf16") else dtype
+        at = CTYPE[adt]
         U = self.unit
         loads = [e for e in ir.body_exprs(s.body) if isinstance(e, ir.Load)]
         fill = f"static_cast<{t}>({cconst(self.loop.fill)})"
         if combine:  # the accumulator stage outlives the (kd, kh) loops
             if "stage" not in self.pools:
-                self.pools["stage"] = Pool("stage", f"align_up(stageElems, 128) * {NBYTES[dtype]}", "stageBuf")
+                self.pools["stage"] = Pool("stage", f"align_up(stageElems, 128) * {NBYTES[adt]}", "stageBuf")
             stage_acc = self.pools["stage"].get()
             self.counter += 1
             acc = f"sacc{self.counter}"
-            self.emit(f"LocalTensor<{t}> {acc} = {stage_acc.name}.Get<{t}>();")
+            self.emit(f"LocalTensor<{at}> {acc} = {stage_acc.name}.Get<{at}>();")
+            if adt != dtype:  # a staged row cast up before it is added (one row of a ring, a tile's rows else)
+                self._calc(f"up{self.counter}Buf", f"align_up({'stW' if self.loop.reuse else 'stageElems'}, 128) * 4")
+                self.init_lines.append(f"LocalTensor<float> {acc}Up = up{self.counter}Buf.Get<float>();")
         reuse = self.loop.reuse  # the ring: stage once per kd (_stage_ring)
         # carry (3-D): planes kd >= SD are planes kd - SD of the next output depth; their
         # kh-folded rows stay in UB and that od folds them in instead of staging them again
         carry = ""
         if combine and reuse and self.loop.carry and sd < kd <= 2 * sd:
-            carry = self._carry_buffer("carry", f"{kd - sd} * align_up(tileRows * stW, 128) * {NBYTES[dtype]}", t)
+            carry = self._carry_buffer("carry", f"{kd - sd} * align_up(tileRows * stW, 128) * {NBYTES[adt]}", at)
             self.emit("// the previous tile was this plane's od - 1, whole (one tile a unit)")
             self.emit(f"const bool {carry}Ok = td_.rowTiles == 1 && td_.OW <= td_.chunk && ut > u0 && u % td_.OD != 0;")
         # carry (2-D): the KH - SH last ring rows of a tile are the first of the next tile's
@@ -124,12 +133,12 @@ class WindowOps:
             self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
         if combine:  # separable: fold the (kd, kh) rows, then gather only the kw taps
             if reuse:
-                st = self._combine_ring(acc, st, q.name, dtype, combine, carry, rowcarry)
+                st = self._combine_ring(acc, st, q.name, dtype, combine, carry, rowcarry, adt)
                 self.emit("for (int64_t ri = 0; ri < r; ++ri) {  // the accumulator's fill slots (a packed ring has none)")
                 self.emit(f"    Duplicate({acc}[ri * td_.stW + td_.stW - {U}], {fill}, {U});")
                 self.emit("}")
             else:
-                st = self._combine_stage(acc, st, q.name, dtype, combine)
+                st = self._combine_stage(acc, st, q.name, dtype, combine, adt)
             self.emit(f"const int64_t g0 = {self._seg_start(f'acx_max(0, c0 * {sw} - {pw})')};  // the segment's first input column")
         fo = self._new("col", "f32")
         mask, m = self._mask()
@@ -172,7 +181,7 @@ class WindowOps:
                 f"Adds({fo.cpp}, {fo.cpp}, static_cast<float>(-g0), static_cast<int32_t>(wp));",
                 f"CompareScalar({m}, {fo.cpp}, 0.0f, CMPMODE::GE, {a64});",
                 f"Select({fo.cpp}, {m}, {fo.cpp}, static_cast<float>(td_.stW - {U}), {sel}, {a64});",
-                f"Muls({fo.cpp}, {fo.cpp}, {float(NBYTES[dtype])}f, static_cast<int32_t>(wp));",
+                f"Muls({fo.cpp}, {fo.cpp}, {float(NBYTES[adt if combine else dtype])}f, static_cast<int32_t>(wp));",
                 f"Cast({tbl}[kw * acx_align_up(wp, 128)], {fo.cpp}, RoundMode::CAST_RINT, static_cast<int32_t>(wp));",
             ]:
                 self.emit("        " + line)
@@ -182,7 +191,7 @@ class WindowOps:
         self.indent += 1
         # reuse: output row ri's kh-th input row is staged row ri * SH + kh
         row = f"(ri * {sh} + kh)" if reuse and not combine else "ri"
-        self.tap = (st, f"{tbl}[kw * acx_align_up(wp, 128)]", t, row)
+        self.tap = (st, f"{tbl}[kw * acx_align_up(wp, 128)]", adt if combine else dtype, row)
         self._block(s.body, s.var)
         self.indent -= 1
         self.emit("}")
@@ -330,27 +339,34 @@ class WindowOps:
         self.emit(f"{st} = {q}.DeQue<{t}>();")
 
     def _combine_ring(self, acc: str, st: str, q: str, dtype: str, combine: str, carry: str = "",
-                      rowcarry: str = "") -> str:
+                      rowcarry: str = "", adt: str = "") -> str:
         """windows(combine=..., reuse=True): fold the ring's rows ri * SH + kh into row ri of
         the accumulator stage for every kh (one op per output row and kh), free the ring,
         close the kd loop; the accumulator, as :meth:`_combine_stage` returns it."""
         kh, sh, _ = window_params(self.loop)["H"]
         api = {"sum": "Add", "max": "Max"}[combine]
-        t = CTYPE[dtype]
+        adt = adt or dtype
+        t, at = CTYPE[dtype], CTYPE[adt]
         self.emit("const int32_t rn = static_cast<int32_t>(rp == td_.stW ? td_.stW : g1 - g0);  // values a ring row holds")
         dst, first = acc, "kd == 0 && kh == 0"
         if carry:  # a plane the next od reads: fold its rows into its carry slot, then into acc
             sd = window_params(self.loop)["D"][1]
             self.emit(f"const bool toCarry = kd >= {sd};")
-            self.emit(f"const LocalTensor<{t}> fd = toCarry ? {carry}[(kd - {sd}) * acx_align_up(td_.tileRows * td_.stW, 128)] : {acc};")
+            self.emit(f"const LocalTensor<{at}> fd = toCarry ? {carry}[(kd - {sd}) * acx_align_up(td_.tileRows * td_.stW, 128)] : {acc};")
             dst, first = "fd", "toCarry ? kh == 0 : (kd == 0 && kh == 0)"
         self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
         self.emit("    for (int64_t ri = 0; ri < r; ++ri) {")
         self.emit(f"        const LocalTensor<{t}> src = {st}[(ri * {sh} + kh) * rp];")
         self.emit(f"        if ({first}) {{")
-        self.emit(f"            DataCopy({dst}[ri * td_.stW], src, acx_align_up(rn, {32 // NBYTES[dtype]}));")
-        self.emit("        } else {")
-        self.emit(f"            {api}({dst}[ri * td_.stW], {dst}[ri * td_.stW], src, rn);")
+        if adt != dtype:  # fp32 fold: the row cast up into the fold, or cast up and added
+            self.emit(f"            Cast({dst}[ri * td_.stW], src, RoundMode::CAST_NONE, rn);")
+            self.emit("        } else {")
+            self.emit(f"            Cast({acc}Up, src, RoundMode::CAST_NONE, rn);")
+            self.emit(f"            {api}({dst}[ri * td_.stW], {dst}[ri * td_.stW], {acc}Up, rn);")
+        else:
+            self.emit(f"            DataCopy({dst}[ri * td_.stW], src, acx_align_up(rn, {32 // NBYTES[dtype]}));")
+            self.emit("        } else {")
+            self.emit(f"            {api}({dst}[ri * td_.stW], {dst}[ri * td_.stW], src, rn);")
         self.emit("        }")
         self.emit("    }")
         self.emit("}")
@@ -365,19 +381,25 @@ class WindowOps:
         self.emit("}  // kd")
         return acc
 
-    def _combine_stage(self, acc: str, st: str, q: str, dtype: str, combine: str) -> str:
+    def _combine_stage(self, acc: str, st: str, q: str, dtype: str, combine: str, adt: str = "") -> str:
         """windows(combine=sum|max): fold the (kd, kh) staged rows into one accumulator stage
         (the first copied, the rest combined elementwise, each freed), close the (kd, kh)
         loops and return the accumulator: the taps body then gathers kw taps of it only, so
         a kd x kh x kw window costs kd * kh elementwise ops on the staged rows and kw
         Gathers instead of kd * kh * kw Gathers. Exact for max; for sum the order of the
-        additions changes (rows first)."""
+        additions changes (rows first). ``adt`` f32 for 16-bit rows: each is cast up first."""
         n = "static_cast<int32_t>(r * td_.stW)"
         api = {"sum": "Add", "max": "Max"}[combine]
         self.emit("if (kd == 0 && kh == 0) {")
-        self.emit(f"    DataCopy({acc}, {st}, acx_align_up(r * td_.stW, {32 // NBYTES[dtype]}));")
-        self.emit("} else {")
-        self.emit(f"    {api}({acc}, {acc}, {st}, {n});")
+        if adt and adt != dtype:
+            self.emit(f"    Cast({acc}, {st}, RoundMode::CAST_NONE, {n});")
+            self.emit("} else {")
+            self.emit(f"    Cast({acc}Up, {st}, RoundMode::CAST_NONE, {n});")
+            self.emit(f"    {api}({acc}, {acc}, {acc}Up, {n});")
+        else:
+            self.emit(f"    DataCopy({acc}, {st}, acx_align_up(r * td_.stW, {32 // NBYTES[dtype]}));")
+            self.emit("} else {")
+            self.emit(f"    {api}({acc}, {acc}, {st}, {n});")
         self.emit("}")
         self.emit(f"{q}.FreeTensor({st});")
         self.indent -= 1

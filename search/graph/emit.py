@@ -804,13 +804,10 @@ def _pool_variants(plan: Plan, pool: int, a: dict) -> list[str]:
     src = a["args"][0]
     while plan.pg.op(src) in TRANSPARENT:
         src = plan.pg.g.nodes[src]["args"][0]
-    # the fold runs Add / Max on the staged input's dtype: none for bf16 on the vector unit
-    if a["dims"] < 2 or plan.pg.op(src) != "input" or plan.pg.g.nodes[src].get("dtype") == torch.bfloat16:
-        return []
-    # a 16-bit fold of a sum rounds each row sum to 16 bits; a border divisor smaller than the
-    # window scales that error up past the fp16 tolerance (seen: 4 ulps at a corner): fp32 only
-    if a["red"] == "sum" and plan.pg.g.nodes[src].get("dtype") != torch.float32 and any(
-            plan.pg.op(u) == "pool_recip" for u in plan.pg.g.successors(pool)):
+    # a max fold runs Max on the staged input's dtype: none for bf16 on the vector unit; a sum of
+    # 16-bit rows folds in fp32 (the lowering casts each row up), as eager's average pools do
+    if a["dims"] < 2 or plan.pg.op(src) != "input" or (
+            a["red"] == "max" and plan.pg.g.nodes[src].get("dtype") == torch.bfloat16):
         return []
     # the ring reuses staged input rows across overlapping windows along H
     return ["windows-separable"] + (["windows-ring"] if a["stride"][-2] < a["kernel"][-2] else [])

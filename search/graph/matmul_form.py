@@ -9,12 +9,20 @@ a batch against a shared matrix) or its transpose (``A.T``, ``B.t()``, ``k.trans
 ``nn.Linear``'s ``[out, in]`` weight). A vector operand is refused: a matrix-vector product
 is memory-bound, the graph frontend's row reduction. The epilogue is the chain of elementwise calls from the product to the output:
 activations, a Python number, a per-column row (bias) or a same-shape tensor (residual).
+
+Rounding is read from the traced dtypes too: every ATen call whose result is fp16 / bf16
+rounds there in eager (``mm`` rounds the bare product; ``addmm`` adds its bias in the
+accumulator and rounds once, after it; each epilogue call rounds its own result), so a
+candidate can round exactly where the reference does (:attr:`Step.rounded`,
+:attr:`MatmulForm.product_rounded`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import torch
 
 from ...tasks.aten import MATMUL_OPS, AtenGraph, Ref
 
@@ -43,24 +51,34 @@ class Operand:
 class Step:
     """One epilogue call: ``op`` (an activation, or ``+ - * /``) with a number ``value`` or a
     task input ``index`` read as a per-column ``row`` or a ``full`` tile; ``swap``: the
-    product is the right operand (``1 - mm``)."""
+    product is the right operand (``1 - mm``); ``rounded``: eager rounds the value after
+    this step to the output's 16-bit dtype (the call that performs it returns fp16 / bf16)."""
 
     op: str
     value: float | None = None
     index: int | None = None
     kind: str = ""
     swap: bool = False
+    rounded: bool = False
 
 
 @dataclass(frozen=True)
 class MatmulForm:
-    """One product of two task inputs and its epilogue."""
+    """One product of two task inputs and its epilogue; ``product_rounded``: eager rounds the
+    bare product to 16 bits before the first step (``mm``, not ``addmm``, whose addend is a
+    step inside the product call)."""
 
     a: Operand
     b: Operand
     batched: bool
     steps: tuple[Step, ...]
     ops: tuple[str, ...]
+    product_rounded: bool = False
+
+
+def _rounds(ag: AtenGraph, node: str) -> bool:
+    """Does the call ``node`` return a 16-bit float (eager rounds its result there)?"""
+    return ag.meta(Ref(node))[1] in (torch.float16, torch.bfloat16)
 
 
 def _view_chain(ag: AtenGraph, node: str) -> list[str]:
@@ -156,6 +174,9 @@ def matmul_form(ag: AtenGraph) -> MatmulForm | str:
         if beta != 1:
             return "a scaled addend (beta != 1)"
         steps.append(Step("+", index=addend[0], kind=addend[1]))
+    if steps:  # alpha and the addend are inside the product call: one rounding, after them
+        steps[-1] = replace(steps[-1], rounded=_rounds(ag, prod))
+    product_rounded = not steps and _rounds(ag, prod)
     chain = prod
     for n in work[1:]:
         args = ag.tensor_args(n)
@@ -169,8 +190,9 @@ def matmul_form(ag: AtenGraph) -> MatmulForm | str:
             if list(ag.node(n)["args"].values())[0] != mine[0]:
                 return f"aten.{name} updates a tensor other than the product's epilogue value"
             name = name[:-1]
+        rounded = _rounds(ag, n)
         if name in UNARY and len(args) == 1:
-            steps.append(Step(name))
+            steps.append(Step(name, rounded=rounded))
         elif name in _BINARY:
             other = [r for r in args if r is not mine[0]]
             swap = list(ag.node(n)["args"].values())[0] != mine[0]
@@ -179,13 +201,13 @@ def matmul_form(ag: AtenGraph) -> MatmulForm | str:
                               if k in ("other", "self") and isinstance(v, (int, float))), None)
                 if value is None or ag.node(n)["args"].get("alpha", 1) != 1:
                     return f"aten.{name} with an argument the epilogue has no form for"
-                steps.append(Step(_BINARY[name], value=float(value), swap=swap))
+                steps.append(Step(_BINARY[name], value=float(value), swap=swap, rounded=rounded))
             else:
                 kind = _operand_kind(ag, other[0], out_shape)
                 if kind is None or ag.node(n)["args"].get("alpha", 1) != 1:
                     return f"aten.{name} reads a tensor that is neither a per-column row nor a " \
                            "same-shape input"
-                steps.append(Step(_BINARY[name], index=kind[0], kind=kind[1], swap=swap))
+                steps.append(Step(_BINARY[name], index=kind[0], kind=kind[1], swap=swap, rounded=rounded))
         else:
             return f"aten.{name} has no form in the product's epilogue"
         chain = n
@@ -193,7 +215,7 @@ def matmul_form(ag: AtenGraph) -> MatmulForm | str:
     if last != chain and not _through_views(ag, ag.outputs[0], chain):
         return "the output is not the end of the product's epilogue"
     return MatmulForm(Operand(a[0], a[1]), Operand(b[0], b[1], b[2]), batched, tuple(steps),
-                      tuple(ag.op(n) for n in work))
+                      tuple(ag.op(n) for n in work), product_rounded)
 
 
 def _through_views(ag: AtenGraph, ref: Ref, target: str) -> bool:
@@ -202,10 +224,11 @@ def _through_views(ag: AtenGraph, ref: Ref, target: str) -> bool:
 
 
 def row_bias(form: MatmulForm) -> int | None:
-    """Input index of the bias when the epilogue starts with ``+ row`` (a per-column bias): the
-    cube can start the accumulator from it (bias table) and the rest of the epilogue follows; else
-    None."""
+    """Input index of the bias when the epilogue starts with ``+ row`` (a per-column bias) added
+    to the unrounded product: the cube can start the accumulator from it (bias table) and the
+    rest of the epilogue follows; else None. Not when eager rounds the product first
+    (``x @ w.T + b`` in fp16): a bias in the accumulator would skip that rounding."""
     st = form.steps
-    if not st or st[0].op != "+" or st[0].kind != "row" or st[0].index is None:
+    if form.product_rounded or not st or st[0].op != "+" or st[0].kind != "row" or st[0].index is None:
         return None
     return st[0].index
