@@ -268,6 +268,8 @@ class TilingSpec:
         """Python mirror of the header's column-window checks (raises ValueError naming the
         window: a column that is not a whole number, a window outside the tensor's rows)."""
         out: dict[str, int] = {}
+        if not self.slices:
+            return out
         rows, width = (1, t["n"]) if self.kind == "tiles" else (t["N"], t["W"])
         for col_f, pitch_f, ti, _, e in self.slices:
             name = self.tensors[ti]
