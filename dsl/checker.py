@@ -202,9 +202,9 @@ class _Checker:
     def _check_loop_header(self, loop: ir.Loop) -> None:
         first = self.p.loop
         if loop is not first and (loop.kind, loop.tensor, loop.tile, loop.cores, loop.dim, loop.depth,
-                                  loop.groups, loop.axis, loop.step_rows, loop.flat) != (
+                                  loop.groups, loop.axis, loop.step_rows, loop.flat, loop.split) != (
                 first.kind, first.tensor, first.tile, first.cores, first.dim, first.depth,
-                first.groups, first.axis, first.step_rows, first.flat):
+                first.groups, first.axis, first.step_rows, first.flat, first.split):
             raise DslError("every distribution loop of a kernel has the same header as the first "
                            f"({first.kind}({first.tensor}, ...) with the same sizes): the loops share "
                            "one tiling", loop.loc)
@@ -219,7 +219,9 @@ class _Checker:
         if loop.block_max and (loop.step_rows is None or not loop.flat):
             raise DslError("slabs(block_max=True) takes the max of each block of steps read flat: it needs "
                            "rows= and flat=True", loop.loc)
-        for size in (loop.tile, loop.cores, loop.step_rows):
+        if loop.split is not None:
+            _check_split(loop)
+        for size in (loop.tile, loop.cores, loop.step_rows, loop.split):
             if isinstance(size, str) and size not in {t.name for t in self.p.tunables}:
                 raise DslError(f"'{size}' is not a tunable", loop.loc)
 
@@ -606,4 +608,37 @@ class _Checker:
             raise DslError(f"{what}: bf16 has no vector arithmetic on Ascend; cast(v, f32) first", e.loc)
         if t.dtype not in ARITH_DTYPES:
             raise DslError(f"{what}: {t.dtype} values must be cast (e.g. cast(v, f32)) before arithmetic", e.loc)
+
+
+def _check_split(loop: ir.Loop) -> None:
+    """``slabs(rows=R, split=S)``: each core reduces a slice of K into per-core partials, which
+    are combined after a SyncAll (``lowering/split_k.py``). The partials are the steps loop's
+    accumulators, so the body must be: accumulator set-up, one steps loop, then statements that
+    read only what the steps loop leaves (and their own values); nothing is stored before the
+    steps, and no total_* value (it has its own cross-core combine)."""
+    if loop.step_rows is None:
+        raise DslError("slabs(split=...) cuts the steps of a blocked slabs loop across cores: it needs rows=", loop.loc)
+    at = [i for i, s in enumerate(loop.body) if isinstance(s, ir.InnerLoop)]
+    if len(at) != 1 or loop.body[at[0]].kind != "steps":
+        raise DslError("slabs(split=...): the loop body holds exactly one steps loop (its accumulators "
+                       "are the partials each core combines)", loop.loc)
+    pre, steps, post = loop.body[:at[0]], loop.body[at[0]], loop.body[at[0] + 1:]
+    for s in ir.walk_stmts(loop.body):
+        if isinstance(s, ir.Assign) and isinstance(s.value, ir.GridReduce):
+            raise DslError("slabs(split=...) has no total_* values (they combine across cores on their own)", s.loc)
+    for s in pre:
+        if isinstance(s, ir.Store):
+            raise DslError("slabs(split=...): nothing is stored before the steps loop (each slice of K "
+                           "would store it again)", s.loc)
+    left = {s.target for s in ir.walk_stmts(steps.body) if isinstance(s, ir.Assign)}
+    only_pre = {s.target for s in pre if isinstance(s, ir.Assign)} - left
+    for s in post:
+        for e in ir.stmt_exprs(s):
+            for x in ir.walk_exprs(e):
+                if isinstance(x, ir.Var) and x.name in only_pre:
+                    raise DslError(f"slabs(split=...): after the steps loop '{x.name}' is not known (the "
+                                   "combine sees only the steps loop's accumulators); compute it after "
+                                   "the steps loop", s.loc)
+        if isinstance(s, ir.Assign):
+            only_pre.discard(s.target)
 

@@ -64,6 +64,16 @@ class Domain:
             return max(0, (hi - lo) // step + 1)
         return len(self.args)
 
+    def contains(self, v: int) -> bool:
+        """Is ``v`` one of the values (without enumerating them)?"""
+        if self.kind == "pow2":
+            lo, hi = self.args
+            return lo <= v <= hi and v > 0 and v & (v - 1) == 0
+        if self.kind == "span":
+            lo, hi, step = self.args
+            return lo <= v <= hi and (v - lo) % step == 0
+        return v in self.args
+
     def values(self) -> list[int]:
         if self.kind == "pow2":
             lo, hi = self.args
@@ -444,6 +454,7 @@ class Loop:
     block_max: bool = False  # slabs(rows=R, block_max=True): online log-sum-exp steps with one max per block of R (lowering/step_blockmax.py)
     ceil: bool = False  # windows(ceil=True): PyTorch's ceil_mode output size (windows may end past the padding)
     dilation: int | tuple = 1  # windows(dilation=): taps this far apart (an int, or a tuple per pooled dim)
+    split: str | int | None = None  # slabs(rows=R, split=S): K cut into S slices on their own cores, partials combined after a SyncAll (lowering/split_k.py)
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,9 @@ class Prepared:
         """Raise DslError (with the numbers) if this assignment cannot run at these shapes on
         this SoC — capacities, alignment, shape rules — before any build. ``dims``: the task's
         tensor inputs then outputs, in the kernel's parameter order."""
+        for t in self.program.tunables:  # hand-given params (a user's, a library entry's) too
+            if t.name in params and not t.domain.contains(params[t.name]):
+                raise DslError(f"tunable {t.name}={params[t.name]} is not in its domain {t.domain}")
         self.plan.check(dims, dict(params), soc)
 
     def feasible(self, dims: list[list[int]], params: dict[str, int], soc: SocCaps) -> str | None:

@@ -319,7 +319,7 @@ class _Parser(ExprParser, BlocksParser):
         tensor = self._tensor_name(call.args[0], workspace=self.cube)
         allowed = {"tiles": {"tile", "cores", "depth"},
                    "rows": {"rows", "cores", "depth", "dims", "groups", "axis", "flat", "inplace"},
-                   "slabs": {"dim", "tile", "cores", "depth", "rows", "flat", "block_max"},
+                   "slabs": {"dim", "tile", "cores", "depth", "rows", "flat", "block_max", "split"},
                    "windows": {"dims", "kernel", "stride", "padding", "rows", "chunk", "cores", "depth",
                                "fill", "combine", "reuse", "carry", "ceil", "dilation"}}[kind]
         kw = {}
@@ -415,9 +415,10 @@ class _Parser(ExprParser, BlocksParser):
         body = self._block(st.body, var, kind)
         del self.loop_vars[var]  # sequential distribution loops may reuse the name
         step_rows = self._size(kw["rows"]) if kind == "slabs" and "rows" in kw else None
+        split = self._size(kw["split"]) if kind == "slabs" and "split" in kw else None
         return ir.Loop(kind, var, tensor, tile, cores, dim, depth, tuple(body), loc, groups, axis,
                        window, chunk, fill, combine, reuse, step_rows, flat=flat, carry=carry, inplace=inplace,
-                       block_max=block_max, ceil=ceil, dilation=dilation)
+                       block_max=block_max, ceil=ceil, dilation=dilation, split=split)
 
     @staticmethod
     def _flag(v: ast.AST, what: str) -> bool:

@@ -8,6 +8,9 @@ best time so far (0 if none is ok), ``n_c`` its evaluations including those in f
 
 When a sampler keeps proposing infeasible or already-seen points (``MISS_CAP`` in a row),
 the driver asks :func:`nearest_unseen` for the feasible unseen point nearest the incumbent.
+Feasibility is the driver's one memoized check (``_Search._checked``), handed in as
+``check``: it keeps every verdict in ``c.feasible`` / ``c.infeasible``, so a point is never
+checked twice and this module does not re-derive or re-record verdicts.
 """
 
 from __future__ import annotations
@@ -46,9 +49,11 @@ def pick(cands: Sequence[CandidateState], n_init: int, exploration: float) -> Ca
 
 
 def nearest_unseen(c: CandidateState, rng: random.Random,
-                   feasible: Callable[[CandidateState, dict[str, int]], str | None]) -> dict[str, int] | None:
-    """A feasible point not tried yet, nearest (in index space) to the incumbent; the points
-    found infeasible on the way are remembered in ``c.infeasible``."""
+                   check: Callable[[CandidateState, dict[str, int]], str | None]) -> dict[str, int] | None:
+    """A feasible point not tried yet, nearest (in index space) to the incumbent.
+
+    ``check`` is the driver's memoized feasibility check (None when feasible, else why not);
+    it records each verdict, so the points found infeasible on the way stay known."""
     seen = set(c.done) | set(c.in_flight) | set(c.infeasible) | set(c.parked)
     if len(seen) >= c.size:
         return None
@@ -70,10 +75,7 @@ def nearest_unseen(c: CandidateState, rng: random.Random,
         key = c.key(params)
         if key in seen:
             continue
-        reason = feasible(c, params)
-        if reason is None:
-            c.feasible.add(key)
+        if check(c, params) is None:
             return params
-        c.infeasible[key] = reason
         seen.add(key)
     return None

@@ -161,8 +161,16 @@ def group_default(bt: int, m: int, n: int, k: int) -> int:
     """Default swizzle group (``GROUP``, block rows per group) of the direct candidate: the
     one whose waves (``cores_default`` consecutive blocks in swizzled order) touch the fewest
     panel bytes, sum over waves of distinct A panels x BM + distinct B panels x BN - the
-    working set the cores of one wave share through L2 (ties: 4, then the smaller group). Modeled,
-    model 2.1: transpose_a/ab/b (16 x 8 blocks) 6 instead of 4 gives 1.5-2.4% less time."""
+    working set the cores of one wave share through L2. Ties (every group touches the same
+    panels: one wave, one block column, or a grid of about two waves) go to the largest group,
+    a walk down whole block columns: each B panel a wave fetches is then shared by every block
+    row of its column, the most concurrent readers per HBM fetch (modeled, model 2.1:
+    matmul_ragged, 8 x 4 blocks in two waves, GROUP 4 -> 16: 18.5 -> 17.4 us, L2 hits 82 -> 86%;
+    one-wave and one-column shapes unchanged). Modeled, model 2.1: transpose_a/ab/b (16 x 8
+    blocks) 6 instead of 4 gives 1.5-2.4% less time. Not a rule here: 12 at 4096^3 (32 x 16
+    blocks) models 429.7 us vs 433.4 us for the rule's 6, but 12 loses 1.6% at 16 x 8 (121.8 vs
+    119.9 us) and the panel count prefers 6 and 8 there; no panel-count rule tried picks both
+    (``benchmarks/cube_breakdown.py OP --sweep GROUP=...``)."""
     n_m, n_n = -(-m // _BLOCK_M), -(-n // _BLOCK_N)
     cores = cores_default(bt, m, n, k)
 
@@ -183,7 +191,7 @@ def group_default(bt: int, m: int, n: int, k: int) -> int:
 
     if bt * n_m * n_n > 4096:  # many blocks: the old default (the count is not worth the time)
         return 4
-    return min((int(x) for x in GROUPS.split(",")), key=lambda g: (panels(g), g != 4, g))
+    return min((int(x) for x in GROUPS.split(",")), key=lambda g: (panels(g), -g))
 
 
 def a_whole_default(bt: int, m: int, n: int, k: int, transpose_a: bool = False, esize: int = 2) -> int:

@@ -321,7 +321,7 @@ class _Search:
         rec = self.record
         while True:
             if c.waiting == 0 and c.misses >= MISS_CAP:
-                point = nearest_unseen(c, self.rng, self._feasible)
+                point = nearest_unseen(c, self.rng, self._checked)
                 c.misses = 0
                 if point is None:
                     c.exhausted = True

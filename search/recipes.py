@@ -30,6 +30,7 @@ from .flat import block_max_slabs, flat_rows, flat_slabs
 from .onepass import online_logsumexp, shifted_moments
 from .proposer import Candidate, Declined, ProposerError
 from .recipe_match import Match, first_match
+from .split_k import split_slabs
 
 DTYPE_DSL = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.int32: "i32"}
 
@@ -426,7 +427,9 @@ def _middim(c: _Ctx) -> list[Candidate]:
                                                doc=f"{n} over axis {dim}, max and sum in one pass.")),
                 c.cand("slabs_rows_online", blocked_online),
                 c.cand("slabs_flat_online", flat_slabs(blocked_online, _slabs_of(c, dim), _flat_steps(c))),
-                c.cand("slabs_flat_blockmax", block_max_slabs(flat_slabs(blocked_online, _slabs_of(c, dim), 8)))]
+                c.cand("slabs_flat_blockmax", block_max_slabs(flat_slabs(blocked_online, _slabs_of(c, dim), 8))),
+                c.cand("slabs_flat_blockmax_split", split_slabs(
+                    block_max_slabs(flat_slabs(blocked_online, _slabs_of(c, dim), 8)), _slabs_of(c, dim)))]
     elif n == "rms_norm_nchw":
         eps = c.param("eps", 1e-5)
         body = ["s = tile_fill(0.0)", "for k in steps(t):", f"    a = {ld}", "    s = s + a * a",
@@ -440,7 +443,9 @@ def _middim(c: _Ctx) -> list[Candidate]:
     # beside it: several steps a copy, folded in partial rows (slabs(rows=...), see the template)
     blocked = _render(c, "slabs_blocked", body, dim=dim, doc=f"{n} over axis {dim}.")
     return [c.cand("slabs", src), c.cand("slabs_rows", blocked),
-            c.cand("slabs_flat", flat_slabs(blocked, _slabs_of(c, dim), _flat_steps(c)))]
+            c.cand("slabs_flat", flat_slabs(blocked, _slabs_of(c, dim), _flat_steps(c))),
+            c.cand("slabs_flat_split", split_slabs(flat_slabs(blocked, _slabs_of(c, dim), _flat_steps(c)),
+                                                   _slabs_of(c, dim)))]
 
 
 def _slabs_of(c: _Ctx, dim: int) -> int:

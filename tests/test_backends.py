@@ -196,3 +196,19 @@ def test_cli_soc_flag_sets_the_enforced_ub(tmp_path) -> None:
     assert got["Ascend910B2"]["status"] == "infeasible" and "UB budget exceeded" in got["Ascend910B2"]["message"]
     ok = got["Ascend310P3"]
     assert ok["status"] == "ok" and ok["correct"] and ok["modeled_us"] > 0 and ok["params"]["TILE"] == 17408
+
+
+def test_a_hand_given_tunable_outside_its_domain_is_infeasible_with_its_reason() -> None:
+    """The tuner samples inside each domain; params from a user, a library entry or a stand-in
+    search must be held to the same domain before anything is built."""
+    from ascendcraft.dsl.ir import Domain
+
+    task = get_task("add").with_shape((4096,))
+    prep = prepare("add_big", BIG_TILES)
+    ev = Evaluator(task, "Ascend310P3", seeds=(0,), shape_sets=[list(task.shapes)])
+    assert ev.feasible(prep, {"TILE": 1024}) is None
+    reason = ev.feasible(prep, {"TILE": 2048})
+    assert reason == "tunable TILE=2048 is not in its domain choice(1024, 17408)"
+    assert ev.evaluate(prep, {"TILE": 2048}).status == Status.INFEASIBLE
+    assert [v for v in range(0, 70) if Domain("pow2", (3, 64)).contains(v)] == [4, 8, 16, 32, 64]
+    assert [v for v in range(0, 40) if Domain("span", (8, 32, 8)).contains(v)] == [8, 16, 24, 32]

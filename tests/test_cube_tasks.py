@@ -177,14 +177,16 @@ def test_shape_aware_defaults_split_k_and_tail() -> None:
 
 def test_shape_aware_defaults_group_and_whole_panels() -> None:
     """GROUP: the swizzle group whose waves touch the fewest panel bytes (16 x 8 blocks of
-    2048^2: 6; one wave or one block column: the old 4). AW: a few-row M with A stored M x K
+    2048^2: 6; ties - one wave, one block column, two waves of 8 x 4 blocks - the largest). AW: a few-row M with A stored M x K
     that fits L1 whole (matmul_small_m). BW: N of at most two 128-column blocks under many
     block rows (matmul_tall_skinny), which also sets 128-column blocks in row-major order."""
     from ascendcraft.search.cube_builtin import a_whole_default, b_whole_default, group_default
 
     assert group_default(1, 2048, 2048, 4096) == 6
-    assert group_default(1, 512, 384, 256) == 4  # 8 blocks: one wave, every group alike
-    assert group_default(1, 32768, 256, 1024) == 4
+    assert group_default(1, 512, 384, 256) == 16  # 8 blocks: one wave, every group alike
+    assert group_default(1, 32768, 256, 1024) == 16  # one block column: every group alike
+    assert group_default(1, 1000, 1001, 999) == 16  # 8 x 4 blocks, two waves: a column walk
+    assert group_default(1, 4096, 4096, 4096) == 6
     assert a_whole_default(1, 16, 16384, 8192) == 1
     assert a_whole_default(1, 16, 16384, 8192, transpose_a=True) == 0
     assert a_whole_default(1, 16, 16384, 65536) == 0  # the panel does not fit L1

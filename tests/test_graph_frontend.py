@@ -110,8 +110,9 @@ def test_structures_per_pattern() -> None:
     assert sorted(kinds["softmax"]) == ["chunked", "rows"]  # both structures proposed
     assert kinds["softmax"][0] == "chunked"  # 65536-wide rows do not fit UB whole
     assert kinds["layer_norm"] == ["rows", "chunked"]
-    # blocked steps offered beside, and read flat (B = 1023: its rows are not 512 B aligned)
-    assert kinds["max_middim"] == ["slabs", "slabs_rows", "slabs_flat"]
+    # blocked steps offered beside, and read flat (B = 1023: its rows are not 512 B aligned),
+    # and that with K split across cores (one pass of folds: slabs(split=...))
+    assert kinds["max_middim"] == ["slabs", "slabs_rows", "slabs_flat", "slabs_flat_split"]
     assert sorted(kinds["rms_norm"]) == ["chunked", "rows"]
 
 

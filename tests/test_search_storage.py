@@ -270,3 +270,45 @@ def test_finish_trial_writes_attrs_and_state_at_once(tmp_path):
         with pytest.raises(RuntimeError):
             finish_trial(study._storage, tid, {"status": "wrong"}, TrialState.FAIL, None)
         assert study.trials[0].user_attrs["status"] == "ok"
+
+
+def test_enumerating_unseen_points_uses_the_one_memoized_check(tmp_path):
+    """A point whose verdict the driver already holds (here: feasible, as the warm-up records
+    a default) is not checked again when the sampler is stuck and the driver enumerates the
+    nearest unseen point; a point checked during the enumeration is remembered."""
+    from ascendcraft.search.allocation import MISS_CAP
+    from ascendcraft.search.driver import _Search
+    from ascendcraft.search.storage import open_storage
+
+    from ascendcraft.status import Status
+
+    class Counting(ToyObjective):
+        checks: list = []
+
+        def feasible(self, candidate, params):
+            self.checks.append(_key(candidate.name, params))
+            return super().feasible(candidate, params)
+
+    obj = Counting()
+    obj.checks = []
+    store, url = open_storage(None, tmp_path)
+    search = _Search(obj, [FAST], budget=5, sampler="tpe", seed=0, storage=store, storage_url=url,
+                     study_name="m", resume=False, run_dir=tmp_path, timeout_per_trial_s=5.0,
+                     executor=LocalExecutor(), progress=None, n_init=1, exploration=0.5,
+                     revalidate_top=1)
+    try:
+        c = search.cands[0]
+        c.waiting = 0  # the enqueued default is not asked here: the sampler is "stuck"
+        c.feasible.add(c.default_key)  # e.g. the warm-up's verdict on the defaults
+        c.misses = MISS_CAP
+        _live, key, params = search._propose(c)
+        assert key == c.default_key  # the incumbent's own point is the nearest unseen one
+        assert obj.checks == []  # served from the driver's memo, not the objective
+        c.done[key] = (0, TrialOutcome(Status.OK, 1.0))
+        c.in_flight.pop(key, None)
+        c.waiting, c.misses = 0, MISS_CAP
+        _live, key2, params2 = search._propose(c)
+        assert key2 != key and key2 in c.feasible
+        assert obj.checks == [_key(FAST.name, params2)]
+    finally:
+        search.log.close()

@@ -15,6 +15,7 @@ from ascendcraft.tasks.shapes import (
     labeled_reduced_shapes,
     size_floor,
 )
+from ascendcraft.tasks.task import TaskError
 
 
 def _task(inputs: list[InputSpec], ref=lambda *xs: xs[0], init=None) -> Task:  # noqa: ANN001
@@ -142,3 +143,40 @@ def test_scalars_and_rank0_inputs() -> None:
 def test_small_tasks_keep_their_shape() -> None:
     t = _task([InputSpec("x", (4, 10))])
     assert reduced_shapes(t) == [[(4, 10)]]
+
+
+def _glu_halves(x: torch.Tensor) -> torch.Tensor:
+    a, b = torch.split(x, [1536, 1536], dim=-1)  # 1536 is fixed by the task, not a dim of x
+    return a * torch.sigmoid(b)
+
+
+def _last_thousand(x: torch.Tensor) -> torch.Tensor:
+    return x.narrow(-1, x.shape[-1] - 1000, 1000)
+
+
+def _half_plus(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a[..., : a.shape[-1] // 2] + b
+
+
+@pytest.mark.parametrize(("ref", "shapes"), [
+    (_glu_halves, [(512, 3072)]),
+    (_last_thousand, [(64, 48, 4097)]),
+    (_half_plus, [(300, 2000), (300, 1000)]),
+])
+def test_innermost_extent_kept_when_no_reduced_set_is_accepted(ref, shapes) -> None:  # noqa: ANN001
+    """Rule 6: a last dim tied to a size it does not equal keeps its full extent."""
+    task = _task([InputSpec(f"x{i}", s) for i, s in enumerate(shapes)], ref=ref)
+    sets = labeled_reduced_shapes(task)
+    assert [label for label, _ in sets][0] == "inner"
+    for _, reduced in sets:
+        assert [s[-1] for s in reduced] == [s[-1] for s in shapes]
+        assert math.prod(reduced[0]) < math.prod(shapes[0])
+        for new, old in zip(reduced, shapes, strict=True):  # rank kept, nothing grows
+            assert len(new) == len(old) and all(n <= o for n, o in zip(new, old, strict=True))
+        task.run_reference(task.make_inputs(reduced))
+
+
+def test_innermost_fallback_refused_for_huge_last_dims() -> None:
+    task = _task([InputSpec("x", (2, 1 << 23))], ref=lambda x: x.narrow(-1, 0, 5_000_000) * 2)
+    with pytest.raises(TaskError, match="could not derive reduced shapes"):
+        labeled_reduced_shapes(task)

@@ -25,6 +25,12 @@ checked on small shape sets that still exercise what the full shape exercises:
    innermost dim is ~1000 with an odd factor (e.g. 1000 = 8 x 125 for fp32: 32 B
    aligned but not a multiple of any power-of-two tile above 8 elements, odd dims ~999)
    and an ``outer`` set with ~1000 rows so multi-core splits have remainders.
+6. **Innermost extents kept as a fallback** - when no set above is accepted (a task
+   whose constructor or forward ties the last dim to a size it does not equal:
+   ``split(x, [h, h], -1)`` with ``h`` from the constructor, ``x.narrow(-1, n - k, k)``,
+   one input's last dim twice another's), the innermost dim of every input keeps its
+   full extent and only the outer dims shrink (sets ``inner`` and ``inner-outer``),
+   provided those extents stay under ``INNER_KEEP_LIMIT`` elements per input.
 
 Every input of every set has at most ``budget_elems`` elements (unless fixed dims
 force more); sets are validated by running the reference on the meta device.
@@ -45,6 +51,9 @@ BLOCK_BYTES = 32
 TAIL_TARGET = 1000
 
 PROFILES: tuple[str, ...] = ("regular", "tail", "outer")
+#: fallback profiles (rule 6) and the profile whose outer-dim targets each one uses
+INNER_PROFILES: tuple[tuple[str, str], ...] = (("inner", "regular"), ("inner-outer", "outer"))
+INNER_KEEP_LIMIT = 1 << 22  # innermost extents kept at full size only up to 4 Mi elements
 
 
 def align_quantum(itemsize: int) -> int:
@@ -321,11 +330,35 @@ def labeled_reduced_shapes(
                 break
             errors.append(f"{profile}/{mode}: {shapes}")
     if not out:
+        out = _inner_kept_sets(task, budget_elems, errors)
+    if not out:
         raise TaskError(
             f"Task {task.name!r}: could not derive reduced shapes that the reference accepts "
             f"(tried {'; '.join(errors)}); the full shapes are "
             f"{task.shapes} - add a registry layout or give smaller shapes with --shape."
         )
+    return out
+
+
+def _inner_kept_sets(task: Task, budget_elems: int, errors: list[str]) -> list[tuple[str, list[Shape]]]:
+    """Rule 6: sets whose innermost dims keep their full extent (only outer dims shrink)."""
+    if any(s.is_tensor and s.shape and s.shape[-1] > INNER_KEEP_LIMIT for s in task.inputs):
+        return []
+    out: list[tuple[str, list[Shape]]] = []
+    seen: set[tuple[Shape, ...]] = set()
+    for label, profile in INNER_PROFILES:
+        for mode in ("positional", "value"):
+            groups = _groups(task, mode)
+            for g in groups:
+                if g.pos == 0:
+                    g.fixed = True
+            shapes = _assign(task, groups, profile, budget_elems)
+            if _valid(task, shapes):
+                if tuple(shapes) not in seen:
+                    seen.add(tuple(shapes))
+                    out.append((label, shapes))
+                break
+            errors.append(f"{label}/{mode}: {shapes}")
     return out
 
 

@@ -35,6 +35,7 @@ from .compute_ops import (  # noqa: F401 - the pass's types and tables, re-expor
     cconst,
 )
 from .compute_windows import WindowOps
+from .split_k import SplitKOps
 from .step_blockmax import BlockMaxOps
 from .step_folds import FOLD_OP, blocked, blocked_slab_tile, step_folds
 from .support import check_cube_supported, check_vector_supported
@@ -47,6 +48,7 @@ class KernelPlan:
     roles: dict[str, str]  # tensor -> "tile" | "bcast" | "per_row" | "row_out" | "step" | "outer" | "scalar_out" | "index"
     host_scalars: list[tuple[str, ir.Expr]]  # derived scalars the host tiling computes
     grid_loops: int = 0  # loops with total_* reductions (each needs a GM workspace slot per core)
+    split_accs: int = 0  # slabs(split=S): accumulator rows each item writes to the GM workspace
     #: column windows (load_slice): (col field, pitch field, tensor, col expression), one per window
     slices: list[tuple[str, str, str, ir.Expr]] = field(default_factory=list)
 
@@ -140,7 +142,7 @@ def unit_elems(program: ir.Program) -> int:
     return 32 // min(nbytes)
 
 
-class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, ComputeOps):
+class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps, ComputeOps):
     """The vector compute pass. ``stage``: the rows stage of a @cube_kernel, lowered alone
     (its tiling is the cube tiling: chunks loop k has fields ch<k>/pw<k>, see compute_groups)."""
 
@@ -182,6 +184,7 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, ComputeOps
         self.max_rows = max(self.p.tunable(tile).domain.values()) if isinstance(tile, str) else int(tile)
         self.uses_scl = False
         self.grid_loops = 0
+        self.split_accs = 0
         self.host_scalars: list[tuple[str, ir.Expr]] = []
         self.host_names: dict[int, str] = {}
         self.slices: list[tuple[str, str, str, ir.Expr]] = []
@@ -300,7 +303,7 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, ComputeOps
                 expr = f"max({expr}, {more})"
             buffers.append(Buffer("scratchBuf", "table", expr))
         return KernelPlan(self.init_lines + self.lines, buffers, self.roles, self.host_scalars, self.grid_loops,
-                          self.slices)
+                          self.split_accs, self.slices)
 
     def _src(self, s) -> str:
         return self.p.line_text(s.loc.line)
@@ -312,6 +315,9 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, ComputeOps
             self.emit(f"float {mangle('p', g.target)} = {GRID_INIT[g.value.op]};  // this core's part of total_{g.value.op}")
         if grids:
             self._grid_acc_init(grids)
+        if loop.split is not None:
+            self._split_loop(loop)
+            return
         self.emit("{")
         self.indent += 1
         granule = 16 * self.unit if loop.kind == "tiles" else self.unit  # see tiling.formulas
@@ -568,9 +574,9 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, ComputeOps
             return
         elif blocked(self.loop):
             folds = step_folds(s, self.def_id, self.carried)
-            self.emit("for (int64_t k0 = 0; k0 < td_.K; k0 += td_.stepRows) {  // stepRows steps a copy")
+            self.emit(f"for (int64_t k0 = {self.k_lo}; k0 < {self.k_hi}; k0 += td_.stepRows) {{  // stepRows steps a copy")
             self.indent += 1
-            self.emit("const int64_t kb = acx_min(td_.stepRows, td_.K - k0);")
+            self.emit(f"const int64_t kb = acx_min(td_.stepRows, {self.k_hi} - k0);")
             self.emit("const int64_t cnt = kb * cntp;  // rows k0 .. k0 + kb of the accumulators")
         else:
             self.emit("for (int64_t k = td_.K - 1; k >= 0; --k) {" if s.reverse else "for (int64_t k = 0; k < td_.K; ++k) {")

@@ -125,7 +125,8 @@ def tiling_spec(tp: TypedProgram, plan: KernelPlan) -> TilingSpec:
         formulas=tuple(formulas(p.loop, tp.chunked, p.loops)), buffers=tuple(buffers),
         tunables=tuple(t.name for t in p.tunables), scalars=tuple(s.name for s in p.scalars),
         host=tuple((name, host_expr(e)) for name, e in plan.host_scalars),
-        tensors=tuple(t.name for t in p.tensors), grid_loops=plan.grid_loops, groups=p.loop.groups,
+        tensors=tuple(t.name for t in p.tensors), grid_loops=plan.grid_loops, split_accs=plan.split_accs,
+        groups=p.loop.groups,
         axis=p.loop.axis,
         slices=tuple((col, pitch, [t.name for t in p.tensors].index(x), host_expr(e), e)
                      for col, pitch, x, e in plan.slices),
@@ -172,6 +173,10 @@ def _kernel_class(tp: TypedProgram, plan: KernelPlan, spec: TilingSpec, depth: i
     if plan.grid_loops:
         L.append("        gridGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(GetUserWorkspace(workspace)), "
                  "static_cast<uint64_t>(td.workspaceBytes / 4));")
+    if plan.split_accs:  # after the total_* slots (none: the checker refuses both in one loop)
+        L.append("        splitGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(GetUserWorkspace(workspace)) + "
+                 f"{plan.grid_loops} * td.blockDim * 8, static_cast<uint64_t>(td.items * td.tileLen * "
+                 f"{plan.split_accs}));")
     L += ub_init(((b.name, b.kind in ROLE, f"{b.name}Bytes") for b in plan.buffers), "DEPTH")
     L.append("    }")
     L.append("")
@@ -187,6 +192,8 @@ def _kernel_class(tp: TypedProgram, plan: KernelPlan, spec: TilingSpec, depth: i
         L.append(f"    GlobalTensor<{CTYPE[t.dtype]}> {mangle('gm', t.name)};")
     if plan.grid_loops:
         L.append("    GlobalTensor<float> gridGm;  // per-core partials of total_* values")
+    if plan.split_accs:
+        L.append("    GlobalTensor<float> splitGm;  // slabs(split=S): each item's accumulator rows")
     L.append("    TilingT td_;")
     L.append("};")
     return "\n".join(L)

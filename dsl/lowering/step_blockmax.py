@@ -107,9 +107,9 @@ class BlockMaxOps:
             raise DslError("slabs(block_max=True): m and s are accumulators set before the steps "
                            "loop, a a value of the step", s.loc)
         M, S = self.live_defs[self.carried[inner[m]]], self.live_defs[self.carried[inner[acc]]]
-        self.emit("for (int64_t k0 = 0; k0 < td_.K; k0 += td_.stepRows) {  // stepRows steps a block")
+        self.emit(f"for (int64_t k0 = {self.k_lo}; k0 < {self.k_hi}; k0 += td_.stepRows) {{  // stepRows steps a block")
         self.indent += 1
-        self.emit("const int64_t kb = acx_min(td_.stepRows, td_.K - k0);")
+        self.emit(f"const int64_t kb = acx_min(td_.stepRows, {self.k_hi} - k0);")
         self.emit("const int64_t cnt = kb * cntp;  // the block's rows")
         self.in_block = True
         self._block(lead, s.var)

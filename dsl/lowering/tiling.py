@@ -172,14 +172,20 @@ def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -
         return out
     # slabs(flat=True): a tile is all of B, so kb steps are one contiguous run of GM
     tile_len = "align_up(B, U)" if loop.flat else f"max(U, min(align_down({tile}, U), align_up(B, U)))"
+    # split=S: an item is one slice of K of one tile (lowering/split_k.py); after the SyncAll the
+    # outItems tiles are shared out again for the combine. At most coreNum slices (more never
+    # adds a busy core), so the workspace is at most coreNum partial rows an output row each
+    split = [("splits", f"max(1, min(min({size_expr(loop.split)}, K), coreNum))")] if loop.split is not None else []
     return [
         ("tileLen", tile_len),
         ("blocksPerOuter", "ceil_div(B, tileLen)"),
-        ("items", "A * blocksPerOuter"),
+        *split,
+        ("items", "A * blocksPerOuter * splits" if split else "A * blocksPerOuter"),
         ("blockDim", f"max(1, min({cores}, items))"),
         ("baseItems", "floor_div(items, blockDim)"),
         ("bigCores", "items - baseItems * blockDim"),
-    ] + ([("stepRows", f"max(1, min({size_expr(loop.step_rows)}, K))"), ("tileElems", "tileLen" if loop.block_max else "stepRows * tileLen")]
+    ] + ([("outItems", "A * blocksPerOuter"), ("baseOut", "floor_div(outItems, blockDim)"),
+          ("bigOut", "outItems - baseOut * blockDim")] if split else []) + ([("stepRows", f"max(1, min({size_expr(loop.step_rows)}, K))"), ("tileElems", "tileLen" if loop.block_max else "stepRows * tileLen")]
          if loop.step_rows is not None else [("tileElems", "tileLen")]) + (
         [("flatElems", "stepRows * B + 18 * U"), (FLAT_ROWS, f"max(1, min(stepRows, floor_div({FLAT_TABLE}, tileLen)))")]
         if loop.flat else []) + [
@@ -217,6 +223,7 @@ class TilingSpec:
     host: tuple[tuple[str, str], ...] = ()  # derived float fields: (name, C++ expression)
     tensors: tuple[str, ...] = ()  # tensor names in argument order (numel(x) in host expressions)
     grid_loops: int = 0  # loops combining total_* values: GM workspace of 32 B per core each
+    split_accs: int = 0  # slabs(split=S): accumulators written per item (one tileLen fp32 row each)
     groups: int = 1  # rows: each trailing-dims row split into this many rows
     axis: int = -1  # rows(axis=a): strided rows (A segments of W elements each)
     #: column windows (load_slice): (col field, pitch field, tensor index, col C++, col expression)
@@ -242,7 +249,8 @@ class TilingSpec:
         return self.formulas + tuple((f, e) for f, _, e in self.buffers)
 
     def workspace_expr(self) -> str:
-        return f"{self.grid_loops} * blockDim * 32"
+        grid = f"{self.grid_loops} * blockDim * 32"
+        return f"{grid} + {self.split_accs} * items * tileLen * 4" if self.split_accs else grid
 
     def ub_expr(self) -> str:
         terms = [f"{slots} * {f}" for f, slots, _ in self.buffers]

@@ -21,6 +21,7 @@ from __future__ import annotations
 from ...tasks.shapes import reduced_shapes
 from ...tasks.task import Shape, Task, TaskError
 from ..proposer import Candidate, Declined, ProposerError
+from ..split_k import split_slabs
 from .decompose import decompose
 from .emit import emit_program, structures
 from .patterns import Plan, analyse
@@ -75,10 +76,13 @@ class GraphProposer:
             out, why = [], None
             for s in structures(plan):  # a structure that cannot hold the plan is left out
                 try:
-                    out.append(Candidate(f"{task.name}/graph-{s}", emit_program(plan, task, s),
-                                         origin=self.name))
+                    prog = emit_program(plan, task, s)
+                    out.append(Candidate(f"{task.name}/graph-{s}", prog, origin=self.name))
                 except Unsupported as e:
                     why = why or e
+                    continue
+                if s == "slabs_flat" and (split := _split_k(prog, plan)):
+                    out.append(Candidate(f"{task.name}/graph-slabs_flat_split", split, origin=self.name))
             if not out and why is not None:
                 raise why
             return out
@@ -88,6 +92,17 @@ class GraphProposer:
             text = " ".join(f"{type(e).__name__}: {e}".split())[:300]
             raise Declined(f"failed internally ({text}); please report it with the task "
                            "file") from None
+
+
+def _split_k(prog: str, plan) -> str | None:
+    """The flat slabs program with K split across cores (search/split_k.py) when it is one
+    pass of folds (one steps loop, no total_*: what slabs(split=...) admits), else None."""
+    if prog.count(" in steps(") != 1 or "total_" in prog:
+        return None
+    try:
+        return split_slabs(prog, plan.domain.extents(plan.full_shape)["A"])
+    except ValueError:
+        return None
 
 
 def propose_from_graph(task: Task) -> list[Candidate]:

@@ -1,0 +1,111 @@
+"""Where a cube op's modeled time goes: per-pipe busy time, HBM channel, L2 hits, bytes moved,
+blocks and cores, beside the capacity bound on operand reads (model/capacity.py).
+
+For one built-in op, each builtin candidate (or the ones named with ``--cand``) is built at
+its default tunables, overridden by ``--set NAME=VALUE``, traced at the task's full shapes and
+simulated; ``--sweep NAME=V1,V2,...`` times the candidates at each value of one tunable
+instead. All times are MODELED (the model version is printed).
+
+    python benchmarks/cube_breakdown.py matmul_batched [--cand matmul_batched/cube] [--set BM=64 ...]
+    python benchmarks/cube_breakdown.py matmul --sweep GROUP=4,6,12
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+from ascendcraft.search.builtin import propose
+from ascendcraft.search.cube_builtin import registry_spec, spec_dims
+
+import ascendcraft.backends.emulator as emulator
+from ascendcraft.app.checking import first_feasible
+from ascendcraft.evaluate import Evaluator, prepare
+from ascendcraft.model import MODEL_VERSION
+from ascendcraft.model.capacity import matmul_read_lower_bound
+from ascendcraft.tasks.registry import get_task
+
+MIB = 1 << 20
+
+
+def _value(v: str) -> int | str:
+    return int(v) if v.lstrip("-").isdigit() else v
+
+
+def _bound_text(task) -> str:
+    """The capacity bound on operand reads at the task's shapes, when it is a plain product."""
+    try:
+        spec = registry_spec(task, task.name, dict(getattr(task, "init_args", None) or {}))
+    except (KeyError, TypeError, ValueError):
+        spec = None
+    dims = spec_dims(task, spec) if spec is not None else None
+    if dims is None:
+        return "capacity bound: not a registry product"
+    bt, m, n, k = dims
+    esize = 4 if spec.dtype == "f32" else 2
+    q = matmul_read_lower_bound(bt, m, n, k, esize)
+    comp = esize * bt * (m * k + k * n)
+    return (f"batch {bt} M {m} N {n} K {k}: operand reads >= {q / MIB:.1f} MiB "
+            f"(compulsory {comp / MIB:.1f} MiB)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("op")
+    ap.add_argument("--soc", default="Ascend910B2")
+    ap.add_argument("--cand", action="append", help="candidate name (repeatable; default: all)")
+    ap.add_argument("--set", action="append", default=[], help="NAME=VALUE tunable override")
+    ap.add_argument("--sweep", help="NAME=V1,V2,... one tunable's values, a time per value")
+    a = ap.parse_args()
+    caught = []
+    simulate = emulator.simulate
+
+    def keep(*args, **kw):
+        r = simulate(*args, **kw)
+        caught.append(r)
+        return r
+
+    emulator.simulate = keep  # every single-launch simulation of this run, kept for the breakdown
+    task = get_task(a.op)
+    ev = Evaluator(task, a.soc, seeds=(0,))
+    sets = dict(s.split("=", 1) for s in a.set)
+    print(f"{a.op} on {a.soc} (modeled, model {MODEL_VERSION}); {_bound_text(task)}")
+    for cand in propose(task):
+        if a.cand and cand.name not in a.cand:
+            continue
+        prep = prepare(cand.name, cand.source)
+        found = first_feasible(ev, prep)
+        if found is None:
+            print(f"{cand.name}: no feasible default")
+            continue
+        params = {**prep.defaults(), **found, **{k: _value(v) for k, v in sets.items()}}
+        if a.sweep:
+            name, values = a.sweep.split("=", 1)
+            row = []
+            for v in values.split(","):
+                p = dict(params, **{name: _value(v)})
+                why = ev.feasible(prep, p)
+                row.append(f"{v}: infeasible" if why else f"{v}: {ev.time(ev.build(prep, p))['modeled_us']:.1f}")
+            print(f"{cand.name:40s} default {name}={params.get(name)}  " + "  ".join(row), flush=True)
+            continue
+        why = ev.feasible(prep, params)
+        if why:
+            print(f"{cand.name}: infeasible: {why}")
+            continue
+        caught.clear()
+        tim = ev.time(ev.build(prep, params))
+        print(f"{cand.name}: modeled {tim['modeled_us']:.1f} us, eager {tim['eager_us']:.1f} us, "
+              f"speedup {tim['speedup']:.2f}, roofline {tim['roofline_us']:.1f} us, bound {tim['bound']}")
+        for r in caught:
+            cu = np.asarray(r.core_us)
+            print(f"  launch: {r.time_us:.1f} us (kernel {r.kernel_us:.1f} + launch {r.launch_us:.1f}), "
+                  f"blocks {r.block_dim}, distinct programs {r.n_programs}, core us {cu.min():.1f}..{cu.max():.1f}")
+            print("  busy us: " + ", ".join(f"{p} {v:.1f}" for p, v in r.pipe_busy_us.items() if v)
+                  + f"; HBM channel {r.hbm_busy_us:.1f}")
+            print("  resources us: " + ", ".join(f"{p} {v:.1f}" for p, v in r.resources_us.items()))
+            print(f"  GM bytes {r.gm_bytes / MIB:.1f} MiB; reads {r.l2_read_bytes / MIB:.1f} MiB, "
+                  f"L2 hits {r.l2_hit_bytes / MIB:.1f} MiB ({100 * r.l2_hit_frac:.0f}%)")
+
+
+if __name__ == "__main__":
+    main()
