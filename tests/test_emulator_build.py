@@ -37,5 +37,7 @@ def test_concurrent_builds_share_one_result(tmp_path):
     outs = [p.communicate(timeout=120)[0].strip() for p in procs]
     assert all(p.returncode == 0 for p in procs)
     assert len(set(outs)) == 1 and os.path.exists(outs[0])
-    builds = [d for d in (tmp_path / "emulator").iterdir() if d.is_dir() and not d.name.startswith(".")]
+    dirs = [d for d in (tmp_path / "emulator").iterdir() if d.is_dir() and not d.name.startswith(".")]
+    builds = [d for d in dirs if not d.name.startswith("runtime-")]
     assert len(builds) == 1
+    assert len(dirs) - len(builds) == 1  # one prebuilt runtime, built by one of the three
