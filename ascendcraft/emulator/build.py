@@ -4,6 +4,14 @@ library, with a content-addressed on-disk cache that is safe under concurrent bu
 Why a cache: the tuner evaluates many trials of one candidate; tiling values are runtime
 data, so every trial of a candidate reuses one build.
 
+Why a prebuilt runtime: a kernel's own code is a fraction of its translation unit. The
+emulator's fixed runtime (crash handler, fibers, the run loop: ``RunKernel`` in
+``acx_runtime.h``) is compiled once per header version into an object every kernel links,
+and the headers are parsed once into a precompiled header: a cold kernel compile then costs
+about 0.55x the CPU time of a header-only one (``benchmarks/build_cold.py``). Both are
+keyed like kernels (headers, flags, compiler) and published atomically; if they cannot be
+built (or ``$ASCENDCRAFT_PREBUILT_RUNTIME=0``) kernels build header-only, as before.
+
 The compiler runs confined (``_confine.py``): in its own process group that is killed whole
 on timeout, on an exception (e.g. Ctrl-C) and when the calling process dies, under CPU-time,
 address-space and file-size limits, with its temporary files inside the build directory.
@@ -27,6 +35,10 @@ from ascendcraft.emulator import _confine
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 DEFAULT_FLAGS: tuple[str, ...] = ("-std=c++17", "-O1", "-shared", "-fPIC")
+PREBUILT_ENV = "ASCENDCRAFT_PREBUILT_RUNTIME"
+"""``0`` builds every kernel header-only (no prebuilt runtime object, no precompiled header)."""
+PREBUILT_DEFINE = "-DACX_RUNTIME_PREBUILT"
+RUNTIME_TIMEOUT_S = 300.0
 _BUILD_VERSION = "1"  # bump to invalidate every cached build
 _SUPERVISOR = Path(__file__).resolve().parent / "_confine.py"
 COMPILER_AS_BYTES = 4 << 30
@@ -109,14 +121,24 @@ def build_kernel(
     for name in sources:
         if os.path.isabs(name) or ".." in Path(name).parts:
             raise ValueError(f"source name must be a relative path inside the build dir: {name!r}")
-    flags = (*DEFAULT_FLAGS, *extra_flags)
-    key = build_key(sources, main, flags)
+    base_flags = (*DEFAULT_FLAGS, *extra_flags)
     root = cache_root() / "emulator"
-    root.mkdir(parents=True, exist_ok=True)
+    prebuilt = os.environ.get(PREBUILT_ENV, "1") != "0"
+    flags = (*base_flags, PREBUILT_DEFINE) if prebuilt else base_flags
+    key = build_key(sources, main, flags)
     out = root / key / "kernel.so"
     if out.exists():
         return out
+    root.mkdir(parents=True, exist_ok=True)
     cxx = find_compiler()
+    runtime = _prebuilt_runtime(root, cxx, flags) if prebuilt else None
+    if prebuilt and runtime is None:  # could not be built: this kernel builds header-only
+        flags = base_flags
+        key = build_key(sources, main, flags)
+        out = root / key / "kernel.so"
+        if out.exists():
+            return out
+    pre_inc, post_inputs = _runtime_args(runtime)
     lock_path = root / f"{key}.lock"
     with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -132,7 +154,8 @@ def build_kernel(
                     p.parent.mkdir(parents=True, exist_ok=True)
                     p.write_text(text)
                 so_tmp = tmpdir / "kernel.so"
-                cmd = [cxx, *flags, f"-I{INCLUDE_DIR}", f"-I{tmpdir}", str(tmpdir / main), "-o", str(so_tmp)]
+                cmd = [cxx, *flags, *pre_inc, f"-I{INCLUDE_DIR}", f"-I{tmpdir}", str(tmpdir / main), *post_inputs,
+                       "-o", str(so_tmp)]
                 t0 = time.perf_counter()
                 rc, log = _compile(cmd, tmpdir, timeout_s)
                 log = log.replace(str(tmpdir) + "/", "")
@@ -144,11 +167,94 @@ def build_kernel(
                     dst = out.parent / "src" / name
                     dst.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(tmpdir / name, dst)
-                (out.parent / "build_seconds.txt").write_text(f"{time.perf_counter() - t0:.3f}\n")
+                seconds = time.perf_counter() - t0
+                (out.parent / "build_seconds.txt").write_text(f"{seconds:.3f}\n")
+                _log_compile(key, main, seconds)
                 os.replace(so_tmp, out)  # atomic publish
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     return out
+
+
+RUNTIME_OBJECT = "acx_runtime.o"
+PCH_NAME = "kernel_operator.h.gch"  # found before include/kernel_operator.h: its -I comes first
+
+
+def _runtime_args(runtime: Path | None) -> tuple[list[str], list[str]]:
+    """(include flags before the emulator's, inputs after the kernel source) for a build."""
+    if runtime is None:
+        return [], []
+    pre = [f"-I{runtime}"] if (runtime / PCH_NAME).exists() else []
+    return pre, [str(runtime / RUNTIME_OBJECT)]
+
+
+_runtime_failed: set[str] = set()  # runtime keys that failed to build in this process
+
+
+def _prebuilt_runtime(root: Path, cxx: str, flags: tuple[str, ...]) -> Path | None:
+    """The directory holding the prebuilt runtime object (and, when the compiler made one,
+    the precompiled header) for these kernel flags, built on first use; None if it cannot be
+    built. Published by renaming a finished directory, under its own lock."""
+    h = hashlib.sha256()
+    for part in (_BUILD_VERSION, _header_digest(), str(INCLUDE_DIR), "\0".join(flags), cxx):
+        h.update(part.encode() + b"\0")
+    rkey = "runtime-" + h.hexdigest()[:24]
+    final = root / rkey
+    if (final / RUNTIME_OBJECT).exists():
+        return final
+    if rkey in _runtime_failed:
+        return None
+    with open(root / f"{rkey}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if (final / RUNTIME_OBJECT).exists():
+                return final
+            _remove_stale_build_dirs(root, rkey)
+            with tempfile.TemporaryDirectory(dir=root, prefix=f".{rkey}.") as tmp:
+                tmpdir = Path(tmp)
+                impl = tmpdir / "acx_runtime.cpp"
+                impl.write_text('#define ACX_RUNTIME_IMPL\n#include "kernel_operator.h"\n')
+                obj_flags = [f for f in flags if f not in ("-shared", PREBUILT_DEFINE)]
+                t0 = time.perf_counter()
+                rc, log = _compile([cxx, *obj_flags, "-c", f"-I{INCLUDE_DIR}", str(impl), "-o",
+                                    str(tmpdir / RUNTIME_OBJECT)], tmpdir, RUNTIME_TIMEOUT_S)
+                if rc != 0:
+                    _runtime_failed.add(rkey)
+                    return None
+                (tmpdir / "build_seconds.txt").write_text(f"{time.perf_counter() - t0:.3f}\n")
+                _log_compile(rkey, RUNTIME_OBJECT, time.perf_counter() - t0)
+                pch_dir = tmpdir / "pch"
+                pch_dir.mkdir()
+                t0 = time.perf_counter()
+                rc, _ = _compile([cxx, *flags, "-x", "c++-header", str(INCLUDE_DIR / "kernel_operator.h"), "-o",
+                                  str(pch_dir / PCH_NAME)], pch_dir, RUNTIME_TIMEOUT_S)
+                if rc == 0:  # no precompiled header: kernels parse the headers themselves
+                    os.replace(pch_dir / PCH_NAME, tmpdir / PCH_NAME)
+                    _log_compile(rkey, PCH_NAME, time.perf_counter() - t0)
+                shutil.rmtree(pch_dir, ignore_errors=True)
+                os.replace(tmpdir, final)  # atomic publish (the directory is new: nobody else holds the lock)
+                os.mkdir(tmpdir)  # for TemporaryDirectory's cleanup
+        except BuildError:  # the runtime's compiler timed out
+            _runtime_failed.add(rkey)
+            return None
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return final
+
+
+BUILD_LOG_ENV = "ASCENDCRAFT_BUILD_LOG"
+"""If set, a file each compile (a cache miss) appends one tab-separated line to: key, main
+source, compile seconds, the current pytest test (or '-'). For measuring where cold-cache
+time goes (``benchmarks/build_cold.py``, the suite's compile count); off by default."""
+
+
+def _log_compile(key: str, main: str, seconds: float) -> None:
+    path = os.environ.get(BUILD_LOG_ENV)
+    if not path:
+        return
+    test = os.environ.get("PYTEST_CURRENT_TEST", "-").rsplit(" (", 1)[0]
+    with open(path, "a") as f:  # one short write per line: appends from many processes interleave whole
+        f.write(f"{key}\t{main}\t{seconds:.3f}\t{test}\n")
 
 
 def _compile(cmd: list[str], tmpdir: Path, timeout_s: float) -> tuple[int, str]:

@@ -310,23 +310,40 @@ inline uint8_t* Arena(CoreState& c, int mem) {
     return c.arena[mem];
 }
 
-// ---- crash reporting (signal handler writes into the caller's err buffer) ----
+// ---- the fixed runtime: crash reporting, fibers, the run loop ----
+// Header-only by default (ACX_RT is `inline`). build.py compiles these functions once into a
+// prebuilt object (ACX_RUNTIME_IMPL) and builds kernels with ACX_RUNTIME_PREBUILT, which sees
+// only RunKernel's declaration: the kernel's own compile then skips this code. Hidden: each
+// kernel library binds to its own copy, whatever else the process has loaded.
+#if defined(ACX_RUNTIME_IMPL) || defined(ACX_RUNTIME_PREBUILT)
+#define ACX_RT __attribute__((visibility("hidden")))
+#else
+#define ACX_RT inline
+#endif
+
 inline struct sigaction g_old_sa[4];
 inline const int g_sigs[4] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 inline stack_t g_old_altstack;
 inline char* g_altstack = nullptr;
 
-inline void SigAppend(char*& p, char* end, const char* s) {
+void EndOfKernelChecks(CoreState& c);  // defined in kernel_operator.h
+
+ACX_RT int RunKernel(void** gm, const uint64_t* gm_bytes, int n_gm, const AcxRunOptions* opt, char* err, int errlen,
+                     std::function<void()> kernel);
+
+#ifndef ACX_RUNTIME_PREBUILT
+// (crash reporting: the signal handler writes into the caller's err buffer)
+ACX_RT void SigAppend(char*& p, char* end, const char* s) {
     while (*s && p < end) *p++ = *s++;
 }
-inline void SigAppendNum(char*& p, char* end, unsigned long long v, int base) {
+ACX_RT void SigAppendNum(char*& p, char* end, unsigned long long v, int base) {
     char tmp[32];
     int n = 0;
     do { tmp[n++] = "0123456789abcdef"[v % base]; v /= base; } while (v && n < 32);
     while (n && p < end) *p++ = tmp[--n];
 }
 
-inline void CrashHandler(int sig, siginfo_t* si, void*) {
+ACX_RT void CrashHandler(int sig, siginfo_t* si, void*) {
     Runtime* rt = g_rt;
     if (rt && rt->err_out && rt->err_len > 1) {
         char* p = rt->err_out;
@@ -356,7 +373,7 @@ inline void CrashHandler(int sig, siginfo_t* si, void*) {
     signal(sig, SIG_DFL);  // returning re-executes the fault under the default action
 }
 
-inline void InstallCrashHandler() {
+ACX_RT void InstallCrashHandler() {
     const size_t alt = 64 * 1024;
     g_altstack = (char*)std::malloc(alt);
     stack_t ss;
@@ -372,23 +389,21 @@ inline void InstallCrashHandler() {
     for (int i = 0; i < 4; i++) sigaction(g_sigs[i], &sa, &g_old_sa[i]);
 }
 
-inline void RemoveCrashHandler() {
+ACX_RT void RemoveCrashHandler() {
     for (int i = 0; i < 4; i++) sigaction(g_sigs[i], &g_old_sa[i], nullptr);
     sigaltstack(&g_old_altstack, nullptr);
     std::free(g_altstack);
     g_altstack = nullptr;
 }
 
-void EndOfKernelChecks(CoreState& c);  // defined in kernel_operator.h
-
 // " [block N]" of an error; in a mixed launch also which core of the AI Core.
-inline std::string CoreLabel(const CoreState& c) {
+ACX_RT std::string CoreLabel(const CoreState& c) {
     if (!g_rt || !g_rt->mixed) return " [block " + std::to_string(c.block_idx) + "]";
     if (c.kind == CORE_AIC) return " [block " + std::to_string(c.group) + " AIC]";
     return " [block " + std::to_string(c.group) + " AIV " + std::to_string(c.block_idx % 2) + "]";
 }
 
-inline void FiberEntry() {
+ACX_RT void FiberEntry() {
     Runtime& rt = *g_rt;
     CoreState& c = *g_cur;
     try {
@@ -408,6 +423,7 @@ inline void FiberEntry() {
     c.state = 2;
     swapcontext(&c.ctx, &rt.sched);
 }
+#endif  // ACX_RUNTIME_PREBUILT
 
 // Called by SyncAll: park this core until every running core reaches the barrier.
 inline void YieldToScheduler() {
@@ -426,7 +442,8 @@ inline void YieldForFlag(int32_t id) {
     g_cur = &c;
 }
 
-inline void Cleanup(Runtime& rt) {
+#ifndef ACX_RUNTIME_PREBUILT
+ACX_RT void Cleanup(Runtime& rt) {
     if (rt.trace) { FlushTrace(); fclose(rt.trace); rt.trace = nullptr; }
     for (auto& c : rt.cores) {
         for (int m = 0; m < MEM_N; m++) std::free(c.arena[m]);
@@ -434,8 +451,8 @@ inline void Cleanup(Runtime& rt) {
     }
 }
 
-template <class F>
-int Run(void** gm, const uint64_t* gm_bytes, int n_gm, const AcxRunOptions* opt, char* err, int errlen, F&& f) {
+ACX_RT int RunKernel(void** gm, const uint64_t* gm_bytes, int n_gm, const AcxRunOptions* opt, char* err, int errlen,
+                     std::function<void()> kernel) {
     Runtime rt;
     rt.err_out = err;
     rt.err_len = errlen;
@@ -464,7 +481,7 @@ int Run(void** gm, const uint64_t* gm_bytes, int n_gm, const AcxRunOptions* opt,
             rt.tbuf.resize(1 << 15);
             rt.cap = opt->max_trace_records;
         }
-        rt.kernel = std::function<void()>(std::forward<F>(f));
+        rt.kernel = std::move(kernel);
         std::vector<uint32_t> ids;
         if (opt->n_block_ids > 0 && opt->block_ids) {
             for (int i = 0; i < opt->n_block_ids; i++) {
@@ -583,6 +600,13 @@ int Run(void** gm, const uint64_t* gm_bytes, int n_gm, const AcxRunOptions* opt,
     g_cur = nullptr;
     g_rt = nullptr;
     return rc;
+}
+#endif  // ACX_RUNTIME_PREBUILT
+
+// Run kernel body `f` on every block of `opt` (the entry glue's call).
+template <class F>
+int Run(void** gm, const uint64_t* gm_bytes, int n_gm, const AcxRunOptions* opt, char* err, int errlen, F&& f) {
+    return RunKernel(gm, gm_bytes, n_gm, opt, err, errlen, std::function<void()>(std::forward<F>(f)));
 }
 
 }  // namespace acx
