@@ -309,8 +309,11 @@ def test_pooling_and_channels() -> None:
     assert "fill=0.0, carry=True," in carried.source
     (cand,) = propose_from_graph(load_task_file(TASKFILES[0].parent / "batchnorm2d_train.py"))
     assert "rows(x, rows=1, axis=1" in cand.source
-    # per-channel [C] operands: load_per_row(v, t) before the column chunks
-    (cand,) = propose_from_graph(load_task_file(TASKFILES[0].parent / "channel_affine.py"))
+    # per-channel [C] operands: load_per_row(v, t) before the column chunks; beside it, rows
+    # of the last dims reading them per row (load_per_row(v, t, d), tests/test_per_channel_rows.py)
+    cand, *views = propose_from_graph(load_task_file(TASKFILES[0].parent / "channel_affine.py"))
+    assert views and all("axis=" not in v.source and "load_per_row(scale, t, " in v.source
+                         for v in views)
     body = _body(cand.source)
     assert body[0] == "for t in rows(x, rows=1, axis=1, cores=CORES, depth=DEPTH):"
     assert body[1:4] == ["a0 = load_per_row(scale, t)", "a1 = load_per_row(bias, t)",

@@ -11,7 +11,9 @@
   middle axis; per-step tiles are form ``t``, reduced ``[A, B]`` values form ``o``.
 - **channels** (``rows(x, rows=1, axis=a)``): a reduction over every axis but one
   (batch-norm statistics), or elementwise work with per-channel ``[C]`` input operands
-  (``load_per_row(v, t)``); per-channel values are form ``o``.
+  (``load_per_row(v, t)``); per-channel values are form ``o``. Elementwise work of that kind
+  is also offered as rows of the last dims (``Plan.alternatives``), the per-channel operands
+  read per row (``load_per_row(v, t, d)``: form ``o`` broadcast over some row dims).
 - **windows**: pooling; the pooled tensor's taps are form ``w``, pooled tiles ``t``.
 - groups (``rows(x, dims=d, groups=G)``): rows of a reshaped view (group norm).
 
