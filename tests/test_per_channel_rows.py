@@ -41,7 +41,7 @@ def _run(task, src: str, timing: bool = False):
 KERNEL = '''
 @kernel
 def k(x: In[{dt}], m: In[{dt}], s: In[{dt}], y: Out[{dt}]):
-    R = tunable(pow2(1, 64), default={rows})
+    R = tunable(span(1, 64, 1), default={rows})
     for t in rows(x, rows=R{dims}):
         store(y, t, {body})
 '''
@@ -82,7 +82,6 @@ def test_a_wrong_divisor_is_a_wrong_result(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("loop,body,why", [
     ("tiles(x, tile=1024)", "load(x, t) * load_per_row(m, t, 2.0)", "belongs to a plain rows loop"),
-    ("rows(x, rows=1, axis=1)", "load(x, t) * load_per_row(m, t, 2.0)", "belongs to a plain rows loop"),
     ("rows(x, rows=4)", "load(x, t) * load_per_row(m, t, load(x, t))", "d is a host scalar"),
     ("rows(x, rows=4)", "load(x, t) * load_per_row(m, t, 2.0, 3.0)", "takes 2 or 3 arguments"),
     ("rows(x, rows=4)", "load(x, t) * load_per_row(q, t, 2.0)", "q"),
@@ -95,6 +94,20 @@ def k(x: In[f32], m: In[f32], y: Out[f32]):
         store(y, t, {body})
 '''
     with pytest.raises(DslError, match=why):
+        check_program(parse(src))
+
+
+def test_a_channels_loop_is_named() -> None:
+    """A per-channel loop has one row per channel already: load_per_row(v, t) there."""
+    src = '''
+@kernel
+def k(x: In[f32], m: In[f32], y: Out[f32]):
+    for t in rows(x, rows=1, axis=1):
+        a = load_per_row(m, t, 2.0)
+        for c in chunks(t, 256):
+            store(y, c, load(x, c) * a)
+'''
+    with pytest.raises(DslError, match="belongs to a plain rows loop"):
         check_program(parse(src))
 
 
