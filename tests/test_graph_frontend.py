@@ -456,9 +456,11 @@ def test_an_index_too_wide_for_f32_is_refused(tmp_path: Path) -> None:
 def test_prelu_reads_its_slopes_per_channel() -> None:
     """nn.PReLU(C) is where(x > 0, x, weight * x) with the module's weight as a per-channel input."""
     task = load_task_file(Path(__file__).parent / "taskfiles" / "corpus" / "prelu_module.py")
-    (cand,) = propose_from_graph(task)
+    cand, *views = propose_from_graph(task)
     assert "rows(x, rows=1, axis=1" in cand.source and "load_per_row(act_weight, t)" in cand.source
     assert "where(a1 > 0.0, a1, a0 * a1)" in cand.source
+    # beside it, rows of the last dims reading the slopes per row (tests/test_per_channel_rows.py)
+    assert views and all("load_per_row(act_weight, t, " in v.source for v in views)
 
 
 def test_fp16_intermediates_are_rounded_as_eager_rounds_them(tmp_path: Path) -> None:
