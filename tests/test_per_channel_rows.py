@@ -80,6 +80,15 @@ def test_a_wrong_divisor_is_a_wrong_result(tmp_path: Path) -> None:
     assert out.status == Status.WRONG, (out.status, out.message)
 
 
+def test_a_fractional_divisor_stops_the_kernel(tmp_path: Path) -> None:
+    """d = H / 2 with H = 5 is 2.5 rows: not a whole number, the kernel traps (no truncation)."""
+    task = _task(tmp_path, "(x - m.view(1, -1, 1, 1)) * s.view(1, -1, 1, 1)",
+                 "torch.randn(2, 3, 5, 37), torch.randn(3), torch.rand(3) + 0.5", "x, m, s")
+    out = _run(task, KERNEL.format(dt="f32", rows=4, dims="", body=F32.format(d="size(x, 2) / 2.0")))
+    assert out.status not in (Status.OK, Status.WRONG), (out.status, out.message)
+    assert "trap" in out.message.lower(), out.message
+
+
 @pytest.mark.parametrize("loop,body,why", [
     ("tiles(x, tile=1024)", "load(x, t) * load_per_row(m, t, 2.0)", "belongs to a plain rows loop"),
     ("rows(x, rows=4)", "load(x, t) * load_per_row(m, t, load(x, t))", "d is a host scalar"),

@@ -515,8 +515,9 @@ class ComputeOps:
         d = self._dest("row", dtype, hint, [], pre)
         t = CTYPE[dtype]
         self.emit("{")
-        self.emit(f"    const int64_t gd = static_cast<int64_t>({div}), gv = {n};")
-        self.emit("    if (gd < 1 || gv < 1) Trap();  // a divisor or operand size below 1")
+        self.emit(f"    const float gdf = {div};")
+        self.emit(f"    const int64_t gd = static_cast<int64_t>(gdf), gv = {n};")
+        self.emit("    if (gd < 1 || static_cast<float>(gd) != gdf || gv < 1) Trap();  // d not a whole number >= 1")
         self.emit("    SyncVS();")
         self.emit("    for (int64_t ri = 0; ri < r;) {  // one scalar read per run of rows sharing a value")
         self.emit("        const int64_t g_ = gr + ri, run = gd - g_ % gd < r - ri ? gd - g_ % gd : r - ri;")
