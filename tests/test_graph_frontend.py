@@ -60,7 +60,7 @@ HANDLED = {
 REFUSED: dict[str, str] = {}
 
 #: task files (under taskfiles/refused) the frontend must refuse, with the phrase
-REFUSED_FILES = {"channel_scale_rowsum": "does not fit the rows(dims=1)"}
+REFUSED_FILES = {"channel_scale_midsum": "does not fit the slabs(dim=2)"}
 
 
 def evaluate(task, first_correct: bool = False, seeds: tuple[int, ...] = (0, 1)) -> list[dict]:

@@ -182,3 +182,14 @@ def test_rows_view_is_modeled_faster_at_the_imagenet_shape() -> None:
         assert res.status == Status.OK and res.time_us, res.message
         times[s] = res.time_us
     assert times["graph-chunked_rows2"] < 0.6 * times["graph-channels"], times
+
+
+def test_a_per_channel_scale_before_a_last_dim_sum() -> None:
+    """(x * scale[c]).sum(-1): no channels loop serves the reduction; rows over the last dim
+    read the scale per row (tried after every loop failed without it)."""
+    task = load_task_file(CORPUS / "channel_scale_rowsum.py")
+    results = _evaluate_all(task)
+    assert results and all("load_per_row(scale, t, size(x, 2))" in s and "row_sum(" in s
+                           for _, s, _ in results)
+    assert all(res is not None and res.status == Status.OK for _, _, res in results), \
+        [(n, res and res.message) for n, _, res in results]

@@ -950,10 +950,13 @@ def analyse(task: Task, pgs: Sequence[PrimGraph], shape_sets: Sequence[Sequence[
         plans[0].exprs = exprs
         return plans[0]
 
-    for dom, bcast_rows in [(d, False) for d in candidates] + [(d, True) for d in candidates
-                                                              if d.kind == "rows"]:
+    # and, also after them, per-row operands broadcast over some row dims in rows loops that
+    # reduce (a per-channel scale before a last-dim sum)
+    rows = [d for d in candidates if d.kind == "rows"]
+    for dom, bcast_rows, row_blocks in [(d, False, False) for d in candidates] + \
+            [(d, True, False) for d in rows] + [(d, False, True) for d in rows]:
         try:
-            plan = attempt(dom, bcast_rows)
+            plan = attempt(dom, bcast_rows, row_blocks)
         except Unsupported as e:
             errors.append(e)
             continue
