@@ -172,13 +172,13 @@ def _task_file(tmp_path: Path, name: str, forward: str, inputs: str) -> Path:
     ("avgpad", "torch.nn.functional.avg_pool2d(x + y, 3, 1, 1, count_include_pad=False)",
      "pooling a computed value with padding > 0"),
     ("mm", "x @ y", "aten.mm.default: matrix products run on the cube unit"),
-    ("chan_rowsum", "(x * y.view(1, -1, 1, 1)).sum(dim=-1)",
-     "input 'y' of shape [64] does not fit the rows(dims=1)"),
+    ("chan_midsum", "(x * y.view(1, -1, 1, 1)).sum(dim=2)",
+     "input 'y' of shape [64] does not fit the slabs(dim=2)"),
     ("gprod", "torch.prod(x * y)", "no total product"),
 ])
 def test_refusals_name_the_op(tmp_path: Path, name: str, forward: str, phrase: str) -> None:
     big = "torch.randn(8, 64, 32, 32)"
-    inputs = (f"{big}, torch.randn(64)" if name == "chan_rowsum" else
+    inputs = (f"{big}, torch.randn(64)" if name == "chan_midsum" else
               f"{big}, {big}" if name in ("pool", "avgpad") else
               "torch.randn(64, 64), torch.randn(64, 64)")
     task = load_task_file(_task_file(tmp_path, name, forward, inputs))

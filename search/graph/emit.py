@@ -327,7 +327,8 @@ class Emitter:
             e = f"load({name}, {scope.at})"
         elif f == "c":
             e = f"load_bcast({name}, {scope.at})"
-        elif self.kind == "rows" and math.prod(d["real"]) != self.plan.domain.extents(self.plan.full_shape)["outer"]:
+        elif f == "o" and self.kind == "rows" and \
+                math.prod(d["real"]) != self.plan.domain.extents(self.plan.full_shape)["outer"]:
             e = f"load_per_row({name}, t, {self.row_divisor(n)})"  # broadcast over some row dims
         elif self.kind in ("rows", "channels"):
             e = f"load_per_row({name}, t)"
