@@ -12,7 +12,11 @@ Structures (one candidate each):
   like ``chunked`` (batch-norm statistics);
 - ``slabs``: a middle-axis reduction, one ``steps`` pass per level, tile accumulators (a scan
   is a running accumulator stored at each step);
-- ``windows``: pooling, ``for w in taps(t)`` folding every window offset.
+- ``windows``: pooling, ``for w in taps(t)`` folding every window offset;
+- ``<chunked|slabs|slabs_rows|slabs_flat>-online``: the same, with each max reduction and the
+  sum of exp(x - max) of the same x (``online_pairs``: logsumexp, softmax, log_softmax however
+  written) folded into one pass, the sum rescaled to the running max (``search/onepass.py``):
+  one read of x fewer; offered beside the two-pass form, the search decides.
 
 Whole-tensor reductions (``total_sum/max/min``) end a distribution loop: a value that needs
 one is computed in a further loop with the same header, the scalars in between (and scalar
