@@ -108,7 +108,8 @@ class Emitter:
         self.lanes = SCAN_LANES if variant == "blocked" else 0
         # "<chunked|slabs...>-online": a max and the sum of exp(x - max) in one pass (online_pairs)
         self.online = variant == "online"
-        self.online_plain = False  # every online sum term is exp(a - mn) of a named a (block_max's form)
+        self.online_used = False  # a pass of this program folds a max and its sum of exp
+        self.online_plain = True  # every online sum term is exp(a - mn) of a named a (block_max's form)
         self.pool_variant = variant if structure == "windows" else ""  # "separable" | "ring" | ""
         # "slabs_rows" is slabs with several steps a copy (slabs(rows=...)), written alike
         # "<rows|slabs>_flat": the same, its tiles' rows read as one aligned burst (flat=True)
@@ -637,10 +638,8 @@ class Emitter:
                     level[r] = level[m]
                 else:
                     del pairs[r]
-        if self.online and not pairs:
-            raise Unsupported("no max and sum of exp(x - max) to fold into one pass")
         maxes = {m: s for s, m in pairs.items()}
-        self.online_plain = bool(pairs)
+        self.online_used = self.online_used or bool(pairs)
         part_acc: dict[int, str] = {}
 
         def prepare(roots: list[int], hide: dict[int, str] | None = None) -> Scope:
@@ -779,6 +778,9 @@ class Emitter:
             else:
                 self.single_pass(j, top)
             self.name_scalars(j, top)
+        if self.online and not self.online_used:
+            raise Unsupported("no max and sum of exp(x - max) to fold into one pass")
+        self.online_plain = self.online_plain and self.online_used
         for k, (n, f, _) in enumerate(self.plan.outputs):
             if f == "g":
                 self.emit(top, f"store({self.outputs[k]}, {bare(self.ex(n, top))})")
