@@ -112,7 +112,10 @@ def _split_k(prog: str, plan) -> str | None:
 def _block_max(prog: str, plan) -> list[tuple[str, str]]:
     """The online flat slabs program with one max a block of steps (search/flat.py), alone
     and K-split (the caller checks its steps loop is the plain online form block_max takes:
-    at fp16 the rounded x - max is not ``exp(a - mn)``)."""
+    at fp16 the rounded x - max is not ``exp(a - mn)``); one steps loop only (a softmax's
+    output pass is no online step)."""
+    if prog.count(" in steps(") != 1:
+        return []
     try:
         bm = block_max_slabs(prog.replace("ROWS = tunable(pow2(1, 256), default=4)",
                                           "ROWS = tunable(pow2(1, 256), default=8)", 1))
