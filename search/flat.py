@@ -10,6 +10,8 @@ one burst from a 512 B-aligned start instead and lay them out in UB with one Gat
 
 from __future__ import annotations
 
+import re
+
 from .core_counts import balanced_cores, with_cores_default
 
 
@@ -51,8 +53,8 @@ def block_max_slabs(src: str) -> str:
     vector ops an element instead of eight, and only the step's values are ROWS rows tall, so
     8 steps a block fit UB at B = 1023 for fp32 and fp16 inputs (modeled, model 2.1,
     logsumexp_dim 64x4096x1023 fp32, 32 cores: 4 steps 1028.4 us, 8 steps 959.9 us; 16 do not fit)."""
-    out = src.replace("flat=True):", "flat=True, block_max=True):", 1)
-    if out == src:
+    out = re.sub(r"^(\s*for \w+ in slabs\(.*flat=True)", r"\1, block_max=True", src, count=1, flags=re.M)
+    if out == src or "block_max=True, block_max" in out:
         raise ValueError("block_max_slabs: not a flat slabs candidate")
     return out.replace("folded into one after the steps (full vectors, no per-row calls).",
                        "the block's max taken over them and the running sum rescaled once a block.")

@@ -13,8 +13,8 @@ import pytest
 import torch
 from ascendcraft.dsl.parser import DslError
 from ascendcraft.search.builtin import propose
+from kernel_runs import run_one_output
 
-from ascendcraft.backends.base import TilingArgs
 from ascendcraft.evaluate import Evaluator, prepare
 from ascendcraft.status import Status
 from ascendcraft.tasks.registry import get_task
@@ -42,15 +42,6 @@ def test_block_max_is_correct_on_odd_widths_with_ragged_blocks(width: int, dtype
     assert out.status is Status.OK, out.message
 
 
-def _run(task, x: torch.Tensor, params: dict) -> torch.Tensor:
-    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
-    cand = _cand(task)
-    prep = prepare(cand.name, cand.source)
-    art = ev.build(prep, params)
-    [spec] = task.output_meta()
-    res = ev.backend.run(art, [x], [spec], tiling=TilingArgs(prep.values(params), ()), timeout_s=60.0)
-    assert res.ok, res.message
-    return res.outputs[0]
 
 
 @needs_gxx
@@ -63,7 +54,7 @@ def test_large_magnitudes_and_minus_inf_steps() -> None:
     x = (torch.rand(2, 64, 37, generator=g) * 10 - 5) + 80 * torch.sign(torch.randn(2, 64, 37, generator=g))
     x[:, 50, :] += 8.0
     x[:, :8, 0] = float("-inf")
-    got = _run(task, x, {"ROWS": 8, "CORES": 2, "DEPTH": 2})
+    got = run_one_output(task, _cand(task), x, {"ROWS": 8, "CORES": 2, "DEPTH": 2})
     want = torch.logsumexp(x.double(), dim=1)
     assert torch.isfinite(got).all()
     assert (got.double() - want).abs().max().item() < 1e-4

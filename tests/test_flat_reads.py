@@ -65,7 +65,7 @@ def test_flat_slabs_are_correct_with_ragged_blocks(name: str, dtype: str) -> Non
 def test_flat_slabs_on_odd_widths(width: int) -> None:
     for name in ("sum_dim", "max_middim"):
         out = _check(get_task(name).with_shape((2, 9, width), "fp32"), "slabs_flat",
-                     {"ROWS": 2, "CORES": 3, "DEPTH": 1})
+                     {"ROWS": 2, "CORES": 4, "DEPTH": 1})
         assert out.status is Status.OK, (name, out.message)
 
 
@@ -156,5 +156,5 @@ def test_no_flat_reads_where_they_do_not_help(path: str) -> None:
 @pytest.mark.parametrize("name,shape", [("sum_dim", (2, 5, 70)), ("logsumexp_dim", (2, 5, 70)), ("prod_dim", (3, 1, 33))])
 def test_flat_slabs_with_more_steps_a_copy_than_the_reduced_extent(name: str, shape: tuple) -> None:
     kind = "slabs_flat_online" if name == "logsumexp_dim" else "slabs_flat"
-    out = _check(get_task(name).with_shape(shape, "fp32"), kind, {"ROWS": 64, "CORES": 3, "DEPTH": 1})
+    out = _check(get_task(name).with_shape(shape, "fp32"), kind, {"ROWS": 64, "CORES": 4, "DEPTH": 1})
     assert out.status is Status.OK, out.message

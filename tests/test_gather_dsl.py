@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from ascendcraft.dsl.checker import check_program
 from ascendcraft.dsl.parser import DslError, parse
+from kernel_runs import inline_task
 
 from ascendcraft.evaluate import Evaluator, prepare
 from ascendcraft.status import Status
-from ascendcraft.tasks.taskfile import load_task_file
 
 GATHER = '''
 @kernel
@@ -27,12 +27,7 @@ def k(x: In[{xd}], idx: In[{idd}], y: Out[{xd}]):
 
 
 def _task(tmp_path: Path, forward: str, inputs: str, args: str = "x, idx"):
-    p = tmp_path / "t.py"
-    p.write_text("import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
-                 f"    def forward(self, {args}):\n        return {forward}\n\n"
-                 f"def get_inputs():\n    return [{inputs}]\n\n"
-                 "def get_init_inputs():\n    return []\n")
-    return load_task_file(p)
+    return inline_task(tmp_path, forward, inputs, args)
 
 
 def _run(task, src: str, seeds=(0, 1)):

@@ -17,8 +17,8 @@ from ascendcraft.dsl.kernel import prepare as dsl_prepare
 from ascendcraft.dsl.parser import DslError
 from ascendcraft.search.builtin import propose
 from ascendcraft.search.split_k import even_split, split_slabs
+from kernel_runs import run_one_output
 
-from ascendcraft.backends.base import TilingArgs
 from ascendcraft.evaluate import Evaluator, prepare
 from ascendcraft.status import Status
 from ascendcraft.tasks.registry import get_task
@@ -55,14 +55,6 @@ def test_split_is_correct_on_the_reduced_shape_sweep(op: str, dtype: str) -> Non
         assert out.status is Status.OK, (split, out.message)
 
 
-def _run(task, cand, x: torch.Tensor, params: dict) -> torch.Tensor:
-    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
-    prep = prepare(cand.name, cand.source)
-    art = ev.build(prep, params)
-    [spec] = task.output_meta()
-    res = ev.backend.run(art, [x], [spec], tiling=TilingArgs(prep.values(params), ()), timeout_s=60.0)
-    assert res.ok, res.message
-    return res.outputs[0]
 
 
 @needs_gxx
@@ -75,7 +67,7 @@ def test_logsumexp_combine_rescales_to_the_global_max() -> None:
     x = (torch.rand(2, 64, 37, generator=g) * 10 - 5) + 80 * torch.sign(torch.randn(2, 64, 37, generator=g))
     x[:, 50, :] += 20.0
     cand = _cand(task, KINDS["logsumexp_dim"])
-    got = _run(task, cand, x, {"ROWS": 8, "SPLIT": 3, "CORES": 5, "DEPTH": 2})
+    got = run_one_output(task, cand, x, {"ROWS": 8, "SPLIT": 3, "CORES": 5, "DEPTH": 2})
     want = torch.logsumexp(x.double(), dim=1)
     assert torch.isfinite(got).all()
     assert (got.double() - want).abs().max().item() < 1e-4

@@ -8,7 +8,7 @@ Why a prebuilt runtime: a kernel's own code is a fraction of its translation uni
 emulator's fixed runtime (crash handler, fibers, the run loop: ``RunKernel`` in
 ``acx_runtime.h``) is compiled once per header version into an object every kernel links,
 and the headers are parsed once into a precompiled header: a cold kernel compile then costs
-about 0.55x the CPU time of a header-only one (``benchmarks/build_cold.py``). Both are
+about 0.6x the CPU time of a header-only one (``benchmarks/build_cold.py``). Both are
 keyed like kernels (headers, flags, compiler) and published atomically; if they cannot be
 built (or ``$ASCENDCRAFT_PREBUILT_RUNTIME=0``) kernels build header-only, as before.
 

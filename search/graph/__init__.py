@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from ...tasks.shapes import reduced_shapes
 from ...tasks.task import Shape, Task, TaskError
+from ..flat import block_max_slabs
 from ..proposer import Candidate, Declined, ProposerError
 from ..split_k import split_slabs
 from .decompose import decompose
-from .emit import emit_program, structures
+from .emit import Emitter, structures
 from .patterns import Plan, analyse
 from .trace import Unsupported, trace_task
 
@@ -77,7 +78,8 @@ class GraphProposer:
             out, why = [], None
             for plan, s in [(p, s) for p in [first, *first.alternatives] for s in structures(p)]:
                 try:  # a structure that cannot hold the plan is left out
-                    prog = emit_program(plan, task, s)
+                    em = Emitter(plan, task, s)
+                    prog = em.program()
                 except Unsupported as e:
                     why = why or e
                     continue
@@ -85,8 +87,10 @@ class GraphProposer:
                 if any(c.name == name for c in out):  # the same structure of a further plan
                     name = f"{name}_{plan.domain.kind}{plan.domain.dim}"
                 out.append(Candidate(name, prog, origin=self.name))
-                if s == "slabs_flat" and (split := _split_k(prog, plan)):
-                    out.append(Candidate(f"{task.name}/graph-slabs_flat_split", split, origin=self.name))
+                if s in ("slabs_flat", "slabs_flat-online") and (split := _split_k(prog, plan)):
+                    out.append(Candidate(f"{task.name}/graph-{s}_split", split, origin=self.name))
+                if s == "slabs_flat-online" and em.online_plain and (bm := _block_max(prog, plan)):
+                    out += [Candidate(f"{task.name}/graph-{n}", p, origin=self.name) for n, p in bm]
             if not out and why is not None:
                 raise why
             return out
@@ -107,6 +111,24 @@ def _split_k(prog: str, plan) -> str | None:
         return split_slabs(prog, plan.domain.extents(plan.full_shape)["A"])
     except ValueError:
         return None
+
+
+def _block_max(prog: str, plan) -> list[tuple[str, str]]:
+    """The online flat slabs program with one max a block of steps (search/flat.py), alone
+    and K-split (the caller checks its steps loop is the plain online form block_max takes:
+    at fp16 the rounded x - max is not ``exp(a - mn)``); one steps loop only (a softmax's
+    output pass is no online step)."""
+    if prog.count(" in steps(") != 1:
+        return []
+    try:
+        bm = block_max_slabs(prog.replace("ROWS = tunable(pow2(1, 256), default=4)",
+                                          "ROWS = tunable(pow2(1, 256), default=8)", 1))
+    except ValueError:
+        return []
+    out = [("slabs_flat-blockmax", bm)]
+    if (split := _split_k(bm, plan)) is not None:
+        out.append(("slabs_flat-blockmax_split", split))
+    return out
 
 
 def propose_from_graph(task: Task) -> list[Candidate]:

@@ -12,7 +12,11 @@ Structures (one candidate each):
   like ``chunked`` (batch-norm statistics);
 - ``slabs``: a middle-axis reduction, one ``steps`` pass per level, tile accumulators (a scan
   is a running accumulator stored at each step);
-- ``windows``: pooling, ``for w in taps(t)`` folding every window offset.
+- ``windows``: pooling, ``for w in taps(t)`` folding every window offset;
+- ``<chunked|slabs|slabs_rows|slabs_flat>-online``: the same, with each max reduction and the
+  sum of exp(x - max) of the same x (``online_pairs``: logsumexp, softmax, log_softmax however
+  written) folded into one pass, the sum rescaled to the running max (``search/onepass.py``):
+  one read of x fewer; offered beside the two-pass form, the search decides.
 
 Whole-tensor reductions (``total_sum/max/min``) end a distribution loop: a value that needs
 one is computed in a further loop with the same header, the scalars in between (and scalar
@@ -34,6 +38,7 @@ import torch
 
 from ...tasks.task import Task
 from ..core_counts import CORES_TUNABLE, balanced_cores, with_cores_default
+from ..onepass import LOWEST_F32
 from .names import doc_text, dsl_name
 from .patterns import Plan, broadcast_rows_block, per_row_block
 from .prims import TRANSPARENT
@@ -101,6 +106,10 @@ class Emitter:
         # "<structure>-blocked": the same program with blocked scans (scan_*(v, carry, lanes))
         structure, _, variant = structure.partition("-")
         self.lanes = SCAN_LANES if variant == "blocked" else 0
+        # "<chunked|slabs...>-online": a max and the sum of exp(x - max) in one pass (online_pairs)
+        self.online = variant == "online"
+        self.online_used = False  # a pass of this program folds a max and its sum of exp
+        self.online_plain = True  # every online sum term is exp(a - mn) of a named a (block_max's form)
         self.pool_variant = variant if structure == "windows" else ""  # "separable" | "ring" | ""
         # "slabs_rows" is slabs with several steps a copy (slabs(rows=...)), written alike
         # "<rows|slabs>_flat": the same, its tiles' rows read as one aligned burst (flat=True)
@@ -486,6 +495,8 @@ class Emitter:
                 "slabs": "one steps pass per dependent reduction over the middle axis",
                 "windows": "pooling windows, one pass over the window offsets"}
         doc = f"Graph frontend ({what[self.structure]}"
+        if self.online:
+            doc += "; a max and the sum of exp(x - max) in one pass, the sum rescaled to the running max"
         if self.plan.loops > 1:
             doc += f"; {self.plan.loops} loops, each after a whole-tensor reduction"
         doc += f") for: {ops}."
@@ -631,16 +642,26 @@ class Emitter:
         parts = [r for r in grids if self.form(xs[r]) == "t"]  # accumulated per row first
         roots = [xs[r] for r in grids] + [self.plan.outputs[k][0] for k in outs]
         reds = self._loop_reductions(roots, outer.names) + parts
+        pairs = online_pairs(self.pg, reds) if self.online else {}
         level: dict[int, int] = {}
         for r in sorted(reds, key=self.pos.__getitem__):  # plan.order is topological
-            below = [level[x] for x in reds if x in level and x != r and
-                     _reaches(self.pg.g, x, r)]
-            level[r] = 1 + max(below, default=0)
+            below = {x: level[x] for x in reds if x in level and x != r and _reaches(self.pg.g, x, r)}
+            level[r] = 1 + max(below.values(), default=0)
+            if r in pairs:  # folded into its max's pass unless it needs another value of that level
+                m = pairs[r]
+                if 1 + max((v for x, v in below.items() if x != m), default=0) <= level[m]:
+                    level[r] = level[m]
+                else:
+                    del pairs[r]
+        maxes = {m: s for s, m in pairs.items()}
+        self.online_used = self.online_used or bool(pairs)
         part_acc: dict[int, str] = {}
 
-        def prepare(roots: list[int]) -> Scope:
-            """Evaluate (named) the outer values an inner pass reads, then open the pass."""
+        def prepare(roots: list[int], hide: dict[int, str] | None = None) -> Scope:
+            """Evaluate (named) the outer values an inner pass reads, then open the pass
+            (``hide``: maxes of the pass itself, which are no outer values)."""
             probe = outer.child(inner_var)
+            probe.names.update(hide or {})
             _, needs = self.needed(roots, probe)
             if needs:
                 self.evaluate(needs, outer, force=True)
@@ -670,16 +691,23 @@ class Emitter:
         for lv in sorted(set(level.values())):
             group = [r for r in reds if level[r] == lv]
             rts = [self.args(r)[0] for r in group]
-            scope = prepare(rts)
+            scope = prepare(rts, {m: "" for m in group if m in maxes})
             accs = []
             for r in group:
                 acc = self.fresh("r")
                 accs.append(acc)
-                self.emit(outer, f"{acc} = {self.fill}({literal(INIT[self.pg.attr(r, 'red')])})")
+                init = LOWEST_F32 if r in maxes else literal(INIT[self.pg.attr(r, 'red')])
+                self.emit(outer, f"{acc} = {self.fill}({init})")
 
             def body(group=group, accs=accs, rts=rts, scope=scope) -> None:
-                self.evaluate(rts, scope)
-                for r, acc, x in zip(group, accs, rts, strict=True):
+                plain = [(r, acc, x) for r, acc, x in zip(group, accs, rts, strict=True)
+                         if r not in pairs and r not in maxes]
+                self.evaluate([x for *_, x in plain] + [x for r, _, x in zip(group, accs, rts, strict=True)
+                                                         if r in maxes], scope, force=bool(maxes))
+                acc_of = dict(zip(group, accs, strict=True))
+                for r in (r for r in group if r in maxes):
+                    self.online_stmts(r, maxes[r], acc_of[r], acc_of[maxes[r]], scope)
+                for r, acc, x in plain:
                     e = self.ex(x, scope)
                     red = self.pg.attr(r, "red")
                     if self.rowlike:
@@ -720,6 +748,25 @@ class Emitter:
         for k in outer_outs:
             self.emit(outer, f"store({self.outputs[k]}, t, {self.store_expr(k, outer)})")
 
+    def online_stmts(self, rm: int, rs: int, m: str, acc: str, scope: Scope) -> None:
+        """One step of the online log-sum-exp (see search/onepass.py): the running max ``m`` of
+        the max reduction ``rm``'s operand (named in ``scope``) and the sum ``acc`` of ``rs``'s
+        exp(x - max) rescaled to it, the sum's operand written with the new max ``mn``."""
+        x = self.args(rm)[0]
+        a = self.ex(x, scope)
+        mn = self.fresh("mn")
+        self.emit(scope, f"{mn} = maximum({m}, {f'row_max({bare(a)})' if self.rowlike else bare(a)})")
+        term = Scope(scope.at, scope.indent, dict(scope.names), scope.inner)
+        term.names[self.base(rm)] = mn
+        arg = self.args(rs)[0]
+        self.evaluate([arg], term)
+        e = bare(self.ex(arg, term))
+        self.online_plain = self.online_plain and e == f"exp({a} - {mn})"
+        if self.rowlike:
+            e = f"row_sum({e})"
+        self.emit(scope, f"{acc} = {acc} * exp({m} - {mn}) + {e}")
+        self.emit(scope, f"{m} = {mn}")
+
     def name_scalars(self, j: int, top: Scope) -> None:
         """After loop ``j``: name the whole-tensor scalars later loops read."""
         lv = self.plan.level
@@ -746,10 +793,36 @@ class Emitter:
             else:
                 self.single_pass(j, top)
             self.name_scalars(j, top)
+        if self.online and not self.online_used:
+            raise Unsupported("no max and sum of exp(x - max) to fold into one pass")
+        self.online_plain = self.online_plain and self.online_used
         for k, (n, f, _) in enumerate(self.plan.outputs):
             if f == "g":
                 self.emit(top, f"store({self.outputs[k]}, {bare(self.ex(n, top))})")
         return "\n".join(self.lines) + "\n"
+
+
+def online_pairs(pg, reds: list[int]) -> dict[int, int]:
+    """Sum reductions of ``exp(x - m)`` with ``m`` a max reduction of the same ``x`` over the
+    same dims (logsumexp, softmax, log_softmax, however they are written): sum -> its max,
+    the pairs the online form folds into one pass."""
+    def base(n: int) -> int:
+        while pg.op(n) in TRANSPARENT:
+            n = pg.g.nodes[n]["args"][0]
+        return n
+
+    def arg(n: int, i: int = 0) -> int:
+        return base(pg.g.nodes[n]["args"][i])
+
+    out = {}
+    for s in reds:
+        if pg.attr(s, "red") != "sum" or pg.op(e := arg(s)) != "exp" or pg.op(d := arg(e)) != "sub":
+            continue
+        m = arg(d, 1)
+        if m in reds and pg.op(m) == "reduce" and pg.attr(m, "red") == "max" and \
+                pg.attr(m, "dims") == pg.attr(s, "dims") and arg(m) == arg(d, 0):
+            out[s] = m
+    return out
 
 
 def _reaches(g: nx.DiGraph, a: int, b: int) -> bool:
@@ -779,10 +852,13 @@ def structures(plan: Plan) -> list[str]:
     """Sensible structures for a plan, best guess first."""
     kind = plan.domain.kind
     ext = plan.domain.extents(plan.full_shape)
+    online = has_online_pair(plan)
     if kind == "slabs" and not any(plan.pg.op(n) in ("scan", "position") for n in plan.order):
         # folds and stores only: also several steps a copy, and read flat when a row of B is
         # not 512 B aligned (B not a multiple of 256 elements: 512 B in fp16; search/flat.py)
-        return ["slabs", "slabs_rows"] + (["slabs_flat"] if ext["B"] % 256 else [])
+        out = ["slabs", "slabs_rows"] + (["slabs_flat"] if ext["B"] % 256 else [])
+        # a max and the sum of exp(x - max): beside the two passes, one (the search decides)
+        return out + [f"{s}-online" for s in out if online]
     if kind == "windows":
         return ["windows", *pool_variants(plan)]
     if kind in ("tiles", "slabs", "channels"):
@@ -795,8 +871,16 @@ def structures(plan: Plan) -> list[str]:
     if w % 256 and w <= 8192 and plan.domain.groups == 1 and not scans and reduce_only:
         # row reductions of rows not 512 B aligned: whole rows, one aligned burst a tile
         order.insert(order.index("rows") + 1, "rows_flat")
+    if online and kind == "rows":  # softmax / logsumexp in chunks: the statistics in one pass
+        order.insert(order.index("chunked") + 1, "chunked-online")
     # scans: the blocked scan offered beside Hillis-Steele (the search decides)
-    return [v for s in order for v in ((s, f"{s}-blocked") if scans else (s,))]
+    return [v for s in order for v in ((s, f"{s}-blocked") if scans and "-" not in s else (s,))]
+
+
+def has_online_pair(plan: Plan) -> bool:
+    """Whether the plan holds a loop-level max and a sum of exp(x - max) (see online_pairs)."""
+    reds = [n for n in plan.order if plan.pg.op(n) == "reduce" and plan.forms[n] != "g"]
+    return bool(online_pairs(plan.pg, reds))
 
 
 def pool_variants(plan: Plan) -> list[str]:
