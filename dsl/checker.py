@@ -356,6 +356,16 @@ class _Checker:
             if d.form != "scalar" or (d.space or "H") != "H":
                 raise DslError(f"{what}: d is a host scalar (sizes, constants)", e.loc)
             return VType("tile", self.p.dtype_of(e.tensor), self.loop_space[e.at])
+        if isinstance(e, ir.LoadPerRowEvery):
+            d = self._expr(e.arg, scope, loop_var)
+            what = "load_per_row(v, t, d)"
+            if loop.kind != "rows" or loop.axis >= 0 or loop.groups != 1:
+                raise DslError(f"{what} belongs to a plain rows loop", e.loc)
+            if e.at != loop.var:
+                raise DslError(f"{what} at '{e.at}': use the rows variable", e.loc)
+            if d.form != "scalar" or (d.space or "H") != "H":
+                raise DslError(f"{what}: d is a host scalar (sizes, constants)", e.loc)
+            return VType("row", self.p.dtype_of(e.tensor))
         if isinstance(e, ir.LoadSlice):
             return self._load_slice(e, scope, loop, loop_var)
         if isinstance(e, ir.IndexAddRows):

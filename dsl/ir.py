@@ -339,6 +339,18 @@ class LoadRowsBcast(Expr):
 
 
 @dataclass(frozen=True)
+class LoadPerRowEvery(Expr):
+    """``load_per_row(v, at, d)``: in a rows loop, row ``g`` of the tile takes the value
+    ``v[(g // d) % numel(v)]`` (``d`` a host scalar: a product of sizes). A per-channel operand
+    (``[1, C, 1, 1]``) against rows over the ``[N*C*H, W]`` view of an NCHW tensor: ``d = H``,
+    so thousands of rows, not ``C``, share the cores."""
+
+    arg: Expr
+    tensor: str
+    at: str
+
+
+@dataclass(frozen=True)
 class LoadSlice(Expr):
     """``load_slice(x, at, col)``: a column window of ``x``. In a rows loop of ``N`` rows of
     width ``W``, ``x`` is seen as ``N`` rows of pitch ``P = numel(x) / N`` and row ``g`` of the
@@ -603,7 +615,7 @@ class Program:
 def walk_exprs(e: Expr):
     """Yield ``e`` and all its sub-expressions, depth first, operands before users."""
     if isinstance(e, (Unary, LeakyRelu, Cast, RowReduce, GridReduce, RowLast, Index, Sinkhorn,
-                      IndexAddRows, LoadRowsBcast, LoadSlice)):
+                      IndexAddRows, LoadRowsBcast, LoadPerRowEvery, LoadSlice)):
         yield from walk_exprs(e.arg)
     elif isinstance(e, Power):
         yield from walk_exprs(e.base)

@@ -184,8 +184,10 @@ class ExprParser:
         def sub(i: int) -> ir.Expr:
             return self._expr(args[i], depth)
 
+        if f == "load_per_row" and len(args) == 3:
+            return ir.LoadPerRowEvery(loc, sub(2), self._tensor_name(args[0], "in"), self._loop_var(args[1]))
         if f in LOAD_FUNCS:
-            want(2, 3) if f == "load" else want(2)
+            want(2, 3) if f in ("load", "load_per_row") else want(2)
             if not isinstance(args[0], ast.Name):
                 raise DslError(f"{f}(x, at) takes an In tensor", loc)
             part = self._static_int(args[2]) if len(args) == 3 else None

@@ -60,7 +60,7 @@ HANDLED = {
 REFUSED: dict[str, str] = {}
 
 #: task files (under taskfiles/refused) the frontend must refuse, with the phrase
-REFUSED_FILES = {"channel_scale_rowsum": "does not fit the rows(dims=1)"}
+REFUSED_FILES = {"channel_scale_midsum": "does not fit the slabs(dim=2)"}
 
 
 def evaluate(task, first_correct: bool = False, seeds: tuple[int, ...] = (0, 1)) -> list[dict]:
@@ -173,13 +173,13 @@ def _task_file(tmp_path: Path, name: str, forward: str, inputs: str) -> Path:
     ("avgpad", "torch.nn.functional.avg_pool2d(x + y, 3, 1, 1, count_include_pad=False)",
      "pooling a computed value with padding > 0"),
     ("mm", "x @ y", "aten.mm.default: matrix products run on the cube unit"),
-    ("chan_rowsum", "(x * y.view(1, -1, 1, 1)).sum(dim=-1)",
-     "input 'y' of shape [64] does not fit the rows(dims=1)"),
+    ("chan_midsum", "(x * y.view(1, -1, 1, 1)).sum(dim=2)",
+     "input 'y' of shape [64] does not fit the slabs(dim=2)"),
     ("gprod", "torch.prod(x * y)", "no total product"),
 ])
 def test_refusals_name_the_op(tmp_path: Path, name: str, forward: str, phrase: str) -> None:
     big = "torch.randn(8, 64, 32, 32)"
-    inputs = (f"{big}, torch.randn(64)" if name == "chan_rowsum" else
+    inputs = (f"{big}, torch.randn(64)" if name == "chan_midsum" else
               f"{big}, {big}" if name in ("pool", "avgpad") else
               "torch.randn(64, 64), torch.randn(64, 64)")
     task = load_task_file(_task_file(tmp_path, name, forward, inputs))
@@ -310,8 +310,11 @@ def test_pooling_and_channels() -> None:
     assert "fill=0.0, carry=True," in carried.source
     (cand,) = propose_from_graph(load_task_file(TASKFILES[0].parent / "batchnorm2d_train.py"))
     assert "rows(x, rows=1, axis=1" in cand.source
-    # per-channel [C] operands: load_per_row(v, t) before the column chunks
-    (cand,) = propose_from_graph(load_task_file(TASKFILES[0].parent / "channel_affine.py"))
+    # per-channel [C] operands: load_per_row(v, t) before the column chunks; beside it, rows
+    # of the last dims reading them per row (load_per_row(v, t, d), tests/test_per_channel_rows.py)
+    cand, *views = propose_from_graph(load_task_file(TASKFILES[0].parent / "channel_affine.py"))
+    assert views and all("axis=" not in v.source and "load_per_row(scale, t, " in v.source
+                         for v in views)
     body = _body(cand.source)
     assert body[0] == "for t in rows(x, rows=1, axis=1, cores=CORES, depth=DEPTH):"
     assert body[1:4] == ["a0 = load_per_row(scale, t)", "a1 = load_per_row(bias, t)",
@@ -454,9 +457,11 @@ def test_an_index_too_wide_for_f32_is_refused(tmp_path: Path) -> None:
 def test_prelu_reads_its_slopes_per_channel() -> None:
     """nn.PReLU(C) is where(x > 0, x, weight * x) with the module's weight as a per-channel input."""
     task = load_task_file(Path(__file__).parent / "taskfiles" / "corpus" / "prelu_module.py")
-    (cand,) = propose_from_graph(task)
+    cand, *views = propose_from_graph(task)
     assert "rows(x, rows=1, axis=1" in cand.source and "load_per_row(act_weight, t)" in cand.source
     assert "where(a1 > 0.0, a1, a0 * a1)" in cand.source
+    # beside it, rows of the last dims reading the slopes per row (tests/test_per_channel_rows.py)
+    assert views and all("load_per_row(act_weight, t, " in v.source for v in views)
 
 
 def test_fp16_intermediates_are_rounded_as_eager_rounds_them(tmp_path: Path) -> None:

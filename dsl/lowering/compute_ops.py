@@ -174,6 +174,8 @@ class ComputeOps:
             return self._index_add_rows(e, loop_var, hint, pre)
         if isinstance(e, ir.LoadRowsBcast):
             return self._finish(self._load_rows_bcast(e), hint, pre)
+        if isinstance(e, ir.LoadPerRowEvery):
+            return self._load_per_row_every(e, hint, pre)
         if isinstance(e, ir.LoadSlice):
             return self._finish(self._load_slice(e), hint, pre)
         if isinstance(e, ir.Scan):
@@ -501,6 +503,33 @@ class ComputeOps:
             f"const int64_t gd = static_cast<int64_t>({div}), gr_ = {n} / td_.W;",
             "if (gd < 1 || gr_ < 1) Trap();  // a divisor or row count below 1"],
             "((gr + ri) / gd) % gr_")
+
+    def _load_per_row_every(self, e: ir.LoadPerRowEvery, hint: Val | None, pre) -> Val:
+        """v[(g // d) % numel(v)] for each tile row g: rows come in runs of d sharing one value,
+        so one scalar GM read per run (a tile of R rows meets at most R // d + 2 runs) and one
+        scalar UB write per row."""
+        dtype = self.p.param(e.tensor).dtype
+        self.roles[e.tensor] = "gather_src"
+        n = self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
+        div = self._scalar_cpp(e.arg)
+        d = self._dest("row", dtype, hint, [], pre)
+        t = CTYPE[dtype]
+        self.emit("{")
+        self.emit(f"    const float gdf = {div};")
+        self.emit(f"    const int64_t gd = static_cast<int64_t>(gdf), gv = {n};")
+        self.emit("    if (gd < 1 || static_cast<float>(gd) != gdf || gv < 1) Trap();  // d not a whole number >= 1")
+        self.emit("    SyncVS();")
+        self.emit("    for (int64_t ri = 0; ri < r;) {  // one scalar read per run of rows sharing a value")
+        self.emit("        const int64_t g_ = gr + ri, run = gd - g_ % gd < r - ri ? gd - g_ % gd : r - ri;")
+        self.emit(f"        const {t} pv = {mangle('gm', e.tensor)}.GetValue((g_ / gd) % gv);")
+        self.emit("        for (int64_t k = 0; k < run; ++k) {")
+        self.emit(f"            {d.cpp}.SetValue(ri + k, pv);")
+        self.emit("        }")
+        self.emit("        ri += run;")
+        self.emit("    }")
+        self.emit("    SyncSV();")
+        self.emit("}")
+        return d
 
     def _load_slice(self, e: ir.LoadSlice) -> Val:
         """A column window of ``x``: the tile's rows read ``P`` (x's row pitch) apart in GM from

@@ -25,7 +25,7 @@ CUBE_TENSOR_DTYPES = ("f16", "bf16", "f32")
 UNSUPPORTED = {
     ir.Compare: "comparisons", ir.Select: "where()", ir.Scan: "scan_*()", ir.RowLast: "row_last()",
     ir.Pick: "pick()", ir.GridReduce: "total_*()", ir.Numel: "numel()/size()",
-    ir.LoadSlice: "load_slice()",
+    ir.LoadSlice: "load_slice()", ir.LoadPerRowEvery: "load_per_row(v, t, d)",
 }
 ARITH = (ir.Unary, ir.LeakyRelu, ir.Power, ir.Binary, ir.RowReduce, ir.Sinkhorn)
 

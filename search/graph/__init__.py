@@ -61,7 +61,8 @@ def build_plan(task: Task) -> Plan:
                     aten_ops.append(name)
     assert out_dtypes is not None
     plan = analyse(task, pgs, shape_sets, out_dtypes)
-    plan.aten_ops = tuple(aten_ops)
+    for p in (plan, *plan.alternatives):
+        p.aten_ops = tuple(aten_ops)
     return plan
 
 
@@ -73,16 +74,19 @@ class GraphProposer:
 
     def propose(self, task: Task) -> list[Candidate]:
         try:
-            plan = build_plan(task)
+            first = build_plan(task)
             out, why = [], None
-            for s in structures(plan):  # a structure that cannot hold the plan is left out
-                try:
+            for plan, s in [(p, s) for p in [first, *first.alternatives] for s in structures(p)]:
+                try:  # a structure that cannot hold the plan is left out
                     em = Emitter(plan, task, s)
                     prog = em.program()
-                    out.append(Candidate(f"{task.name}/graph-{s}", prog, origin=self.name))
                 except Unsupported as e:
                     why = why or e
                     continue
+                name = f"{task.name}/graph-{s}"
+                if any(c.name == name for c in out):  # the same structure of a further plan
+                    name = f"{name}_{plan.domain.kind}{plan.domain.dim}"
+                out.append(Candidate(name, prog, origin=self.name))
                 if s in ("slabs_flat", "slabs_flat-online") and (split := _split_k(prog, plan)):
                     out.append(Candidate(f"{task.name}/graph-{s}_split", split, origin=self.name))
                 if s == "slabs_flat-online" and em.online_plain and (bm := _block_max(prog, plan)):

@@ -40,7 +40,7 @@ from ...tasks.task import Task
 from ..core_counts import CORES_TUNABLE, balanced_cores, with_cores_default
 from ..onepass import LOWEST_F32
 from .names import doc_text, dsl_name
-from .patterns import Plan, broadcast_rows_block
+from .patterns import Plan, broadcast_rows_block, per_row_block
 from .prims import TRANSPARENT
 from .trace import Unsupported
 
@@ -336,6 +336,9 @@ class Emitter:
             e = f"load({name}, {scope.at})"
         elif f == "c":
             e = f"load_bcast({name}, {scope.at})"
+        elif f == "o" and self.kind == "rows" and \
+                math.prod(d["real"]) != self.plan.domain.extents(self.plan.full_shape)["outer"]:
+            e = f"load_per_row({name}, t, {self.row_divisor(n)})"  # broadcast over some row dims
         elif self.kind in ("rows", "channels"):
             e = f"load_per_row({name}, t)"
         else:
@@ -343,6 +346,18 @@ class Emitter:
         if d["dtype"] != torch.float32:
             e = f"cast({e}, f32)"
         return e
+
+    def row_divisor(self, n: int) -> str:
+        """The host product of the loop tensor's sizes between a per-row operand's block of
+        dims and the row dims (load_per_row's d)."""
+        dom = self.plan.domain
+        ref = self.outputs[dom.ref] if dom.on_output else self.param[dom.ref]
+        o = tuple(self.plan.full_shape)
+        block = per_row_block(self.pg, n, o, math.prod(o[len(o) - dom.dim:]))
+        if block is None:
+            raise AssertionError("a per-row operand without its block of dims")
+        _, i1, k = block
+        return " * ".join(f"size({ref}, {j})" for j in range(i1, k)) or "1.0"
 
     def rows_divisor(self, n: int) -> str:
         """The host product of the loop tensor's sizes between an operand's block of dims

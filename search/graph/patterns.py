@@ -11,7 +11,9 @@
   middle axis; per-step tiles are form ``t``, reduced ``[A, B]`` values form ``o``.
 - **channels** (``rows(x, rows=1, axis=a)``): a reduction over every axis but one
   (batch-norm statistics), or elementwise work with per-channel ``[C]`` input operands
-  (``load_per_row(v, t)``); per-channel values are form ``o``.
+  (``load_per_row(v, t)``); per-channel values are form ``o``. Elementwise work of that kind
+  is also offered as rows of the last dims (``Plan.alternatives``), the per-channel operands
+  read per row (``load_per_row(v, t, d)``: form ``o`` broadcast over some row dims).
 - **windows**: pooling; the pooled tensor's taps are form ``w``, pooled tiles ``t``.
 - groups (``rows(x, dims=d, groups=G)``): rows of a reshaped view (group norm).
 
@@ -116,6 +118,8 @@ class Plan:
     #: extents and shape-derived constants: (expression inside the loop, host expression);
     #: ``{pN}`` stands for the DSL name of task input N
     exprs: dict[int, tuple[str | None, str | None]] = field(default_factory=dict)
+    #: further plans of the same graph the search also tries (rows beside channels)
+    alternatives: list[Plan] = field(default_factory=list)
 
     @property
     def reductions(self) -> list[int]:
@@ -470,7 +474,9 @@ def _fits(form: str, p: Shape, o: Shape, domain: Domain, ext: dict[str, int]) ->
         for k in range(len(o) + 1):
             if math.prod(o[k:]) != w:
                 continue
-            if form == "o" and all(p[i] == o[i] for i in range(k)) and \
+            # one value per row, possibly broadcast over some of the row dims (a per-channel
+            # [1, C, 1] against rows of [N, C, H]: a row block, load_per_row(v, t, d))
+            if form == "o" and all(p[i] in (1, o[i]) for i in range(k)) and \
                     all(p[i] == 1 for i in range(k, len(o))):
                 return True
             if form == "c" and all(p[i] == 1 for i in range(k)) and \
@@ -546,8 +552,11 @@ def _position_form(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int],
 
 
 def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[Shape],
-                bcast_rows: bool = False) -> tuple[dict[int, str], set[int]]:
-    """The form of every live node in ``domain`` (raises Unsupported when one has none)."""
+                bcast_rows: bool = False, row_blocks: bool = False) -> tuple[dict[int, str], set[int]]:
+    """The form of every live node in ``domain`` (raises Unsupported when one has none).
+    With ``row_blocks`` a rows loop also reads operands broadcast over some of its row dims
+    (per-channel ``[1, C, 1, 1]`` against rows of the ``[N*C*H, W]`` view) as per-row values
+    (form ``o``, ``load_per_row(v, t, d)``; :func:`per_row_block` finds ``d``)."""
     ref_shape = domain.shape(shapes, pg)
     ext = domain.extents(ref_shape)
     full, outer, col = ext["full"], ext["outer"], ext["col"]
@@ -570,6 +579,8 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
 
     def check_numel(n: int, f: str) -> None:
         real = pg.attr(n, "real")
+        if row_blocks and f == "o" and outer % math.prod(real) == 0:
+            return  # a per-row value broadcast over some row dims: each row reads its own
         if f in need and math.prod(real) != need[f]:
             raise Unsupported(f"{_what(pg, n)} has {math.prod(real)} distinct elements, which "
                               f"is not {_FORM_NAMES[f]} of the {domain.describe(ref_shape)} loop "
@@ -607,6 +618,8 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                 f = "o"
             elif m == 1:
                 f = "s"  # one element read from GM as a kernel scalar (load_scalar)
+            elif row_blocks and kind == "rows" and per_row_block(pg, n, ref_shape, ext["W"]):
+                f = "o"  # v[(g // d) % numel(v)] per row g (load_per_row(v, t, d))
             elif bcast_rows and kind == "rows" and broadcast_rows_block(d["real"], ref_shape, ext["W"]):
                 f = "r"  # whole rows, each loop row reading row (g // d) % R (load_rows_bcast)
             else:
@@ -763,6 +776,34 @@ def gather_sources(pg: PrimGraph, live: Sequence[int]) -> set[int]:
     return out
 
 
+def per_row_block(pg: PrimGraph, n: int, o: Shape, w: int) -> tuple[int, int, int] | None:
+    """``(i0, i1, k)`` when input ``n`` meets a rows loop over ``o`` (rows: the dims from ``k``
+    on, ``w`` elements) as one value per row broadcast over every row dim outside the block
+    ``[i0, i1)`` of its own: row ``g`` reads ``n``'s element ``(g // prod(o[i1:k])) %
+    prod(o[i0:i1])``. The block is read off the first value computed from ``n`` alone (views
+    and elementwise ops keep its element order) whose shape lines up with ``o``."""
+    m = math.prod(pg.attr(n, "real"))
+    seen, stack = set(), [n]
+    while stack:
+        u = stack.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        p = pg.attr(u, "real")
+        if math.prod(p) != m or len(p) > len(o):
+            continue
+        p = _pad(p, len(o))
+        for k in range(len(o)):
+            if math.prod(o[k:]) != w or any(p[i] != 1 for i in range(k, len(o))):
+                continue
+            lead = [i for i in range(k) if p[i] != 1]
+            if lead and all(p[i] == o[i] for i in range(lead[0], lead[-1] + 1)):
+                return lead[0], lead[-1] + 1, k
+        stack += [v for v in pg.g.successors(u)
+                  if pg.op(v) in TRANSPARENT + tuple(UNARY) + tuple(BINARY)]
+    return None
+
+
 def broadcast_rows_block(p: Shape, o: Shape, w: int) -> tuple[int, int, int] | None:
     """``(i0, i1, k)`` when an operand of real shape ``p`` against a rows loop over ``o``
     (rows: the dims from ``k`` on, ``w`` elements) has the loop's row dims and, before them,
@@ -849,8 +890,9 @@ def grid_levels(pg: PrimGraph, live: list[int], forms: dict[int, str]) -> dict[i
 
 
 def make_plan(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[Shape],
-              out_dtypes: Sequence[torch.dtype], bcast_rows: bool = False) -> Plan:
-    forms, materialize = infer_forms(pg, live, domain, shapes, bcast_rows)
+              out_dtypes: Sequence[torch.dtype], bcast_rows: bool = False,
+              row_blocks: bool = False) -> Plan:
+    forms, materialize = infer_forms(pg, live, domain, shapes, bcast_rows, row_blocks)
     ref_shape = domain.shape(shapes, pg)
     ext = domain.extents(ref_shape)
     if domain.kind == "windows":
@@ -897,20 +939,37 @@ def analyse(task: Task, pgs: Sequence[PrimGraph], shape_sets: Sequence[Sequence[
     errors: list[Unsupported] = []
     # operands read as broadcast rows (one DataCopy a row) only when no loop serves them
     # otherwise: a last resort, after every candidate has failed without them
-    for dom, bcast_rows in [(d, False) for d in candidates] + [(d, True) for d in candidates
-                                                              if d.kind == "rows"]:
+    def attempt(dom: Domain, bcast_rows: bool, row_blocks: bool = False) -> Plan:
+        exprs = shape_exprs(pgs, live, dom, shape_sets, task)
+        plans = [make_plan(pg, live, dom, shapes, out_dtypes, bcast_rows, row_blocks)
+                 for pg, shapes in zip(pgs, shape_sets, strict=True)]
+        for p in plans[1:]:
+            if p.forms != plans[0].forms:
+                raise Unsupported("a value changes its broadcast form between input shapes "
+                                  "(an ambiguous broadcast, e.g. a square operand)")
+        plans[0].exprs = exprs
+        return plans[0]
+
+    # and, also after them, per-row operands broadcast over some row dims in rows loops that
+    # reduce (a per-channel scale before a last-dim sum)
+    rows = [d for d in candidates if d.kind == "rows"]
+    for dom, bcast_rows, row_blocks in [(d, False, False) for d in candidates] + \
+            [(d, True, False) for d in rows] + [(d, False, True) for d in rows]:
         try:
-            exprs = shape_exprs(pgs, live, dom, shape_sets, task)
-            plans = [make_plan(pg, live, dom, shapes, out_dtypes, bcast_rows)
-                     for pg, shapes in zip(pgs, shape_sets, strict=True)]
-            for p in plans[1:]:
-                if p.forms != plans[0].forms:
-                    raise Unsupported("a value changes its broadcast form between input shapes "
-                                      "(an ambiguous broadcast, e.g. a square operand)")
-            plans[0].exprs = exprs
-            return plans[0]
+            plan = attempt(dom, bcast_rows, row_blocks)
         except Unsupported as e:
             errors.append(e)
+            continue
+        if dom.kind == "channels" and not plan.reductions:
+            # per-channel elementwise work: one row per channel leaves most cores idle when
+            # there are few channels; rows over the [N*C*H, W] view reading the per-channel
+            # operands per row are offered beside it, and the search decides
+            for alt in (d for d in candidates if d.kind == "rows" and d.ref == dom.ref):
+                try:
+                    plan.alternatives.append(attempt(alt, False, row_blocks=True))
+                except Unsupported:
+                    continue
+        return plan
     # a per-channel candidate, else the first rows one, explains broadcasts better than tiles
     errors = errors[:len(candidates)]
     chan = [e for d, e in zip(candidates, errors, strict=True) if d.kind == "channels"]

@@ -3,8 +3,8 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    """A per-channel scale, then a sum over the last dim: the reduction needs a rows loop over
-    W, where a [C] operand is neither per-row nor per-column (no channels loop either)."""
+    """A per-channel scale, then a sum over the last dim: a rows loop over W, each row reading
+    its channel's scale (load_per_row(scale, t, H))."""
 
     def __init__(self):
         super().__init__()
