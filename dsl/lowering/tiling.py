@@ -431,20 +431,29 @@ def render_header(spec: TilingSpec) -> str:
     lines.append(f"    t->workspaceBytes = {spec.workspace_expr()};")
     for sc in spec.scalars:
         lines.append(f"    t->{mangle('sc', sc)} = {mangle('sc', sc)};")
+    if spec.host or spec.slices:
+        lines += _tensor_size_lines(spec)
     if spec.host:
         lines.append("    // scalars derived once on the host from Scalar parameters, constants and numel")
-        for i, name in enumerate(spec.tensors):
-            ti, nel = mangle("ti", name), mangle("nel", name)
-            lines += [f"    const int32_t {ti} = {i};", f"    (void){ti};",
-                      f"    double {nel} = 1.0;",
-                      f"    {{ int64_t o = 0; for (int32_t k = 0; k < {i}; ++k) o += ranks[k];",
-                      f"      for (int32_t k = 0; k < ranks[{i}]; ++k) {nel} *= static_cast<double>(dims[o + k]); }}"]
         for name, expr in spec.host:
             lines.append(f"    const double {name} = {expr};")
             lines.append(f"    t->{name} = static_cast<float>({name});")
     lines += _slice_lines(spec)
     lines += ["    return nullptr;", "}", ""]
     return "\n".join(lines)
+
+
+def _tensor_size_lines(spec: TilingSpec) -> list[str]:
+    """Each tensor's index and element count, the names host scalars and load_slice columns
+    use (``host_expr``: ``numel(x)`` and ``size(x, d)``)."""
+    lines: list[str] = []
+    for i, name in enumerate(spec.tensors):
+        ti, nel = mangle("ti", name), mangle("nel", name)
+        lines += [f"    const int32_t {ti} = {i};", f"    (void){ti};", f"    double {nel} = 1.0;",
+                  f"    {{ int64_t o = 0; for (int32_t k = 0; k < {i}; ++k) o += ranks[k];",
+                  f"      for (int32_t k = 0; k < ranks[{i}]; ++k) {nel} *= static_cast<double>(dims[o + k]); }}",
+                  f"    (void){nel};"]
+    return lines
 
 
 def _slice_lines(spec: TilingSpec) -> list[str]:
@@ -454,12 +463,6 @@ def _slice_lines(spec: TilingSpec) -> list[str]:
         return []
     rows, width = ("1", "n") if spec.kind == "tiles" else ("N", "W")
     lines = ["    // column windows (load_slice): row pitch and first column, checked against the shapes"]
-    for i, name in enumerate(spec.tensors if not spec.host else ()):  # else the host scalars' block has them
-        ti, nel = mangle("ti", name), mangle("nel", name)
-        lines += [f"    const int32_t {ti} = {i};", f"    (void){ti};", f"    double {nel} = 1.0;",
-                  f"    {{ int64_t o = 0; for (int32_t k = 0; k < {i}; ++k) o += ranks[k];",
-                  f"      for (int32_t k = 0; k < ranks[{i}]; ++k) {nel} *= static_cast<double>(dims[o + k]); }}",
-                  f"    (void){nel};"]
     done: set[str] = set()
     for col_f, pitch_f, ti, cpp, _ in spec.slices:
         if pitch_f not in done:
