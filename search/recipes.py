@@ -422,14 +422,15 @@ def _middim(c: _Ctx) -> list[Candidate]:
             f"store(out, t, cast(m + log(s), {T}))"]
         blocked_online = _render(c, "slabs_blocked", online, dim=dim,
                                  doc=f"{n} over axis {dim}, max and sum in one pass.")
+        slabs = _slabs_of(c, dim)
+        block_max = block_max_slabs(flat_slabs(blocked_online, slabs, 8))
         return [c.cand("slabs", _render(c, "slabs_steps", body, dim=dim, doc=f"{n} over axis {dim}.")),
                 c.cand("slabs_online", _render(c, "slabs_steps", online, dim=dim,
                                                doc=f"{n} over axis {dim}, max and sum in one pass.")),
                 c.cand("slabs_rows_online", blocked_online),
-                c.cand("slabs_flat_online", flat_slabs(blocked_online, _slabs_of(c, dim), _flat_steps(c))),
-                c.cand("slabs_flat_blockmax", block_max_slabs(flat_slabs(blocked_online, _slabs_of(c, dim), 8))),
-                c.cand("slabs_flat_blockmax_split", split_slabs(
-                    block_max_slabs(flat_slabs(blocked_online, _slabs_of(c, dim), 8)), _slabs_of(c, dim)))]
+                c.cand("slabs_flat_online", flat_slabs(blocked_online, slabs, _flat_steps(c))),
+                c.cand("slabs_flat_blockmax", block_max),
+                c.cand("slabs_flat_blockmax_split", split_slabs(block_max, slabs))]
     elif n == "rms_norm_nchw":
         eps = c.param("eps", 1e-5)
         body = ["s = tile_fill(0.0)", "for k in steps(t):", f"    a = {ld}", "    s = s + a * a",
@@ -442,10 +443,10 @@ def _middim(c: _Ctx) -> list[Candidate]:
         return [c.cand("slabs", src)]
     # beside it: several steps a copy, folded in partial rows (slabs(rows=...), see the template)
     blocked = _render(c, "slabs_blocked", body, dim=dim, doc=f"{n} over axis {dim}.")
-    return [c.cand("slabs", src), c.cand("slabs_rows", blocked),
-            c.cand("slabs_flat", flat_slabs(blocked, _slabs_of(c, dim), _flat_steps(c))),
-            c.cand("slabs_flat_split", split_slabs(flat_slabs(blocked, _slabs_of(c, dim), _flat_steps(c)),
-                                                   _slabs_of(c, dim)))]
+    slabs = _slabs_of(c, dim)
+    flat = flat_slabs(blocked, slabs, _flat_steps(c))
+    return [c.cand("slabs", src), c.cand("slabs_rows", blocked), c.cand("slabs_flat", flat),
+            c.cand("slabs_flat_split", split_slabs(flat, slabs))]
 
 
 def _slabs_of(c: _Ctx, dim: int) -> int:
