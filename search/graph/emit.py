@@ -129,9 +129,7 @@ class Emitter:
 
     # ------------------------------------------------------------ helpers
     def base(self, n: int) -> int:
-        while self.pg.op(n) in TRANSPARENT:
-            n = self.pg.g.nodes[n]["args"][0]
-        return n
+        return self.pg.storage(n)
 
     def args(self, n: int) -> list[int]:
         return [self.base(a) for a in self.pg.g.nodes[n]["args"]]
@@ -806,13 +804,8 @@ def online_pairs(pg, reds: list[int]) -> dict[int, int]:
     """Sum reductions of ``exp(x - m)`` with ``m`` a max reduction of the same ``x`` over the
     same dims (logsumexp, softmax, log_softmax, however they are written): sum -> its max,
     the pairs the online form folds into one pass."""
-    def base(n: int) -> int:
-        while pg.op(n) in TRANSPARENT:
-            n = pg.g.nodes[n]["args"][0]
-        return n
-
     def arg(n: int, i: int = 0) -> int:
-        return base(pg.g.nodes[n]["args"][i])
+        return pg.storage(pg.g.nodes[n]["args"][i])
 
     out = {}
     for s in reds:
@@ -900,9 +893,7 @@ def pool_variants(plan: Plan) -> list[str]:
 def _pool_variants(plan: Plan, pool: int, a: dict) -> list[str]:
     if a["dims"] == 1:
         return ["windows-carry"]
-    src = a["args"][0]
-    while plan.pg.op(src) in TRANSPARENT:
-        src = plan.pg.g.nodes[src]["args"][0]
+    src = plan.pg.storage(a["args"][0])
     # a max fold runs Max on the staged input's dtype: none for bf16 on the vector unit; a sum of
     # 16-bit rows folds in fp32 (the lowering casts each row up), as eager's average pools do
     if a["dims"] < 2 or plan.pg.op(src) != "input" or (

@@ -648,7 +648,7 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
         if op == "slice":
             forms[n] = _slice_form(pg, n, domain, ext, ref_shape)
             continue
-        if op in ("flip", "slice"):
+        if op == "flip":
             raise Unsupported(f"a {op} (data movement) that is not part of a reversed or "
                               "exclusive cumsum has no DSL form")
         if any(forms[a] in ("i", "x") for a in args) and op != "pick":

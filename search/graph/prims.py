@@ -161,9 +161,9 @@ class PrimGraph:
         n = v.node if isinstance(v, Value) else v
         return self.g.nodes[n]["op"]
 
-    def storage(self, v: Value) -> int:
+    def storage(self, v: Value | int) -> int:
         """The node whose data ``v`` shows (through views and expands)."""
-        n = v.node
+        n = v.node if isinstance(v, Value) else v
         while self.op(n) in TRANSPARENT:
             n = self.g.nodes[n]["args"][0]
         return n
