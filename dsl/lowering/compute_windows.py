@@ -133,12 +133,12 @@ class WindowOps:
             self.emit(f"for (int64_t kh = 0; kh < {kh}; ++kh) {{")
         if combine:  # separable: fold the (kd, kh) rows, then gather only the kw taps
             if reuse:
-                st = self._combine_ring(acc, st, q.name, dtype, combine, carry, rowcarry, adt)
+                st = self._combine_ring(acc, st, q.name, dtype, adt, combine, carry, rowcarry)
                 self.emit("for (int64_t ri = 0; ri < r; ++ri) {  // the accumulator's fill slots (a packed ring has none)")
                 self.emit(f"    Duplicate({acc}[ri * td_.stW + td_.stW - {U}], {fill}, {U});")
                 self.emit("}")
             else:
-                st = self._combine_stage(acc, st, q.name, dtype, combine, adt)
+                st = self._combine_stage(acc, st, q.name, dtype, adt, combine)
             self.emit(f"const int64_t g0 = {self._seg_start(f'acx_max(0, c0 * {sw} - {pw})')};  // the segment's first input column")
         fo = self._new("col", "f32")
         mask, m = self._mask()
@@ -338,14 +338,13 @@ class WindowOps:
         self.emit(f"{q}.EnQue({st});")
         self.emit(f"{st} = {q}.DeQue<{t}>();")
 
-    def _combine_ring(self, acc: str, st: str, q: str, dtype: str, combine: str, carry: str = "",
-                      rowcarry: str = "", adt: str = "") -> str:
+    def _combine_ring(self, acc: str, st: str, q: str, dtype: str, adt: str, combine: str, carry: str = "",
+                      rowcarry: str = "") -> str:
         """windows(combine=..., reuse=True): fold the ring's rows ri * SH + kh into row ri of
         the accumulator stage for every kh (one op per output row and kh), free the ring,
         close the kd loop; the accumulator, as :meth:`_combine_stage` returns it."""
         kh, sh, _ = window_params(self.loop)["H"]
         api = {"sum": "Add", "max": "Max"}[combine]
-        adt = adt or dtype
         t, at = CTYPE[dtype], CTYPE[adt]
         self.emit("const int32_t rn = static_cast<int32_t>(rp == td_.stW ? td_.stW : g1 - g0);  // values a ring row holds")
         dst, first = acc, "kd == 0 && kh == 0"
@@ -381,7 +380,7 @@ class WindowOps:
         self.emit("}  // kd")
         return acc
 
-    def _combine_stage(self, acc: str, st: str, q: str, dtype: str, combine: str, adt: str = "") -> str:
+    def _combine_stage(self, acc: str, st: str, q: str, dtype: str, adt: str, combine: str) -> str:
         """windows(combine=sum|max): fold the (kd, kh) staged rows into one accumulator stage
         (the first copied, the rest combined elementwise, each freed), close the (kd, kh)
         loops and return the accumulator: the taps body then gathers kw taps of it only, so
@@ -391,7 +390,7 @@ class WindowOps:
         n = "static_cast<int32_t>(r * td_.stW)"
         api = {"sum": "Add", "max": "Max"}[combine]
         self.emit("if (kd == 0 && kh == 0) {")
-        if adt and adt != dtype:
+        if adt != dtype:
             self.emit(f"    Cast({acc}, {st}, RoundMode::CAST_NONE, {n});")
             self.emit("} else {")
             self.emit(f"    Cast({acc}Up, {st}, RoundMode::CAST_NONE, {n});")
