@@ -104,16 +104,20 @@ def test_failed_evaluations_fail_in_storage_but_are_infeasible_to_the_sampler(tm
     assert any(state == TrialState.PRUNED and cons.get("failed") == 1.0 for state, _, cons in last)
 
 
+class _CountingChecks(ToyObjective):
+    """The toy objective, recording every point its feasibility is asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.checks: list = []
+
+    def feasible(self, candidate, params):
+        self.checks.append(_key(candidate.name, params))
+        return super().feasible(candidate, params)
+
+
 def test_each_point_is_checked_for_feasibility_once(tmp_path):
-    class Counting(ToyObjective):
-        checks: list = []
-
-        def feasible(self, candidate, params):
-            self.checks.append(_key(candidate.name, params))
-            return super().feasible(candidate, params)
-
-    obj = Counting()
-    obj.checks = []
+    obj = _CountingChecks()
     run_search(
         obj,
         [FAST],
@@ -282,15 +286,7 @@ def test_enumerating_unseen_points_uses_the_one_memoized_check(tmp_path):
 
     from ascendcraft.status import Status
 
-    class Counting(ToyObjective):
-        checks: list = []
-
-        def feasible(self, candidate, params):
-            self.checks.append(_key(candidate.name, params))
-            return super().feasible(candidate, params)
-
-    obj = Counting()
-    obj.checks = []
+    obj = _CountingChecks()
     store, url = open_storage(None, tmp_path)
     search = _Search(obj, [FAST], budget=5, sampler="tpe", seed=0, storage=store, storage_url=url,
                      study_name="m", resume=False, run_dir=tmp_path, timeout_per_trial_s=5.0,
