@@ -315,22 +315,10 @@ def labeled_reduced_shapes(
     task: Task, budget_elems: int = DEFAULT_BUDGET
 ) -> list[tuple[str, list[Shape]]]:
     """Like :func:`reduced_shapes` but each set comes with its profile name."""
-    out: list[tuple[str, list[Shape]]] = []
-    seen: set[tuple[Shape, ...]] = set()
-    group_sets = {mode: _groups(task, mode) for mode in ("positional", "value")}
     errors: list[str] = []
-    for profile in PROFILES:
-        for mode in ("positional", "value"):
-            shapes = _assign(task, group_sets[mode], profile, budget_elems)
-            if _valid(task, shapes):
-                key = tuple(shapes)
-                if key not in seen:
-                    seen.add(key)
-                    out.append((profile, shapes))
-                break
-            errors.append(f"{profile}/{mode}: {shapes}")
-    if not out:
-        out = _inner_kept_sets(task, budget_elems, errors)
+    out = _accepted_sets(task, budget_elems, [(p, p) for p in PROFILES], False, errors)
+    if not out and not any(s.is_tensor and s.shape and s.shape[-1] > INNER_KEEP_LIMIT for s in task.inputs):
+        out = _accepted_sets(task, budget_elems, INNER_PROFILES, True, errors)  # rule 6
     if not out:
         raise TaskError(
             f"Task {task.name!r}: could not derive reduced shapes that the reference accepts "
@@ -340,19 +328,20 @@ def labeled_reduced_shapes(
     return out
 
 
-def _inner_kept_sets(task: Task, budget_elems: int, errors: list[str]) -> list[tuple[str, list[Shape]]]:
-    """Rule 6: sets whose innermost dims keep their full extent (only outer dims shrink)."""
-    if any(s.is_tensor and s.shape and s.shape[-1] > INNER_KEEP_LIMIT for s in task.inputs):
-        return []
+def _accepted_sets(task: Task, budget_elems: int, profiles: Sequence[tuple[str, str]], keep_inner: bool,
+                   errors: list[str]) -> list[tuple[str, list[Shape]]]:
+    """One set per (label, profile) that the reference accepts, linking dims by position
+    first and by value if that fails; duplicates dropped, the refused sets appended to
+    ``errors``. ``keep_inner`` (rule 6): innermost dims keep their full extent."""
     out: list[tuple[str, list[Shape]]] = []
     seen: set[tuple[Shape, ...]] = set()
-    for label, profile in INNER_PROFILES:
+    group_sets = {mode: _groups(task, mode) for mode in ("positional", "value")}
+    for groups in group_sets.values() if keep_inner else ():
+        for g in groups:
+            g.fixed = g.fixed or g.pos == 0
+    for label, profile in profiles:
         for mode in ("positional", "value"):
-            groups = _groups(task, mode)
-            for g in groups:
-                if g.pos == 0:
-                    g.fixed = True
-            shapes = _assign(task, groups, profile, budget_elems)
+            shapes = _assign(task, group_sets[mode], profile, budget_elems)
             if _valid(task, shapes):
                 if tuple(shapes) not in seen:
                     seen.add(tuple(shapes))
