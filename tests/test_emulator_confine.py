@@ -496,10 +496,12 @@ def test_check_killed_mid_timing_leaves_no_process_and_no_file(tmp_path):
     through the parent-death signal, stdin EOF and a parent poll) has killed the emulator
     child and removed the caller's run directories; nothing of it is left. The trace
     never touches $TMPDIR (it is summarised in the child's memory).
-    The corpus's 8 GiB bf16 add, timed at its full shape (2^31 elements: the emulator child
-    traces every tile, about a second on an idle machine; an emulator child alive for
-    0.3 s is that run, the correctness runs at reduced shapes take milliseconds). A registry op at its default shape no longer traces for a second on an
-    idle machine."""
+    The corpus's bf16 add, timed at four times its file's shape (2^33 elements, --shape: only
+    the trace-only timing run sees it, nothing is allocated at that size; its emulator child
+    traces every tile, about 3 s on an idle machine, where the file's own 2^31 elements took
+    0.29 s and the check sometimes ended before the child was 0.3 s old); an emulator child
+    alive for 0.3 s is that run, the correctness runs at reduced shapes take milliseconds.
+    A registry op at its default shape no longer traces for a second on an idle machine."""
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp)}
@@ -507,7 +509,8 @@ def test_check_killed_mid_timing_leaves_no_process_and_no_file(tmp_path):
     env.pop("ASCENDCRAFT_MAX_TRACE_BYTES", None)
     env["ASCENDCRAFT_FULL_SIM"] = "1"  # the parent simulates every record too: a longer run
     task = Path(__file__).parent / "taskfiles" / "corpus" / "big_add_8gib_bf16.py"
-    cli = subprocess.Popen([sys.executable, "-c", CHECK, "check", "--task", str(task)], preexec_fn=_shell_signals, env=env,
+    cli = subprocess.Popen([sys.executable, "-c", CHECK, "check", "--task", str(task), "--shape", "262144x32768"],
+                           preexec_fn=_shell_signals, env=env,
                            cwd=tmp_path, start_new_session=True, stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE)
     roots = [tmp, rundir.shm_root()]
