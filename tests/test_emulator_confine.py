@@ -358,6 +358,9 @@ SLOW_SRC = textwrap.dedent("""
     constexpr unsigned long long v = spin(50000);
     extern "C" unsigned long long slow_value() { return v; }
 """)
+#: without a higher constexpr budget g++ 12 stops SLOW_SRC at its default 2^25 operations (an
+#: error after ~2.9 s on an idle machine, which raced the 3 s timeout test), not minutes in
+SLOW_FLAGS = ("-fconstexpr-ops-limit=2147483647",)
 
 
 def _compiler_procs(marker: str) -> list[int]:
@@ -397,7 +400,7 @@ def test_compile_timeout_kills_the_whole_compiler(tmp_path, monkeypatch):
     w = threading.Thread(target=watch)
     w.start()
     with pytest.raises(BuildError, match=r"compiler timed out after 3 s \(compiler processes killed\)"):
-        build_kernel({f"{marker}.cpp": SLOW_SRC}, f"{marker}.cpp", timeout_s=3)
+        build_kernel({f"{marker}.cpp": SLOW_SRC}, f"{marker}.cpp", timeout_s=3, extra_flags=SLOW_FLAGS)
     w.join()
     assert "cc1plus" in seen.values(), f"cc1plus never ran: {seen}"
     limits = {ln[:26].strip(): ln[26:].split() for ln in seen.get(-1, "").splitlines()[1:]}
@@ -422,7 +425,7 @@ def test_compiler_dies_with_its_caller(tmp_path):
     marker = f"slow_{uuid.uuid4().hex[:12]}"
     script = textwrap.dedent(f"""
         from ascendcraft.emulator import build_kernel
-        build_kernel({{"{marker}.cpp": {SLOW_SRC!r}}}, "{marker}.cpp", timeout_s=300)
+        build_kernel({{"{marker}.cpp": {SLOW_SRC!r}}}, "{marker}.cpp", timeout_s=300, extra_flags={SLOW_FLAGS!r})
     """)
     env = {**os.environ, "ASCENDCRAFT_CACHE": str(tmp_path / "cache")}
     caller = subprocess.Popen([sys.executable, "-c", script], preexec_fn=_shell_signals, env=env, start_new_session=True)
@@ -442,7 +445,7 @@ def test_ctrl_c_during_a_compile_kills_the_compiler(tmp_path):
     script = textwrap.dedent(f"""
         from ascendcraft.emulator import build_kernel
         try:
-            build_kernel({{"{marker}.cpp": {SLOW_SRC!r}}}, "{marker}.cpp", timeout_s=300)
+            build_kernel({{"{marker}.cpp": {SLOW_SRC!r}}}, "{marker}.cpp", timeout_s=300, extra_flags={SLOW_FLAGS!r})
         except KeyboardInterrupt:
             print("interrupted", flush=True)
             import time; time.sleep(30)  # still alive: the compiler must be gone already
