@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from ascendcraft.dsl.parse_blocks import ORDER_NAMES
 from ascendcraft.search.builtin import propose
 from ascendcraft.search.cube_builtin import registry_spec, spec_dims
 
@@ -28,8 +29,14 @@ from ascendcraft.tasks.registry import get_task
 MIB = 1 << 20
 
 
-def _value(v: str) -> int | str:
-    return int(v) if v.lstrip("-").isdigit() else v
+def _value(v: str) -> int:
+    """A tunable value as the program takes it: an integer, or a block order's name
+    (row_major, col_major, swizzled), which the DSL encodes as its index."""
+    if v.lstrip("-").isdigit():
+        return int(v)
+    if v in ORDER_NAMES:
+        return ORDER_NAMES[v]
+    raise SystemExit(f"--set/--sweep value {v!r}: an integer or one of {', '.join(ORDER_NAMES)}")
 
 
 def _bound_text(task) -> str:
@@ -68,7 +75,7 @@ def main() -> None:
     emulator.simulate = keep  # every single-launch simulation of this run, kept for the breakdown
     task = get_task(a.op)
     ev = Evaluator(task, a.soc, seeds=(0,))
-    sets = dict(s.split("=", 1) for s in a.set)
+    sets = {k: _value(v) for k, v in (s.split("=", 1) for s in a.set)}
     print(f"{a.op} on {a.soc} (modeled, model {MODEL_VERSION}); {_bound_text(task)}")
     for cand in propose(task):
         if a.cand and cand.name not in a.cand:
@@ -78,7 +85,7 @@ def main() -> None:
         if found is None:
             print(f"{cand.name}: no feasible default")
             continue
-        params = {**prep.defaults(), **found, **{k: _value(v) for k, v in sets.items()}}
+        params = {**prep.defaults(), **found, **sets}
         if a.sweep:
             name, values = a.sweep.split("=", 1)
             row = []
