@@ -356,8 +356,12 @@ def bias_candidate(name: str, spec: MatmulSpec, common: dict) -> Candidate:
         store=store, store_note=note, bias=spec.bias, **common), origin=CubeProposer.name)
 
 
+#: an epilogue longer than this as one expression is refused (nested tanh-GELUs grow 5x per step)
+MAX_EPILOGUE_CHARS = 4096
 ACTS = {"relu": "relu({x})", "gelu": "gelu({x})", "sigmoid": "sigmoid({x})", "tanh": "tanh({x})",
-        "silu": "silu({x})"}
+        "silu": "silu({x})",
+        # F.gelu(approximate="tanh"); the DSL has no such op, so its argument appears 5 times
+        "gelu_tanh": "(0.5 * {x} * (1.0 + tanh(0.7978845608028654 * ({x} + 0.044715 * {x} * {x} * {x}))))"}
 
 
 def registry_spec(task: Task, op: str, p: dict) -> MatmulSpec | None:
@@ -420,6 +424,9 @@ def traced_spec(task: Task) -> MatmulSpec | str:
     # the store's cast (Fixpipe) finishes them; any other epilogue rounds where eager rounds
     plain = _epilogue(form.steps, names, T, eager=False)
     v = _epilogue(form.steps, names, T, first=form.product_rounded)
+    if len(v) > MAX_EPILOGUE_CHARS:  # each tanh-GELU step repeats its argument 5 times
+        return f"the epilogue {' -> '.join(form.ops)} is {len(v)} characters as one DSL expression " \
+               f"(the limit is {MAX_EPILOGUE_CHARS})"
     a = names[form.a.index]
     b = names[form.b.index]
     rb = row_bias(form)

@@ -268,3 +268,53 @@ def test_shape_aware_default_runs() -> None:
         assert f"default={want})" in src.split(f"{name} = ")[1].split("\n")[0], name
     src = {c.name: c.source for c in propose_cube(get_task("matmul"))}["matmul/cube"]
     assert "default=1)" in src.split("RUN = ")[1].split("\n")[0]
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_epilogue_keeps_its_approximation(tmp_path, approximate: str) -> None:
+    # F.gelu(approximate="tanh") is a different function from the erf form (|diff| up to
+    # ~5e-4, above fp32 tolerance): it was once lowered as the erf GELU and failed its check
+    f = tmp_path / "lin_gelu.py"
+    f.write_text(textwrap.dedent(f'''
+        import torch
+        import torch.nn.functional as F
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(40, 24)
+
+            def forward(self, h):
+                return F.gelu(self.proj(h), approximate="{approximate}")
+
+        def get_inputs():
+            return [torch.randn(2, 17, 40) * 2]
+
+        def get_init_inputs():
+            return []
+        '''))
+    t = load_task_file(str(f))
+    spec = traced_spec(t)
+    assert not isinstance(spec, str), spec
+    assert ("tanh(" in spec.epilogue) == (approximate == "tanh")
+    assert ("gelu(" in spec.epilogue) == (approximate == "none")
+    ev = Evaluator(t, "Ascend910B2", seeds=(0,))
+    cand = next(c for c in propose_cube(t) if c.name.endswith("/splitk_vec"))
+    out = ev.evaluate(prepare(cand.name, cand.source), {}, timing=False)
+    assert out.status == "ok", out.message
+
+
+def test_gelu_with_an_unknown_approximation_is_refused(tmp_path) -> None:
+    from ascendcraft.search.graph.matmul_form import UNARY
+
+    assert "gelu_tanh" in UNARY
+    f = tmp_path / "nested_tanh_gelu.py"
+    nested = "x @ w"
+    for _ in range(6):  # each tanh-GELU repeats its argument 5 times in one expression
+        nested = f'F.gelu({nested}, approximate="tanh")'
+    f.write_text("import torch\nimport torch.nn.functional as F\n\nclass Model(torch.nn.Module):\n"
+                 f"    def forward(self, x, w):\n        return {nested}\n\n"
+                 "def get_inputs():\n    return [torch.randn(32, 16), torch.randn(16, 24)]\n\n"
+                 "def get_init_inputs():\n    return []\n")
+    spec = traced_spec(load_task_file(str(f)))
+    assert isinstance(spec, str) and "characters as one DSL expression" in spec, spec

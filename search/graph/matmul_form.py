@@ -34,7 +34,7 @@ _VIEWS = frozenset({"view", "_unsafe_view", "reshape", "t", "permute", "transpos
 _PRODUCTS = {"mm": ("self", "mat2", ""), "bmm": ("self", "mat2", ""), "matmul": ("self", "other", ""),
              "mv": ("self", "vec", ""), "addmm": ("mat1", "mat2", "self"),
              "baddbmm": ("batch1", "batch2", "self"), "addmv": ("mat", "vec", "self")}
-UNARY = ("relu", "gelu", "sigmoid", "tanh", "silu")
+UNARY = ("relu", "gelu", "gelu_tanh", "sigmoid", "tanh", "silu")
 _BINARY = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 
 
@@ -191,6 +191,11 @@ def matmul_form(ag: AtenGraph) -> MatmulForm | str:
                 return f"aten.{name} updates a tensor other than the product's epilogue value"
             name = name[:-1]
         rounded = _rounds(ag, n)
+        if name == "gelu":  # its tanh approximation is another function (|diff| up to ~5e-4)
+            approximate = ag.node(n)["args"].get("approximate", "none")
+            if approximate not in ("none", "tanh"):
+                return f"aten.gelu with approximate={approximate!r}"
+            name = "gelu_tanh" if approximate == "tanh" else name
         if name in UNARY and len(args) == 1:
             steps.append(Step(name, rounded=rounded))
         elif name in _BINARY:
