@@ -154,6 +154,33 @@ def _softshrink(g: PrimGraph, a: dict) -> Value:
     return g.where(g.cmp("gt", x, lam), g.binary("sub", x, lam), inner, x.dtype)
 
 
+@rule("hypot")
+def _hypot(g: PrimGraph, a: dict) -> Value:
+    """sqrt(x^2 + y^2) as hi * sqrt(1 + (lo/hi)^2): squaring fp32 values above ~1.8e19 would
+    overflow where torch's hypot does not; equal magnitudes (inf and inf too) are hi * sqrt 2."""
+    x, y = g.unary("abs", a["self"]), g.unary("abs", a["other"])
+    hi, lo = g.binary("max", x, y), g.binary("min", x, y)
+    r = g.binary("div", lo, hi)
+    scaled_hi = g.binary("mul", hi, g.unary("sqrt", g.binary("add", g.binary("mul", r, r), 1.0)))
+    out = g.where(g.cmp("eq", lo, hi), g.binary("mul", hi, math.sqrt(2.0)), scaled_hi, hi.dtype)
+    return g.where(g.cmp("eq", hi, 0.0), 0.0, out, hi.dtype)
+
+
+def _logaddexp(g: PrimGraph, a: dict, base2: bool) -> Value:
+    """max(x, y) + log(1 + exp(-|x - y|)) (in base 2 for logaddexp2): never exp of a large
+    value; equal operands (both -inf or +inf too, where x - y is NaN) give x + log(2)."""
+    x, y = a["self"], a["other"]
+    k = math.log(2.0) if base2 else 1.0
+    d = g.unary("abs", g.binary("sub", x, y))
+    soft = g.unary("log", g.binary("add", g.unary("exp", g.binary("mul", d, -k)), 1.0))
+    out = g.binary("add", g.binary("max", x, y), g.binary("mul", soft, 1.0 / k) if base2 else soft)
+    return g.where(g.cmp("eq", x, y), g.binary("add", x, 1.0 if base2 else math.log(2.0)), out, out.dtype)
+
+
+RULES["logaddexp"] = lambda g, a: _logaddexp(g, a, base2=False)
+RULES["logaddexp2"] = lambda g, a: _logaddexp(g, a, base2=True)
+
+
 @rule("xlogy")
 def _xlogy(g: PrimGraph, a: dict) -> Value:
     x, y = a["self"], a["other"]
