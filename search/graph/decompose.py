@@ -48,7 +48,7 @@ REASONS: dict[str, str] = {}
 for _n in ("sort", "topk", "kthvalue", "median", "mode", "nonzero",
            "unique", "_unique2"):
     REASONS[_n] = "index/sorting results have no DSL form"
-for _n in ("mm", "bmm", "addmm", "matmul", "linear", "addbmm", "baddbmm",
+for _n in ("addmm", "matmul", "linear", "addbmm", "baddbmm",
            "convolution", "_convolution", "conv2d", "einsum", "_scaled_dot_product_flash_attention"):
     REASONS[_n] = "matrix products run on the cube unit; the graph frontend writes vector kernels only"
 for _n in ("fractional_max_pool2d", "fractional_max_pool3d"):

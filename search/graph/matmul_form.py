@@ -162,6 +162,10 @@ def matmul_form(ag: AtenGraph) -> MatmulForm | str:
         return "an operand of the product is computed or strided, not a stored input"
     if a[2] or b[2]:  # the cube has no 1-row operand load; a row reduction serves it
         return "a matrix-vector product is a row reduction, the vector cores' work"
+    # einsum('ij,ij->i') is a bmm of 2-D inputs viewed as [B, 1, K] and [B, K, 1]: the batched
+    # kernel takes 3-D tensors (the graph frontend serves such products as reductions)
+    if batched and any(len(ag.node(_source(ag, d["args"][s]))["outputs"][0][0]) != 3 for s in (sa, sb)):
+        return "a batched product of inputs that are not 3-D (viewed as batches)"
     steps: list[Step] = []
     out_shape = tuple(ag.meta(Ref(prod))[0])
     alpha, beta = d["args"].get("alpha", 1), d["args"].get("beta", 1)

@@ -207,6 +207,20 @@ def _mv(g: PrimGraph, a: dict) -> Value:
     return keep(g, g.reduce("sum", g.binary("mul", x, a["vec"]), [-1], True), x, [-1], False)
 
 
+@rule("mm", "bmm")
+def _thin_product(g: PrimGraph, a: dict) -> Value:
+    """A product with one output column (``einsum('ij,ij->i')``, ``einsum('bij,bj->bi')``, a
+    per-batch dot) is a row reduction of an elementwise product: memory-bound, the vector
+    cores' work. Any other product is the cube's."""
+    x, y = a["self"], a["mat2"]
+    *lead, m, k = x.shape
+    if y.shape[-1] != 1:
+        raise Unsupported("matrix products run on the cube unit; the graph frontend writes vector "
+                          "kernels only (it serves products with one output column)")
+    # out[..., i, 0] = sum_k x[..., i, k] * y[..., k, 0]
+    return g.reduce("sum", g.binary("mul", x, g.view(y, (*lead, 1, k))), [-1], True)
+
+
 @rule("dot", "vdot")
 def _dot(g: PrimGraph, a: dict) -> Value:
     x = a["self"]

@@ -1,0 +1,50 @@
+"""Products with one output row or column (einsum row dots, per-batch vector-matrix
+products of 2-D inputs viewed as batches) are reductions the graph frontend serves; the
+cube path refuses a batched product whose inputs are not 3-D with its reason, instead of
+offering kernels that cannot take them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ascendcraft.search.cube_builtin import traced_spec
+from ascendcraft.search.graph import propose_from_graph
+from kernel_runs import inline_task
+
+from ascendcraft.evaluate import Evaluator, prepare
+from ascendcraft.status import Status
+
+CASES = [
+    # (forward, inputs): einsum row dot, per-batch dot of [B, K] rows
+    ('torch.einsum("ij,ij->i", a, b)', "torch.randn(300, 257), torch.randn(300, 257)"),
+    ("(a.unsqueeze(1) @ b.unsqueeze(2)).squeeze(-1) * 0.5", "torch.randn(40, 96).half(), torch.randn(40, 96).half()"),
+]
+
+
+@pytest.mark.parametrize("forward,inputs", CASES)
+def test_thin_products_are_reductions(tmp_path: Path, forward: str, inputs: str) -> None:
+    task = inline_task(tmp_path, forward, inputs, "a, b")
+    spec = traced_spec(task)
+    assert isinstance(spec, str) and "not 3-D" in spec, spec
+    cands = propose_from_graph(task)
+    assert cands
+    ev = Evaluator(task, "Ascend910B2", seeds=(0, 1))
+    for cand in cands:
+        out = ev.evaluate(prepare(cand.name, cand.source), {}, timing=False)
+        assert out.status == Status.OK, (cand.name, out.message)
+
+
+@pytest.mark.parametrize("forward,inputs", [
+    ("a @ b", "torch.randn(2, 3, 64, 32), torch.randn(2, 3, 32, 48)"),       # 4-D batches
+    ("(a.unsqueeze(1) @ b).squeeze(1)", "torch.randn(6, 130), torch.randn(6, 130, 70)"),  # x[b] @ w[b]
+])
+def test_other_products_of_viewed_inputs_are_refused_with_reasons(tmp_path: Path, forward: str,
+                                                                  inputs: str) -> None:
+    from ascendcraft.search.builtin import ProposerError
+
+    task = inline_task(tmp_path, forward, inputs, "a, b")
+    spec = traced_spec(task)
+    assert isinstance(spec, str) and "not 3-D" in spec, spec
+    with pytest.raises(ProposerError, match="one output column"):
+        propose_from_graph(task)
