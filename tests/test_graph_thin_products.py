@@ -1,14 +1,14 @@
-"""Products with one output row or column (einsum row dots, per-batch vector-matrix
-products of 2-D inputs viewed as batches) are reductions the graph frontend serves; the
-cube path refuses a batched product whose inputs are not 3-D with its reason, instead of
-offering kernels that cannot take them."""
+"""Products with one output column (einsum row dots, per-batch dots of 2-D inputs viewed as
+batches) are reductions the graph frontend serves; the cube path refuses a batched product
+of 2-D inputs with its reason, instead of offering kernels that cannot take them, and
+batches a 4-D product (attention's q @ k) over its leading dims."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from ascendcraft.search.cube_builtin import traced_spec
+from ascendcraft.search.cube_builtin import propose_cube, traced_spec
 from ascendcraft.search.graph import propose_from_graph
 from kernel_runs import inline_task
 
@@ -35,16 +35,28 @@ def test_thin_products_are_reductions(tmp_path: Path, forward: str, inputs: str)
         assert out.status == Status.OK, (cand.name, out.message)
 
 
-@pytest.mark.parametrize("forward,inputs", [
-    ("a @ b", "torch.randn(2, 3, 64, 32), torch.randn(2, 3, 32, 48)"),       # 4-D batches
-    ("(a.unsqueeze(1) @ b).squeeze(1)", "torch.randn(6, 130), torch.randn(6, 130, 70)"),  # x[b] @ w[b]
-])
-def test_other_products_of_viewed_inputs_are_refused_with_reasons(tmp_path: Path, forward: str,
-                                                                  inputs: str) -> None:
+def test_a_vector_matrix_product_per_batch_is_refused_with_reasons(tmp_path: Path) -> None:
     from ascendcraft.search.builtin import ProposerError
 
-    task = inline_task(tmp_path, forward, inputs, "a, b")
+    task = inline_task(tmp_path, "(a.unsqueeze(1) @ b).squeeze(1)", "torch.randn(6, 130), torch.randn(6, 130, 70)",
+                       "a, b")
     spec = traced_spec(task)
     assert isinstance(spec, str) and "not 3-D" in spec, spec
     with pytest.raises(ProposerError, match="one output column"):
         propose_from_graph(task)
+
+
+@pytest.mark.parametrize("forward,inputs", [
+    ("a @ b", "torch.randn(2, 3, 40, 24), torch.randn(2, 3, 24, 56)"),
+    # attention logits: k stored [B, H, N, D], read transposed; fp16 on a 5-D batch
+    ("(a @ b.transpose(-2, -1)) * 0.125", "torch.randn(2, 1, 3, 48, 64).half(), torch.randn(2, 1, 3, 40, 64).half()"),
+])
+def test_products_of_4d_and_5d_inputs_batch_over_their_leading_dims(tmp_path: Path, forward: str,
+                                                                    inputs: str) -> None:
+    task = inline_task(tmp_path, forward, inputs, "a, b")
+    spec = traced_spec(task)
+    assert not isinstance(spec, str) and spec.batched, spec
+    ev = Evaluator(task, "Ascend910B2", seeds=(0, 1), shape_sets=[list(task.shapes)])
+    for cand in propose_cube(task):
+        out = ev.evaluate(prepare(cand.name, cand.source), {}, timing=False)
+        assert out.status == Status.OK, (cand.name, out.message)

@@ -124,11 +124,13 @@ def _numel(d: list[int]) -> int:
 
 
 def operand_view(op: ir.Operand, d: list[int], batched: bool, role: str) -> tuple[int, int, int, int]:
-    """(batch, rows, cols, rank) of an operand as stored, following the view rules."""
+    """(batch, rows, cols, rank) of an operand as stored, following the view rules. A batched
+    operand is its last two dims, batched over the product of the others (a contiguous
+    [B, H, T, D] is [B*H, T, D])."""
     if batched:
-        if len(d) != 3:
-            raise ValueError(f"batched=True needs 3-D operands; {role} '{op.tensor}' has shape {d}")
-        return d[0], d[1], d[2], 3
+        if len(d) < 3:
+            raise ValueError(f"batched=True needs operands of rank >= 3; {role} '{op.tensor}' has shape {d}")
+        return _numel(d[:-2]), d[-2], d[-1], len(d)
     if len(d) < 2:
         raise ValueError(f"{role} '{op.tensor}' must have rank >= 2, has shape {d}")
     s = op.split if op.split is not None else len(d) - 1
@@ -310,9 +312,11 @@ def render_header(t: CubeTiling) -> str:
     if c is not None:
         def view(op: ir.Operand, var: str) -> list[str]:
             i = names.index(op.tensor)
-            if c.batched:
-                return [f"    if (ranks[{i}] != 3) return \"batched=True needs 3-D operands\";",
-                        f"    const int64_t {var}b = d[{i}][0], {var}r = d[{i}][1], {var}c = d[{i}][2];"]
+            if c.batched:  # the last two dims, batched over the product of the others
+                return [f"    if (ranks[{i}] < 3) return \"batched=True needs operands of rank >= 3\";",
+                        f"    int64_t {var}b = 1;",
+                        f"    for (int32_t j = 0; j + 2 < ranks[{i}]; ++j) {{ {var}b *= d[{i}][j]; }}",
+                        f"    const int64_t {var}r = d[{i}][ranks[{i}] - 2], {var}c = d[{i}][ranks[{i}] - 1];"]
             s_ = f"{op.split}" if op.split is not None else f"(ranks[{i}] - 1)"
             return [f"    if (ranks[{i}] < 2 || ranks[{i}] <= {s_}) return \"matmul operand rank too small\";",
                     f"    int64_t {var}r = 1, {var}c = 1; const int64_t {var}b = 1;",

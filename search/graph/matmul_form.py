@@ -163,9 +163,14 @@ def matmul_form(ag: AtenGraph) -> MatmulForm | str:
     if a[2] or b[2]:  # the cube has no 1-row operand load; a row reduction serves it
         return "a matrix-vector product is a row reduction, the vector cores' work"
     # einsum('ij,ij->i') is a bmm of 2-D inputs viewed as [B, 1, K] and [B, K, 1]: the batched
-    # kernel takes 3-D tensors (the graph frontend serves such products as reductions)
-    if batched and any(len(ag.node(_source(ag, d["args"][s]))["outputs"][0][0]) != 3 for s in (sa, sb)):
-        return "a batched product of inputs that are not 3-D (viewed as batches)"
+    # kernel batches an input's last two dims over its others (the graph frontend serves such
+    # products as reductions); q @ k on [B, H, T, D] is a bmm of [B*H, T, D] views
+    if batched:
+        ins = [tuple(ag.node(_source(ag, d["args"][s]))["outputs"][0][0]) for s in (sa, sb)]
+        if any(len(s) < 3 for s in ins):
+            return "a batched product of inputs that are not 3-D or more (2-D inputs viewed as batches)"
+        if ins[0][:-2] != ins[1][:-2]:
+            return f"a batched product whose inputs' batch dims differ ({list(ins[0])} and {list(ins[1])})"
     steps: list[Step] = []
     out_shape = tuple(ag.meta(Ref(prod))[0])
     alpha, beta = d["args"].get("alpha", 1), d["args"].get("beta", 1)
