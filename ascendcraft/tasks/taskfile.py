@@ -34,6 +34,7 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 
 from .aten import TraceError, trace_task
+from .category import category_of_graph
 from .module_ref import ModuleReference
 from .task import InputSpec, Task, TaskError, as_tensor_list, first_line
 
@@ -241,10 +242,23 @@ _CATEGORY_RULES: list[tuple[str, str]] = [
 ]
 
 
+def _category(task: Task, text: str, in_shapes: Sequence[tuple[int, ...]],
+              out_shapes: Sequence[tuple[int, ...]]) -> str:
+    """From the traced reference (:func:`.category.category_of_graph`); the source text's
+    keywords only when the reference does not trace on meta tensors."""
+    if task.meta_ok:
+        try:
+            return category_of_graph(trace_task(task), in_shapes, out_shapes)
+        except (TraceError, TaskError):
+            pass
+    return guess_category(text, in_shapes, out_shapes)
+
+
 def guess_category(
     text: str, input_shapes: Sequence[tuple[int, ...]], output_shapes: Sequence[tuple[int, ...]]
 ) -> str:
-    """Category from names in the model source, then from shapes.
+    """Category from keywords in the model source, then from shapes: the fallback for a
+    reference that does not trace on meta tensors (names are not evidence otherwise).
 
     Keyword rules first (Loss, Norm, Pool, softmax...), in an order that resolves
     overlaps (an optimizer computing norms is an optimizer); otherwise an output
@@ -379,7 +393,7 @@ def load_task_file(path: str | Path, name: str | None = None) -> Task:
     Shapes and dtypes come from running ``get_inputs()`` on the meta device, the output
     shapes from running the model on the meta device; constructor args come from
     ``get_init_inputs()`` (named after ``Model.__init__``'s parameters).  The category is
-    guessed from the source (:func:`guess_category`).
+    taken from its traced ATen ops (:mod:`.category`; the source's keywords only when it does not trace).
     """
     path = Path(path).expanduser().resolve()
     try:
@@ -464,7 +478,7 @@ def load_task_file(path: str | Path, name: str | None = None) -> Task:
     except (OSError, TypeError):
         model_src = text
     in_shapes = [tuple(s.shape) for s in specs if s.is_tensor]
-    task.category = guess_category(f"{path.stem}\n{model_src}", in_shapes, out_shapes)
+    task.category = _category(task, f"{path.stem}\n{model_src}", in_shapes, out_shapes)
     if task.meta_ok and any(s.kind == "index" for s in specs):
         _probe_on_cpu(task, path)
     if task.meta_ok:
