@@ -35,6 +35,7 @@ from .formulas import (
     where,
 )
 from .prims import CMPS, UNARY, PrimGraph, Value
+from .rules_slice import slice_of
 from .trace import Unsupported
 
 RULES: dict[str, Rule] = {}
@@ -179,6 +180,15 @@ def _logaddexp(g: PrimGraph, a: dict, base2: bool) -> Value:
 
 RULES["logaddexp"] = lambda g, a: _logaddexp(g, a, base2=False)
 RULES["logaddexp2"] = lambda g, a: _logaddexp(g, a, base2=True)
+
+
+@rule("glu")
+def _glu(g: PrimGraph, a: dict) -> Value:
+    """F.glu(x, dim): the first half of ``dim`` times the sigmoid of the second (two windows
+    of the input, as ``x.chunk(2, dim)`` reads them)."""
+    x, dim = a["self"], int(a.get("dim", -1))
+    h = x.shape[dim % len(x.shape)] // 2
+    return g.binary("mul", slice_of(g, x, dim, 0, h), g.unary("sigmoid", slice_of(g, x, dim, h, 2 * h)))
 
 
 @rule("xlogy")
