@@ -626,8 +626,8 @@ class ComputeOps:
             d = self._new(a.form, dtype, a.size)  # casting in place between same-size types is not allowed
         else:
             d = self._dest(a.form, dtype, hint, [], pre, a.size)
-        if dtype in ("f16", "bf16") and a.dtype == "f32":
-            mode = "CAST_RINT"
+        if dtype in ("f16", "bf16") and a.dtype == "f32" or a.dtype == "i64" and dtype == "f32":
+            mode = "CAST_RINT"  # int64 -> fp32 takes no CAST_NONE; RINT rounds as torch's .float()
         elif dtype in ("i32", "i64"):
             mode = "CAST_TRUNC"
         else:

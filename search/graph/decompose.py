@@ -48,7 +48,7 @@ REASONS: dict[str, str] = {}
 for _n in ("sort", "topk", "kthvalue", "median", "mode", "nonzero",
            "unique", "_unique2"):
     REASONS[_n] = "index/sorting results have no DSL form"
-for _n in ("addmm", "matmul", "linear", "addbmm", "baddbmm",
+for _n in ("mm", "bmm", "addmm", "matmul", "linear", "addbmm", "baddbmm",
            "convolution", "_convolution", "conv2d", "einsum", "_scaled_dot_product_flash_attention"):
     REASONS[_n] = "matrix products run on the cube unit; the graph frontend writes vector kernels only"
 for _n in ("fractional_max_pool2d", "fractional_max_pool3d"):
@@ -174,6 +174,9 @@ def _apply(g: PrimGraph, d: dict, resolve: Callable[[Any, str], Any], n: str) ->
         if reason is None:
             reason = "the graph frontend has no rule for this op"
         raise Unsupported(f"{name}: {reason}")
+    why = getattr(fn, "refuses", lambda d: None)(d)  # a rule's refusal from the call's metadata alone,
+    if why:                                         # before its operands' own failures are met
+        raise Unsupported(f"{name}: {why}")
     args = {k: resolve(v, name) for k, v in d["args"].items()}
     args["__op__"] = name
     try:

@@ -652,8 +652,9 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
             raise Unsupported(f"a {op} (data movement) that is not part of a reversed or "
                               "exclusive cumsum has no DSL form")
         if any(forms[a] in ("i", "x") for a in args) and op != "pick":
-            raise Unsupported("an integer index tensor is used in arithmetic (integer tensors "
-                              "are read only as nll_loss / cross-entropy class targets)")
+            raise Unsupported("an integer tensor is used in arithmetic as an integer (integer "
+                              "inputs are read as class targets or gather indices, or as numbers "
+                              "once cast to a float: x.float())")
         if op in TRANSPARENT:
             forms[n] = forms[args[0]]
             continue

@@ -214,11 +214,20 @@ def _thin_product(g: PrimGraph, a: dict) -> Value:
     cores' work. Any other product is the cube's."""
     x, y = a["self"], a["mat2"]
     *lead, m, k = x.shape
-    if y.shape[-1] != 1:
-        raise Unsupported("matrix products run on the cube unit; the graph frontend writes vector "
-                          "kernels only (it serves products with one output column)")
     # out[..., i, 0] = sum_k x[..., i, k] * y[..., k, 0]
     return g.reduce("sum", g.binary("mul", x, g.view(y, (*lead, 1, k))), [-1], True)
+
+
+def _not_thin(d: dict) -> str | None:
+    """A product with more than one output column is the cube's (said before its operands
+    are decomposed, so a transposed operand does not hide the reason)."""
+    if d["outputs"][0][0][-1] != 1:
+        return ("matrix products run on the cube unit; the graph frontend writes vector kernels "
+                "only (it serves products with one output column)")
+    return None
+
+
+_thin_product.refuses = _not_thin  # type: ignore[attr-defined]
 
 
 @rule("dot", "vdot")

@@ -1,0 +1,57 @@
+"""Integer inputs cast to a float (``counts.float() * w``, ``ids.to(torch.float16)``) are read
+as numbers: loaded in their own dtype and cast on load, rounded as torch rounds them (int64
+to fp32 takes CAST_RINT, which the API requires for that pair). Integer arithmetic on them
+stays refused with its reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from ascendcraft.search.builtin import ProposerError
+from ascendcraft.search.graph import propose_from_graph
+from kernel_runs import inline_task
+
+from ascendcraft.backends.base import TilingArgs
+from ascendcraft.evaluate import Evaluator, prepare
+from ascendcraft.status import Status
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_int_inputs_cast_to_float_round_as_torch(tmp_path: Path, dtype: torch.dtype) -> None:
+    task = inline_task(tmp_path, "counts.float() * w + 1.0",
+                       f"torch.randint(0, 9, (24, 300), dtype={dtype}), torch.randn(300)", "counts, w")
+    cands = propose_from_graph(task)
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
+    info = torch.iinfo(dtype)
+    x = torch.randint(info.min, info.max, (24, 300), dtype=dtype)
+    # above 2^24 a float cannot hold every integer: the cast must round to nearest even
+    edge = [2**24 + 1, 2**24 + 3, -(2**25) - 3, 0, -1, info.max, info.min]
+    if dtype == torch.int64:
+        edge += [2**40 + 12345, -(2**53) - 7]
+    x.view(-1)[:len(edge)] = torch.tensor(edge, dtype=dtype)
+    w = torch.randn(300)
+    want = x.float() * w + 1.0
+    for cand in cands:
+        prep = prepare(cand.name, cand.source)
+        res = ev.backend.run(ev.build(prep, {}), [x, w], task.output_meta(),
+                             tiling=TilingArgs(prep.values({}), ()), timeout_s=60.0)
+        assert res.ok, res.message
+        assert torch.equal(res.outputs[0], want), cand.name
+
+
+def test_int_input_cast_to_fp16_passes_its_check(tmp_path: Path) -> None:
+    task = inline_task(tmp_path, "torch.sigmoid(ids.to(torch.float16) * 0.01) * x",
+                       "torch.randint(-500, 500, (40, 513)), torch.randn(40, 513).half()", "ids, x")
+    ev = Evaluator(task, "Ascend910B2", seeds=(0, 1))
+    for cand in propose_from_graph(task):
+        out = ev.evaluate(prepare(cand.name, cand.source), {}, timing=False)
+        assert out.status == Status.OK, (cand.name, out.message)
+
+
+def test_integer_arithmetic_is_refused_with_its_reason(tmp_path: Path) -> None:
+    task = inline_task(tmp_path, "(counts * 3).float() + x",
+                       "torch.randint(0, 9, (8, 64), dtype=torch.int32), torch.randn(8, 64)", "counts, x")
+    with pytest.raises(ProposerError, match="integer"):
+        propose_from_graph(task)
