@@ -60,3 +60,15 @@ def test_products_of_4d_and_5d_inputs_batch_over_their_leading_dims(tmp_path: Pa
     for cand in propose_cube(task):
         out = ev.evaluate(prepare(cand.name, cand.source), {}, timing=False)
         assert out.status == Status.OK, (cand.name, out.message)
+
+
+def test_a_one_batch_bmm_is_a_plain_product(tmp_path: Path) -> None:
+    # einsum folds A's leading dims into the rows of a [1, b*i*j, l] view of a 4-D input
+    task = inline_task(tmp_path, 'torch.einsum("bijl,lk->bijk", a, b)',
+                       "torch.randn(2, 5, 3, 40), torch.randn(40, 24)", "a, b")
+    spec = traced_spec(task)
+    assert not isinstance(spec, str) and not spec.batched, spec
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
+    for cand in propose_cube(task):
+        out = ev.evaluate(prepare(cand.name, cand.source), {}, timing=False)
+        assert out.status == Status.OK, (cand.name, out.message)

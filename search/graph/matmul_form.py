@@ -155,7 +155,9 @@ def matmul_form(ag: AtenGraph) -> MatmulForm | str:
         return f"aten.{op} is not one of {', '.join(sorted(_PRODUCTS))}"
     d = ag.node(prod)
     sa, sb, sc = _PRODUCTS[op]
-    batched = op in ("bmm", "baddbmm")
+    # a bmm of one batch is a plain product (einsum('bijl,lk->bijk') folds A's leading dims
+    # into the rows of a [1, b*i*j, l] view): the kernel reads A's dims but the last as rows
+    batched = op in ("bmm", "baddbmm") and ag.meta(Ref(prod))[0][0] != 1
     a = _stored(ag, d["args"][sa], batched)
     b = _stored(ag, d["args"][sb], batched)
     if a is None or b is None:
