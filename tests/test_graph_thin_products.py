@@ -72,3 +72,26 @@ def test_a_one_batch_bmm_is_a_plain_product(tmp_path: Path) -> None:
     for cand in propose_cube(task):
         out = ev.evaluate(prepare(cand.name, cand.source), {}, timing=False)
         assert out.status == Status.OK, (cand.name, out.message)
+
+
+@pytest.mark.parametrize("forward,inputs", [
+    ("torch.diag(a) @ b", "torch.randn(300), torch.randn(300, 130)"),            # KernelBench L1 #12
+    ("(b @ torch.diag(a)) * 2.0", "torch.randn(300), torch.randn(77, 300)"),
+    ("torch.mm(b, torch.diag(a)).half()", "torch.randn(130), torch.randn(77, 130)"),
+])
+def test_a_diagonal_factor_is_a_row_or_column_scaling(tmp_path: Path, forward: str, inputs: str) -> None:
+    task = inline_task(tmp_path, forward, inputs, "a, b")
+    ev = Evaluator(task, "Ascend910B2", seeds=(0, 1))
+    cands = propose_from_graph(task)
+    assert cands
+    for cand in cands:
+        out = ev.evaluate(prepare(cand.name, cand.source), {}, timing=False)
+        assert out.status == Status.OK, (cand.name, out.message)
+
+
+def test_a_diagonal_matrix_read_otherwise_is_refused(tmp_path: Path) -> None:
+    from ascendcraft.search.builtin import ProposerError
+
+    task = inline_task(tmp_path, "torch.diag(a) + b", "torch.randn(64), torch.randn(64, 64)", "a, b")
+    with pytest.raises(ProposerError, match="diagonal matrix"):
+        propose_from_graph(task)

@@ -144,7 +144,8 @@ def decompose(ag: AtenGraph, task_inputs: list[Any]) -> PrimGraph:
         else:
             origin[n] = d["name"]
             try:
-                values[n] = _apply(g, d, resolve, n)
+                values[n] = _apply(g, d, resolve, n, lambda r: ag.op(r.node) if
+                                   graph.nodes[r.node]["kind"] == "op" else graph.nodes[r.node]["kind"])
                 g.rounded.update(g.storage(v) for v in values[n] if isinstance(v, Value)
                                  and v.dtype in (torch.float16, torch.bfloat16))
             except Unsupported as e:  # only an error if a live value reads it (e.g. not
@@ -158,7 +159,8 @@ def decompose(ag: AtenGraph, task_inputs: list[Any]) -> PrimGraph:
     return g
 
 
-def _apply(g: PrimGraph, d: dict, resolve: Callable[[Any, str], Any], n: str) -> list[Any]:
+def _apply(g: PrimGraph, d: dict, resolve: Callable[[Any, str], Any], n: str,
+           producer: Callable[[Ref], str]) -> list[Any]:
     func = d["target"]
     name = d["name"]
     packet = func.overloadpacket.__name__
@@ -174,8 +176,10 @@ def _apply(g: PrimGraph, d: dict, resolve: Callable[[Any, str], Any], n: str) ->
         if reason is None:
             reason = "the graph frontend has no rule for this op"
         raise Unsupported(f"{name}: {reason}")
-    why = getattr(fn, "refuses", lambda d: None)(d)  # a rule's refusal from the call's metadata alone,
-    if why:                                         # before its operands' own failures are met
+    # a rule's refusal from the call's metadata and its operands' producers alone, before the
+    # operands' own failures are met
+    why = getattr(fn, "refuses", lambda d, producer: None)(d, producer)
+    if why:
         raise Unsupported(f"{name}: {why}")
     args = {k: resolve(v, name) for k, v in d["args"].items()}
     args["__op__"] = name

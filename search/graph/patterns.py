@@ -651,6 +651,9 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
         if op == "flip":
             raise Unsupported(f"a {op} (data movement) that is not part of a reversed or "
                               "exclusive cumsum has no DSL form")
+        if op == "diag":
+            raise Unsupported("a diagonal matrix (torch.diag of a vector) read other than as a "
+                              "factor of a product (a row or column scaling) is data movement")
         if any(forms[a] in ("i", "x") for a in args) and op != "pick":
             raise Unsupported("an integer tensor is used in arithmetic as an integer (integer "
                               "inputs are read as class targets or gather indices, or as numbers "

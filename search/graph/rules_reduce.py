@@ -17,7 +17,7 @@ import torch
 from .formulas import Rule, registrar
 from .prims import PrimGraph, Value
 from .rules_math import power
-from .trace import Unsupported
+from .trace import Ref, Unsupported
 
 RULES: dict[str, Rule] = {}
 rule = registrar(RULES)
@@ -213,14 +213,23 @@ def _thin_product(g: PrimGraph, a: dict) -> Value:
     per-batch dot) is a row reduction of an elementwise product: memory-bound, the vector
     cores' work. Any other product is the cube's."""
     x, y = a["self"], a["mat2"]
+    if g.op(x) == "diag":  # torch.diag(v) @ y scales y's rows by v
+        v = g.value(g.g.nodes[x.node]["args"][0])
+        return g.binary("mul", g.view(v, (v.shape[0], 1)), y)
+    if g.op(y) == "diag":  # x @ torch.diag(v) scales x's columns by v
+        v = g.value(g.g.nodes[y.node]["args"][0])
+        return g.binary("mul", x, g.view(v, (1, v.shape[0])))
     *lead, m, k = x.shape
     # out[..., i, 0] = sum_k x[..., i, k] * y[..., k, 0]
     return g.reduce("sum", g.binary("mul", x, g.view(y, (*lead, 1, k))), [-1], True)
 
 
-def _not_thin(d: dict) -> str | None:
+def _not_thin(d: dict, producer: Callable[[Ref], str]) -> str | None:
     """A product with more than one output column is the cube's (said before its operands
-    are decomposed, so a transposed operand does not hide the reason)."""
+    are decomposed, so a transposed operand does not hide the reason), unless a factor is a
+    diagonal matrix (a row or column scaling)."""
+    if any(producer(d["args"][s]) == "diag_embed" for s in ("self", "mat2")):
+        return None
     if d["outputs"][0][0][-1] != 1:
         return ("matrix products run on the cube unit; the graph frontend writes vector kernels "
                 "only (it serves products with one output column)")
@@ -228,6 +237,17 @@ def _not_thin(d: dict) -> str | None:
 
 
 _thin_product.refuses = _not_thin  # type: ignore[attr-defined]
+
+
+@rule("diag_embed")
+def _diag_embed(g: PrimGraph, a: dict) -> Value:
+    """torch.diag(v) of a vector: an [n, n] matrix that only a product may read (as a row or
+    column scaling, :func:`_thin_product`); anywhere else it is refused as data movement."""
+    v = a["self"]
+    if len(v.shape) != 1 or int(a.get("offset", 0)) != 0:
+        raise Unsupported("a diagonal matrix other than torch.diag(v) of a vector")
+    n = v.shape[0]
+    return g.marker("diag", v, (n, n))
 
 
 @rule("dot", "vdot")
