@@ -55,3 +55,38 @@ def test_integer_arithmetic_is_refused_with_its_reason(tmp_path: Path) -> None:
                        "torch.randint(0, 9, (8, 64), dtype=torch.int32), torch.randn(8, 64)", "counts, x")
     with pytest.raises(ProposerError, match="integer"):
         propose_from_graph(task)
+
+
+@pytest.mark.parametrize("forward,inputs", [
+    # an attention mask as users pass it: int64 0/1 per key, broadcast over queries
+    ("torch.softmax(s.masked_fill(mask == 0, -1e4), dim=-1)",
+     "torch.randn(4, 48, 300), torch.randint(0, 2, (4, 1, 300))"),
+    ("torch.where(ids > 3, x, -x)", "torch.randint(0, 8, (33, 257), dtype=torch.int32), torch.randn(33, 257)"),
+])
+def test_integer_inputs_compared_are_masks(tmp_path: Path, forward: str, inputs: str) -> None:
+    args = "s, mask" if "mask" in forward else "ids, x"
+    task = inline_task(tmp_path, forward, inputs, args)
+    ev = Evaluator(task, "Ascend910B2", seeds=(0, 1))
+    cands = propose_from_graph(task)
+    assert cands
+    for cand in cands:
+        out = ev.evaluate(prepare(cand.name, cand.source), {}, timing=False)
+        assert out.status == Status.OK, (cand.name, out.message)
+
+
+def test_a_boolean_buffer_is_a_kernel_input(tmp_path: Path) -> None:
+    # a causal mask registered as a bool buffer [T, T], broadcast over batch and heads
+    f = tmp_path / "causal.py"
+    f.write_text(
+        "import torch\n\nclass Model(torch.nn.Module):\n    def __init__(self, t):\n"
+        "        super().__init__()\n        self.register_buffer('keep', torch.tril(torch.ones(t, t, dtype=torch.bool)))\n\n"
+        "    def forward(self, s):\n        return s.masked_fill(~self.keep, float('-inf')).softmax(-1)\n\n"
+        "def get_inputs():\n    return [torch.randn(2, 3, 40, 40)]\n\ndef get_init_inputs():\n    return [40]\n")
+    from ascendcraft.tasks.taskfile import load_task_file
+
+    task = load_task_file(str(f))
+    assert [(s.name, s.kind, s.dtype) for s in task.inputs][-1] == ("keep", "state", torch.bool)
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,))
+    for cand in propose_from_graph(task):
+        out = ev.evaluate(prepare(cand.name, cand.source), {}, timing=False)
+        assert out.status == Status.OK, (cand.name, out.message)

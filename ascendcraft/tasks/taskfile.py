@@ -595,7 +595,7 @@ _UPDATE_ONLY: dict[str, set[str]] = {
 
 
 def read_state(task: Task) -> list[str]:
-    """The module's floating parameters and buffers its forward reads for its outputs,
+    """The module's floating (and boolean: masks) parameters and buffers its forward reads for its outputs,
     in the order the trace meets them (what the ATen graph's outputs depend on)."""
     try:
         ag = trace_task(task)
@@ -616,7 +616,7 @@ def read_state(task: Task) -> list[str]:
         d = ag.graph.nodes[node]
         if d["kind"] != "param" or node not in live or not d.get("name"):
             continue
-        if any(dt.is_floating_point for _, dt in d["outputs"]) and d["name"] not in names:
+        if any(dt.is_floating_point or dt == torch.bool for _, dt in d["outputs"]) and d["name"] not in names:
             names.append(d["name"])
     return names
 

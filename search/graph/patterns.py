@@ -752,6 +752,12 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                               f"{names.get(f, 'per-column')} values (the DSL compares and "
                               "selects full tiles only)")
         uniform = math.prod(pg.attr(n, "real")) == 1  # a lifted runtime scalar
+        if f == "t" and "r" in {forms[a] for a in args} and math.prod(pg.attr(n, "real")) != full \
+                and all(forms[a] in ("r", "s", "g") for a in args):
+            # computed from broadcast rows alone (~mask of a [T, T] buffer): each loop row
+            # loads its own broadcast row, so the value is a full tile, read again as one
+            forms[n] = "r"
+            continue
         if not uniform:
             check_numel(n, f)
         if f != "s" and not uniform:

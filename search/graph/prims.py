@@ -255,10 +255,19 @@ class PrimGraph:
             return self.unary("neg", b)
         return self._add(op, (a, b), shape, _bcast(a.real, b.real), dtype)
 
+    def numbers(self, v: Value, dtype: torch.dtype = torch.float32) -> Value:
+        """An integer input read as numbers (``counts.float()``, ``mask == 0``): the input in
+        its own dtype, cast to ``dtype`` on load (exact below 2^24 in magnitude, rounded to
+        nearest beyond, as torch's cast rounds)."""
+        if self.op(v) != "index":
+            return v
+        read = self.input(self.attr(v, "index"), self.attr(v, "name"), v.shape, v.dtype)
+        return Value(read.node, read.shape, read.real, dtype)
+
     def cmp(self, op: str, a: Value | float, b: Value | float) -> Value:
         assert op in CMPS, op
         a, b = self._operands(a, b)
-        a, b = self.as_float(a), self.as_float(b)
+        a, b = self.numbers(self.as_float(a)), self.numbers(self.as_float(b))
         shape = _bcast(a.shape, b.shape)
         ca, cb = self.const_value(a), self.const_value(b)
         if ca is not None and cb is not None:

@@ -32,8 +32,7 @@ def to_dtype(g: PrimGraph, x: Value, dtype: torch.dtype | None) -> Value:
         if x.is_mask:
             return g.as_float(x, dtype)
         if g.op(x) == "index":  # counts.float(): the integer input read as numbers, cast on load
-            read = g.input(g.attr(x, "index"), g.attr(x, "name"), x.shape, x.dtype)
-            return Value(read.node, read.shape, read.real, dtype)
+            return g.numbers(x, dtype)
         return Value(x.node, x.shape, x.real, dtype)
     raise Unsupported(f"a cast to {str(dtype).replace('torch.', '')} (integer results are "
                       "not produced by the graph frontend)")
