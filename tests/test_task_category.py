@@ -30,6 +30,12 @@ CASES = [
      "def get_inputs():\n    return [torch.randn(1, 2, 8, 8)]", "pooling"),
     ("elementwise_add.py", "class Model(nn.Module):\n    def forward(self, x, t):\n        return F.mse_loss(x, t)\n\n"
      "def get_inputs():\n    return [torch.randn(4, 32), torch.randn(4, 32)]", "loss"),
+    # losses that trace to plain arithmetic: one number from a prediction and a target
+    ("norm_stats.py", "class Model(nn.Module):\n    def forward(self, p, t):\n        return ((p - t) ** 2).mean()\n\n"
+     "def get_inputs():\n    return [torch.randn(4, 32), torch.randn(4, 32)]", "loss"),
+    ("pool.py", "class Model(nn.Module):\n    def forward(self, p, t):\n"
+     "        return F.kl_div(torch.log(p), t, reduction='batchmean')\n\n"
+     "def get_inputs():\n    return [torch.rand(4, 32), torch.rand(4, 32)]", "loss"),
     ("relu.py", "class Model(nn.Module):\n    def forward(self, x):\n        return x.amax(dim=1)\n\n"
      "def get_inputs():\n    return [torch.randn(4, 32)]", "reduce"),
     ("layer_norm.py", "class Model(nn.Module):\n    def forward(self, x):\n        return torch.sigmoid(x)\n\n"

@@ -33,7 +33,8 @@ _SOFTMAX = frozenset({"_softmax", "_log_softmax"})
 def category_of_graph(ag: AtenGraph, in_shapes: Sequence[tuple[int, ...]],
                       out_shapes: Sequence[tuple[int, ...]]) -> str:
     """The category of a traced reference: a deciding op (product, loss, norm, scan,
-    pooling), else its reductions and shapes — a smaller output of a reduction is a
+    pooling), else its reductions and shapes — one number reduced from two same-shape
+    inputs is a loss (losses decomposed into ATen arithmetic); a smaller output of a reduction is a
     reduction; a same-size output of a row statistic is a normalization (softmax an
     activation); several inputs elementwise (a slice too), one an activation."""
     ops = {ag.op(n) for n in ag.op_nodes()}
@@ -44,6 +45,9 @@ def category_of_graph(ag: AtenGraph, in_shapes: Sequence[tuple[int, ...]],
         return "pooling"
     n_in = math.prod(in_shapes[0]) if in_shapes else 0
     n_out = math.prod(out_shapes[0]) if out_shapes else 0
+    if n_in and n_out == 1 and ops & _REDUCTIONS and \
+            sum(tuple(s) == tuple(in_shapes[0]) for s in in_shapes) >= 2:
+        return "loss"  # one number from a prediction and a target of its shape (KL, MSE by hand)
     if n_in and n_out < n_in and ops & _REDUCTIONS:
         return "reduce"
     if ops & _SOFTMAX:
