@@ -502,6 +502,8 @@ class CubeStage:
     tail: Size = 0  # 1: split the last, partial wave's blocks along N so every core has work
     a_whole: Size = 0  # 1: a block's whole A panel (bm x K) in L1 at once, kept while the next block shares it
     b_whole: Size = 0  # 1: the same for the B panel (K x bn)
+    b_ahead: Size = 0  # with b_whole: the held panel as one L1 piece per K stage, and this many pieces of the
+    # core's next panel loaded while the current run computes (0: the panel as one copy, loaded when it changes)
     bias: str | None = None  # In tensor of N values: the accumulator starts from it (bias table, Mmad with bias)
     run: Size = 1  # blocks per run: each core takes `run` consecutive blocks of the order, runs dealt round-robin
     fix_split: Size = 0  # 1 (with acc_depth 1): a block's first and last K stages run per column half, each

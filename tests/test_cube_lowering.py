@@ -317,3 +317,32 @@ def test_runs_of_consecutive_blocks_cover_every_block(batched: bool, tb: bool, o
         outs.append(out)
     for out in outs[1:]:
         np.testing.assert_array_equal(outs[0], out)
+
+
+@pytest.mark.parametrize("batched, tb, order, run, dtype", [(True, False, 1, 2, "f16"), (False, True, 0, 1, "f16"),
+                                                          (True, True, 2, 4, "f32"), (False, False, 2, 1, "f16")])
+def test_b_panel_ahead_matches_whole_panel(batched: bool, tb: bool, order: int, run: int, dtype: str) -> None:
+    """b_ahead=E holds the B panel as one L1 piece per K stage and loads E pieces of the core's next
+    panel while the current run computes, the rest in the run's last stage: over several panels
+    per core, a K tail (333 = 2 x 128 + 77), ragged and tail-split blocks, runs and round-robin
+    items, the result is the single-copy panel's (BA=0), bit for bit, and every buffer is freed
+    (the emulator refuses a kernel that leaves one allocated)."""
+    bt, m, k, n = (3, 150, 333, 200) if batched else (1, 300, 333, 200)
+    torch.manual_seed(11)
+    tdt = torch.float16 if dtype == "f16" else torch.float32
+    a = torch.randn((bt, m, k) if batched else (m, k)).to(tdt)
+    b = torch.randn((bt, k, n) if batched else (k, n)).to(tdt)
+    ref = (a.float() @ b.float()).to(tdt)
+    gb = b.transpose(-1, -2).contiguous() if tb else b
+    plan, lk, libs = _build(_mm_src(dtype=dtype, out_dtype=dtype, transpose_b=tb, batched=batched)[0])
+    np_in = [a.numpy(), gb.numpy()]
+    outs = []
+    for ba in (0, 1, 2, 3):
+        params = {"BM": 64, "BN": 64, "BK": 32, "KL1": 128, "ORDER": order, "GROUP": 2, "CORES": 5, "TAIL": 1,
+                  "BW": 1, "BA": ba, "FSPLIT": 1, "RUN": run}
+        (out,), t = _run(plan, lk, libs, np_in, [(tuple(ref.shape), np_in[0].dtype)], params)
+        assert t["bAhead"] == ba and t["bPieces"] == 3 and t["bwSlots"] == (3 + ba if ba else 1)
+        np.testing.assert_allclose(out.astype(np.float32), ref.float().numpy(), rtol=2e-3, atol=3e-2)
+        outs.append(out)
+    for out in outs[1:]:
+        np.testing.assert_array_equal(outs[0], out)

@@ -268,6 +268,30 @@ def test_shape_aware_default_runs() -> None:
         assert f"default={want})" in src.split(f"{name} = ")[1].split("\n")[0], name
     src = {c.name: c.source for c in propose_cube(get_task("matmul"))}["matmul/cube"]
     assert "default=1)" in src.split("RUN = ")[1].split("\n")[0]
+    assert "default=0)" in src.split("BA = ")[1].split("\n")[0]  # no runs: no next panel to load ahead
+
+
+def test_b_ahead_default_and_refusal() -> None:
+    """BA: one piece of the next B panel ahead where the held panel's stages plus one fit L1 beside
+    two A stages (matmul_batched: 3 x 128 KiB + 128 KiB = 512 KiB), else 0; a program whose pieces
+    would need more than 8 queue buffers is refused before a build, with the count."""
+    from ascendcraft.dsl.checker import check_program
+    from ascendcraft.dsl.lowering.cube import check_cube_budget, plan_cube
+    from ascendcraft.dsl.parser import DslError, parse
+    from ascendcraft.search.cube_builtin import MatmulSpec, b_ahead_default, matmul_candidates
+
+    from ascendcraft.soc import load_soc
+
+    assert b_ahead_default(32, 1024, 1024, 512) == 1
+    assert b_ahead_default(32, 1024, 1024, 768) == 0  # 4 pieces of 128 KiB + A: over L1
+    assert b_ahead_default(32, 1024, 1024, 512, esize=4) == 0
+    src = {c.name: c.source for c in propose_cube(get_task("matmul_batched"))}["matmul_batched/cube"]
+    assert "default=1)" in src.split("BA = ")[1].split("\n")[0]
+    mm = [c.source for c in matmul_candidates("mm", MatmulSpec("a", "b", "f16", "f16")) if "/cube" in c.name][0]
+    plan = plan_cube(check_program(parse(mm)))
+    params = {"BM": 64, "BN": 64, "BK": 32, "KL1": 32, "BW": 1, "BA": 2}
+    with pytest.raises(DslError, match=r"b_ahead=2: the B panel's 11 K stages .* need 13 L1 queue buffers"):
+        check_cube_budget(plan, [[300, 333], [333, 200], [300, 200]], params, load_soc("Ascend910B2"))
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])

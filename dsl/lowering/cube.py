@@ -283,6 +283,10 @@ def lower_cube(program: ir.Program | str, params: dict[str, int] | None = None,
                        compile_time(program, params))
 
 
+MAX_QUEUE_BUFFERS = 8
+"""Queue buffers per TPosition on the A2 parts (the InitBuffer documentation's limit; AllocTensor fails past it)."""
+
+
 def check_cube_budget(plan: CubePlan, dims: list[list[int]], params: dict[str, int], soc) -> dict[str, int]:
     """Evaluate the tiling for these shapes and tunables on ``soc``; raise DslError (with the
     numbers) if any buffer of L1 / L0A / L0B / L0C / UB does not fit or a tile breaks the
@@ -305,6 +309,10 @@ def check_cube_budget(plan: CubePlan, dims: list[list[int]], params: dict[str, i
             shown = {k: v for k, v in values.items()}
             raise DslError(f"{mem} capacity exceeded on {soc.name}: needs {need} B, {cap} B available "
                            f"({parts}; tunables {shown})")
+    if t.get("bAhead", 0) > 0 and t["bwSlots"] > MAX_QUEUE_BUFFERS:
+        raise DslError(f"b_ahead={t['bAhead']}: the B panel's {t['bPieces']} K stages plus the pieces loaded ahead "
+                       f"need {t['bwSlots']} L1 queue buffers, more than the {MAX_QUEUE_BUFFERS} a queue position "
+                       "allows (fewer ahead, or a deeper k_stages)")
     bias_checks(p, t, dims, soc.bt_kib * 1024)
     ordered_split_checks(p, t, soc.cube_cores)
     if ring_workspace(p) is not None:

@@ -237,6 +237,11 @@ def cube_formulas(p: ir.Program) -> list[tuple[str, str]]:
         # b_whole=1: the same for B (not fp32 B stored K x N, which L1 holds as 16-row strips)
         ("bWhole", f"0 * {size_expr(c.b_whole)}" if not c.b.transpose and eb == 4
          else f"sel({size_expr(c.b_whole)} > 0, 1, 0)"),
+        # b_ahead=E (with b_whole): the held panel as one L1 piece per K stage (``bPieces``) in a ring of
+        # ``bwSlots`` buffers, E of them taking the core's next panel while the current run computes
+        ("bAhead", f"sel(bWhole > 0, max(0, {size_expr(c.b_ahead)}), 0)"),
+        ("bPieces", "ceil_div(kPerSplit, kl1)"),
+        ("bwSlots", "sel(bAhead > 0, bPieces + bAhead, 1)"),
         # fix_split=1: the first and last K stages of a block run per column half (the Fixpipe of one
         # half overlaps the Mmads of the other); with two L0C buffers (acc_depth 2) it is off
         ("fixSplit", f"sel({size_expr(c.fix_split)} > 0, sel({size_expr(c.acc_depth)} > 1, 0, 1), 0)"),
