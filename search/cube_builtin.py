@@ -161,9 +161,9 @@ def b_ahead_default(bt: int, m: int, n: int, k: int, esize: int = 2) -> int:
     """Default of ``BA`` (pieces of the core's next B panel loaded ahead) for a candidate that runs
     blocks holding the B panel (``RUN`` > 1): 1 when the held panel's default K stages (256 deep)
     plus one more, beside two A stages, fit L1 (512 KiB) and the queue's 8 buffers; else 0. The
-    next panel's first piece then loads during the run, a chunk of columns per K stage, and the
-    rest in its last block, instead of the whole panel after the run (modeled, model 2.1:
-    matmul_batched 152.2 -> 137.9 us; 2 or more ahead do not fit there)."""
+    next panel's first piece then loads during the run, an eighth of its rows per K stage, and
+    the rest in its last block, instead of the whole panel after the run (modeled, model 2.1:
+    matmul_batched 152.2 -> 135.8 us; 2 or more ahead do not fit there)."""
     pieces = -(-k // 256)
     fits = (pieces + 1) * 256 * _BLOCK_N * esize + 2 * _BLOCK_M * 256 * esize <= 512 * 1024
     return 1 if fits and pieces + 1 <= 8 else 0

@@ -233,7 +233,7 @@ _KEY_B = "((bt * td_.N + col0) * (td_.bn + 1) + nB) * td_.splits + split"  # a B
 # b_ahead (with b_whole): the held panel is one ring buffer per K stage. A new run frees what is
 # left of the last panel, keeps the pieces of this one already loaded and loads the others, then
 # finds this core's next panel; from the run's second block the stage loop loads that panel's
-# first b_ahead pieces a chunk of columns per K stage (behind the stage's A copy: MTE2 runs in
+# first b_ahead pieces a chunk of stored rows per K stage (behind the stage's A copy: MTE2 runs in
 # order, so a whole piece at once would hold up the A copies) and, in the last stage of the run's
 # last block, the rest (the pieces before that stage are then done). One copy of the panel per core and panel, as with b_whole alone.
 _B_AHEAD_BLOCK = [
@@ -251,7 +251,7 @@ _B_AHEAD_BLOCK = [
     "                        for (int64_t q = 0; q < nNext + (chunkNext > 0 ? 1 : 0); ++q) qBW.FreeTensor(bN[q]);",
     "                    }",
     "                    chunkNext = 0;",
-    "                    for (int64_t q = s0; q < nHeld; ++q) LoadPieceB(bP[q], bt, col0, nB, kBeg + q * td_.kl1, kEnd, 0, nB);",
+    "                    for (int64_t q = s0; q < nHeld; ++q) LoadPieceB(bP[q], bt, col0, nB, kBeg + q * td_.kl1, kEnd, 0, PieceSpanB(nB, kBeg + q * td_.kl1, kEnd));",
     "                    heldKeyB = key;",
     "                    runPos = 0;",
     "                    heldFrom = 0;",
@@ -333,7 +333,7 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         f"        LocalTensor<{T}> bP[8];  // b_ahead: the held panel's pieces (one per K stage; [heldFrom, nHeld) in use)",
         f"        LocalTensor<{T}> bN[8];  // and the first nNext pieces of this core's next panel, already loaded",
         "        int64_t nHeld = 0, heldFrom = 0, nNext = 0, nextPieces = 0, keyNext = -1, runPos = -1;",
-        "        int64_t chunkNext = 0;  // columns of piece nNext of the next panel already loaded",
+        "        int64_t chunkNext = 0;  // rows of piece nNext of the next panel already loaded (PieceSpanB)",
         "        int64_t nbt = 0, ncol0 = 0, nnB = 0, nkBeg = 0, nkEnd = 0;  // where that next panel lies",
         *_FIX_SPLIT_PROLOGUE,
         *ordered_loop_head(c),
@@ -403,14 +403,16 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "                        // are done (their L0B loads were issued), the rest of the next panel loads",
         "                        for (; heldFrom < nHeld - 1; ++heldFrom) qBW.FreeTensor(bP[heldFrom]);",
         "                        for (; nNext < nextPieces; ++nNext, chunkNext = 0)",
-        "                            LoadPieceB(bN[nNext], nbt, ncol0, nnB, nkBeg + nNext * td_.kl1, nkEnd, chunkNext, nnB);",
+        "                            LoadPieceB(bN[nNext], nbt, ncol0, nnB, nkBeg + nNext * td_.kl1, nkEnd, chunkNext,",
+        "                                       PieceSpanB(nnB, nkBeg + nNext * td_.kl1, nkEnd));",
         "                    } else if (runPos > 0 && nNext < acx_min(td_.bAhead, nextPieces)) {",
         "                        // one chunk of columns per stage from the run's second block (its first has the",
         "                        // run's own loads): small copies, so the A copies behind them wait little",
-        "                        const int64_t c1 = acx_min(nnB, chunkNext + td_.bChunk);",
+        "                        const int64_t span = PieceSpanB(nnB, nkBeg + nNext * td_.kl1, nkEnd);",
+        "                        const int64_t c1 = acx_min(span, chunkNext + td_.bChunk);",
         "                        LoadPieceB(bN[nNext], nbt, ncol0, nnB, nkBeg + nNext * td_.kl1, nkEnd, chunkNext, c1);",
         "                        chunkNext = c1;",
-        "                        if (chunkNext >= nnB) {",
+        "                        if (chunkNext >= span) {",
         "                            ++nNext;",
         "                            chunkNext = 0;",
         "                        }",
@@ -501,18 +503,24 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         f"            return {_KEY_B};",
         "    }",
         "",
-        "    // b_ahead: columns [c0, c1) of K stage [k1, min(k1 + kl1, kEnd)) of the B panel at (bt, col0, nB)",
-        "    // into a ring buffer (allocated with the first columns, handed to MTE1 with the last; c0 a",
-        "    // multiple of 16: whole column blocks of the Nz piece)",
+        "    // b_ahead: the rows of a B piece as stored (K rows of a K x N panel, N rows of an N x K one):",
+        "    // the unit its chunks are cut in, each row one contiguous GM run of the piece's full width",
+        "    __aicore__ inline int64_t PieceSpanB(int64_t nB, int64_t k1, int64_t kEnd) {",
+        "        return " + ("nB;" if tb else "acx_min(td_.kl1, kEnd - k1);"),
+        "    }",
+        "",
+        "    // b_ahead: stored rows [c0, c1) of K stage [k1, min(k1 + kl1, kEnd)) of the B panel at",
+        "    // (bt, col0, nB) into a ring buffer, rows c0.. of each Nz column block (allocated with the",
+        "    // first rows, handed to MTE1 with the last)",
         f"    __aicore__ inline void LoadPieceB(LocalTensor<{T}>& dst, int64_t bt, int64_t col0, int64_t nB, int64_t k1,",
         "                                      int64_t kEnd, int64_t c0, int64_t c1) {",
         "        const int64_t kB = acx_min(td_.kl1, kEnd - k1), k16 = acx_align16(kB), n16 = acx_align16(nB);",
         f"        if (c0 == 0) dst = qBW.AllocTensor<{T}>();",
         (f"        CopyNd2Nz(dst[c0 * {c0}], bGm[bt * td_.K * td_.N + (col0 + c0) * td_.K + k1], c1 - c0, kB, td_.K, n16);"
-         "  // B stored N x K: rows c0.. of each column block"
+         "  // B stored N x K"
          if tb else
-         "        CopyNd2Nz(dst[c0 * k16], bGm[bt * td_.K * td_.N + k1 * td_.N + col0 + c0], kB, c1 - c0, td_.N, k16);"),
-        "        if (c1 < nB) return;",
+         f"        CopyNd2Nz(dst[c0 * {c0}], bGm[bt * td_.K * td_.N + (k1 + c0) * td_.N + col0], c1 - c0, nB, td_.N, k16);"),
+        "        if (c1 < PieceSpanB(nB, k1, kEnd)) return;",
         "        qBW.EnQue(dst);",
         f"        dst = qBW.DeQue<{T}>();",
         "    }",

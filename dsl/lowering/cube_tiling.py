@@ -242,7 +242,9 @@ def cube_formulas(p: ir.Program) -> list[tuple[str, str]]:
         ("bAhead", f"sel(bWhole > 0, max(0, {size_expr(c.b_ahead)}), 0)"),
         ("bPieces", "ceil_div(kPerSplit, kl1)"),
         ("bwSlots", "sel(bAhead > 0, bPieces + bAhead, 1)"),
-        ("bChunk", "align_up(ceil_div(bn, 8), 16)"),  # columns of a next-panel piece loaded per K stage (64 B rows at bn 256 fp16)
+        # stored rows of a next-panel piece loaded per K stage: an eighth of the piece (its K rows; N rows
+        # for B stored N x K), each row a whole contiguous run of the piece
+        ("bChunk", "align_up(ceil_div(bn, 8), 16)" if c.b.transpose else "align_up(ceil_div(kl1, 8), 16)"),
         # fix_split=1: the first and last K stages of a block run per column half (the Fixpipe of one
         # half overlaps the Mmads of the other); with two L0C buffers (acc_depth 2) it is off
         ("fixSplit", f"sel({size_expr(c.fix_split)} > 0, sel({size_expr(c.acc_depth)} > 1, 0, 1), 0)"),
