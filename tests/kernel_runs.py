@@ -3,6 +3,7 @@ a one-line task file written to a temporary folder."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import torch
 
 from ascendcraft.backends.base import TilingArgs
 from ascendcraft.evaluate import Evaluator, prepare
+from ascendcraft.status import Status
 from ascendcraft.tasks.task import Task
 from ascendcraft.tasks.taskfile import load_task_file
 
@@ -34,3 +36,15 @@ def inline_task(tmp_path: Path, forward: str, inputs: str, args: str) -> Task:
                  f"def get_inputs():\n    return [{inputs}]\n\n"
                  "def get_init_inputs():\n    return []\n")
     return load_task_file(p)
+
+
+def assert_all_pass(task: Task, cands: Iterable[Any], seeds: tuple[int, ...] = (0, 1),
+                    at_task_shape: bool = False) -> None:
+    """Every candidate of ``cands`` (there is at least one) passes the task's check at its default
+    tunables: reduced shapes (or the task's own), task and signed inputs, no timing."""
+    cands = list(cands)
+    assert cands, "no candidate"
+    ev = Evaluator(task, "Ascend910B2", seeds=seeds, shape_sets=[list(task.shapes)] if at_task_shape else None)
+    for cand in cands:
+        out = ev.evaluate(prepare(cand.name, cand.source), {}, timing=False)
+        assert out.status == Status.OK, (cand.name, out.message)

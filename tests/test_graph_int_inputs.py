@@ -11,11 +11,10 @@ import pytest
 import torch
 from ascendcraft.search.builtin import ProposerError
 from ascendcraft.search.graph import propose_from_graph
-from kernel_runs import inline_task
+from kernel_runs import assert_all_pass, inline_task
 
 from ascendcraft.backends.base import TilingArgs
 from ascendcraft.evaluate import Evaluator, prepare
-from ascendcraft.status import Status
 
 
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
@@ -44,10 +43,7 @@ def test_int_inputs_cast_to_float_round_as_torch(tmp_path: Path, dtype: torch.dt
 def test_int_input_cast_to_fp16_passes_its_check(tmp_path: Path) -> None:
     task = inline_task(tmp_path, "torch.sigmoid(ids.to(torch.float16) * 0.01) * x",
                        "torch.randint(-500, 500, (40, 513)), torch.randn(40, 513).half()", "ids, x")
-    ev = Evaluator(task, "Ascend910B2", seeds=(0, 1))
-    for cand in propose_from_graph(task):
-        out = ev.evaluate(prepare(cand.name, cand.source), {}, timing=False)
-        assert out.status == Status.OK, (cand.name, out.message)
+    assert_all_pass(task, propose_from_graph(task))
 
 
 def test_integer_arithmetic_is_refused_with_its_reason(tmp_path: Path) -> None:
@@ -66,12 +62,7 @@ def test_integer_arithmetic_is_refused_with_its_reason(tmp_path: Path) -> None:
 def test_integer_inputs_compared_are_masks(tmp_path: Path, forward: str, inputs: str) -> None:
     args = "s, mask" if "mask" in forward else "ids, x"
     task = inline_task(tmp_path, forward, inputs, args)
-    ev = Evaluator(task, "Ascend910B2", seeds=(0, 1))
-    cands = propose_from_graph(task)
-    assert cands
-    for cand in cands:
-        out = ev.evaluate(prepare(cand.name, cand.source), {}, timing=False)
-        assert out.status == Status.OK, (cand.name, out.message)
+    assert_all_pass(task, propose_from_graph(task))
 
 
 def test_a_boolean_buffer_is_a_kernel_input(tmp_path: Path) -> None:
@@ -86,7 +77,4 @@ def test_a_boolean_buffer_is_a_kernel_input(tmp_path: Path) -> None:
 
     task = load_task_file(str(f))
     assert [(s.name, s.kind, s.dtype) for s in task.inputs][-1] == ("keep", "state", torch.bool)
-    ev = Evaluator(task, "Ascend910B2", seeds=(0,))
-    for cand in propose_from_graph(task):
-        out = ev.evaluate(prepare(cand.name, cand.source), {}, timing=False)
-        assert out.status == Status.OK, (cand.name, out.message)
+    assert_all_pass(task, propose_from_graph(task), seeds=(0,))

@@ -10,10 +10,7 @@ from pathlib import Path
 import pytest
 from ascendcraft.search.cube_builtin import propose_cube, traced_spec
 from ascendcraft.search.graph import propose_from_graph
-from kernel_runs import inline_task
-
-from ascendcraft.evaluate import Evaluator, prepare
-from ascendcraft.status import Status
+from kernel_runs import assert_all_pass, inline_task
 
 CASES = [
     # (forward, inputs): einsum row dot, per-batch dot of [B, K] rows
@@ -29,10 +26,7 @@ def test_thin_products_are_reductions(tmp_path: Path, forward: str, inputs: str)
     assert isinstance(spec, str) and "not 3-D" in spec, spec
     cands = propose_from_graph(task)
     assert cands
-    ev = Evaluator(task, "Ascend910B2", seeds=(0, 1))
-    for cand in cands:
-        out = ev.evaluate(prepare(cand.name, cand.source), {}, timing=False)
-        assert out.status == Status.OK, (cand.name, out.message)
+    assert_all_pass(task, cands)
 
 
 def test_a_vector_matrix_product_per_batch_is_refused_with_reasons(tmp_path: Path) -> None:
@@ -56,10 +50,7 @@ def test_products_of_4d_and_5d_inputs_batch_over_their_leading_dims(tmp_path: Pa
     task = inline_task(tmp_path, forward, inputs, "a, b")
     spec = traced_spec(task)
     assert not isinstance(spec, str) and spec.batched, spec
-    ev = Evaluator(task, "Ascend910B2", seeds=(0, 1), shape_sets=[list(task.shapes)])
-    for cand in propose_cube(task):
-        out = ev.evaluate(prepare(cand.name, cand.source), {}, timing=False)
-        assert out.status == Status.OK, (cand.name, out.message)
+    assert_all_pass(task, propose_cube(task), at_task_shape=True)
 
 
 def test_a_one_batch_bmm_is_a_plain_product(tmp_path: Path) -> None:
@@ -68,10 +59,7 @@ def test_a_one_batch_bmm_is_a_plain_product(tmp_path: Path) -> None:
                        "torch.randn(2, 5, 3, 40), torch.randn(40, 24)", "a, b")
     spec = traced_spec(task)
     assert not isinstance(spec, str) and not spec.batched, spec
-    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
-    for cand in propose_cube(task):
-        out = ev.evaluate(prepare(cand.name, cand.source), {}, timing=False)
-        assert out.status == Status.OK, (cand.name, out.message)
+    assert_all_pass(task, propose_cube(task), seeds=(0,), at_task_shape=True)
 
 
 @pytest.mark.parametrize("forward,inputs", [
@@ -81,12 +69,7 @@ def test_a_one_batch_bmm_is_a_plain_product(tmp_path: Path) -> None:
 ])
 def test_a_diagonal_factor_is_a_row_or_column_scaling(tmp_path: Path, forward: str, inputs: str) -> None:
     task = inline_task(tmp_path, forward, inputs, "a, b")
-    ev = Evaluator(task, "Ascend910B2", seeds=(0, 1))
-    cands = propose_from_graph(task)
-    assert cands
-    for cand in cands:
-        out = ev.evaluate(prepare(cand.name, cand.source), {}, timing=False)
-        assert out.status == Status.OK, (cand.name, out.message)
+    assert_all_pass(task, propose_from_graph(task))
 
 
 def test_a_diagonal_matrix_read_otherwise_is_refused(tmp_path: Path) -> None:
