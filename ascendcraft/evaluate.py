@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -51,6 +51,7 @@ CHECK_GROUP_BYTES = 64 << 20
 """Check runs are sent together until their inputs and references reach this size (at the
 reduced shapes: all of them in one request; at full shapes: one input at a time)."""
 COMPARE_CACHE_SIZE = 4096
+WIDE_CACHE_SIZE = 8  # cases whose correctly rounded outputs are kept (made only after a failed comparison)
 """Comparison results an evaluator remembers (by the output's digest)."""
 
 
@@ -112,6 +113,7 @@ class Evaluator:
         self._cases: dict[tuple, _Case] = {}  # (shapes, seed, signed) -> inputs and reference
         self._case_bytes = 0
         self._compared: dict[tuple, Any] = {}  # (case, output, its bytes' digest) -> CompareResult
+        self._wide: dict[tuple, list | None] = {}  # case -> its correctly rounded outputs (fp16 / bf16)
         self.phase = ""  # what evaluate() is doing now: build, check run, timing run
 
     # ------------------------------------------------------------ static
@@ -210,6 +212,7 @@ class Evaluator:
         where it can batch them); their outcomes are judged in order, so the first failure
         is the one reported, and memory stays bounded at any shape."""
         worst = [0.0, 0.0]
+        notes: list[str] = []  # passes judged against the correctly rounded result
         group: list[_Case] = []
         size = 0
         keys = [(shapes, seed, signed) for shapes in self.shape_sets for seed in seeds for signed in (False, True)]
@@ -218,14 +221,15 @@ class Evaluator:
             group.append(case)
             size += case.nbytes
             if size >= CHECK_GROUP_BYTES or n + 1 == len(keys):
-                failed = self._check_group(art, values, group, worst)
+                failed = self._check_group(art, values, group, worst, notes)
                 if failed is not None:
                     return failed
                 group, size = [], 0
-        return Outcome(Status.OK, "", True, worst[0], worst[1], shapes=self.shape_sets)
+        note = "" if not notes else (f"{notes[0]}" + (f" (and {len(notes) - 1} more)" if len(notes) > 1 else ""))
+        return Outcome(Status.OK, note, True, worst[0], worst[1], shapes=self.shape_sets)
 
     def _check_group(self, art: Artifact, values: dict[str, int], cases: list[_Case],
-                     worst: list[float]) -> Outcome | None:
+                     worst: list[float], notes: list[str]) -> Outcome | None:
         """Run and judge a group of check runs; the first failure's outcome, or None."""
         self.phase = f"check run ({len(cases)} inputs x 2: {cases[0].where} ...)"
         runs = [(c.tensors, c.specs, TilingArgs(values, c.scalars)) for c in cases for _ in range(2)]
@@ -243,6 +247,11 @@ class Evaluator:
                 return Outcome(Status.WRONG, f"non-deterministic output ({where})", shapes=self.shape_sets)
             for i, (o, e) in enumerate(zip(got, case.expected, strict=True)):
                 c = self._compare(case.key, i, o, e)
+                if not c.ok:
+                    c = self._compare_rounded(case, i, o, c)
+                    if c.ok:
+                        notes.append(f"output {i} ({where}, {'signed' if case.signed else 'task'} inputs): "
+                                     f"{c.message}")
                 worst[0] = max(worst[0], c.max_abs_err)
                 worst[1] = max(worst[1], c.max_rel_err)
                 if not c.ok:
@@ -284,6 +293,33 @@ class Evaluator:
             while len(self._compared) > COMPARE_CACHE_SIZE:
                 self._compared.pop(next(iter(self._compared)))
         return c
+
+    def _compare_rounded(self, case: _Case, index: int, got: torch.Tensor, failed: Any) -> Any:
+        """A failed fp16 / bf16 comparison, judged again against the correctly rounded result
+        (the reference in float64 on the same inputs, rounded to the output's dtype;
+        :meth:`Task.run_reference_wide`): a pass there passes, with both references' errors
+        in its message; otherwise the first failure stands."""
+        e = case.expected[index]
+        if not isinstance(got, torch.Tensor) or e.dtype not in (torch.float16, torch.bfloat16):
+            return failed
+        if case.key not in self._wide:
+            inputs = self.task.make_inputs(list(case.key[0]), seed=case.key[1], signed=case.key[2])
+            wide = self.task.run_reference_wide(inputs)
+            ok = wide is not None and len(wide) == len(case.expected) and all(
+                tuple(w.shape) == tuple(x.shape) for w, x in zip(wide, case.expected, strict=True))
+            self._wide[case.key] = [w.to(x.dtype) for w, x in zip(wide, case.expected, strict=True)] if ok else None
+            while len(self._wide) > WIDE_CACHE_SIZE:
+                self._wide.pop(next(iter(self._wide)))
+        rounded = self._wide[case.key]
+        if rounded is None:
+            return failed
+        c = self._compare((case.key, "rounded"), index, got, rounded[index])
+        if not c.ok:
+            return failed
+        dt = str(e.dtype).replace("torch.", "")
+        return replace(c, message=f"matches the correctly rounded result (the reference in float64, rounded to "
+                                  f"{dt}; {c.message}); against the {dt} CPU reference, which rounds its "
+                                  f"intermediates: {failed.message}")
 
     def _run_all(self, art: Artifact, runs: list) -> list[RunOutcome]:
         """Every run, in order, stopping at the first that fails: batched when the backend

@@ -44,6 +44,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         else:
             line += f" [{r.status.value}] {r.message}"
         print(line)
+        if r.correct and r.message:  # e.g. judged against the correctly rounded result
+            print(f"      note: {r.message[:400]}")
     best = report.best
     if best is not None and best.timing.get("pipes"):
         from ..app.timing import timing_kind

@@ -436,6 +436,24 @@ class Task:
                             "the dims they index).") from None
         return as_tensor_list(out)
 
+    def run_reference_wide(self, inputs: Sequence[Any]) -> list[torch.Tensor] | None:
+        """The reference run in float64 on these fp16 / bf16 inputs (floating tensors upcast, the
+        task at float64: module parameters and state follow). Rounded to the outputs' dtype it
+        is the correctly rounded result, which a CPU reference in fp16 is not: it rounds every
+        intermediate (an fp16 sum of squares overflows, a long product drifts by ulps), so a
+        kernel accumulating in fp32 can miss it by more than the tolerance while being as close
+        as rounding allows (the evaluator accepts either). None when the task is not fp16 / bf16
+        or cannot run at float64."""
+        if self.dtype not in (torch.float16, torch.bfloat16):
+            return None
+        try:
+            wide = self.with_shape(self.shapes[0], torch.float64)
+            ins = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+            with torch.no_grad():
+                return as_tensor_list(wide.reference(*ins))
+        except Exception:  # noqa: BLE001 - no wide reference: the task's own verdict stands
+            return None
+
     def output_meta(self, shapes: Sequence[Shape] | None = None) -> list[tuple[Shape, torch.dtype]]:
         """Output (shape, dtype) list computed on the meta device - never allocates."""
         if not self.meta_ok:
