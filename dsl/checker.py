@@ -82,8 +82,8 @@ class _Checker:
                 out = self.p.param(item.tensor)
                 if t.form != "scalar":
                     raise DslError("store(y, value) outside a loop writes a scalar", item.loc)
-                if out.dtype not in ("f32", "f16"):
-                    raise DslError(f"a scalar output is f32 or f16, '{item.tensor}' is {out.dtype}", item.loc)
+                if out.dtype not in ("f32", "f16", "bf16"):
+                    raise DslError(f"a scalar output is f32, f16 or bf16, '{item.tensor}' is {out.dtype}", item.loc)
                 if not seen_loop:
                     raise DslError("scalar stores come after a distribution loop", item.loc)
         written = {s.tensor for s in self.p.all_stmts() if isinstance(s, ir.Store)}

@@ -398,8 +398,15 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         t = CTYPE[out.dtype]
         self.emit(f"// DSL line {s.loc.line}: {self._src(s)}")
         self.emit("if (core == 0) {")
-        self.emit(f"    LocalTensor<{t}> so = sclBuf.Get<{t}>();")
-        self.emit(f"    Duplicate(so, static_cast<{t}>({self._scalar_cpp(s.value)}), {32 // NBYTES[out.dtype]});")
+        if out.dtype == "bf16":  # no scalar conversion to bf16: an fp32 lane, then one vector Cast
+            self.emit("    LocalTensor<float> sf = sclBuf.Get<float>();")
+            self.emit(f"    Duplicate(sf, static_cast<float>({self._scalar_cpp(s.value)}), 8);")
+            self.emit(f"    LocalTensor<{t}> so = sclBuf.Get<{t}>()[32];  // the buffer's second 64 B")
+            self.emit("    PipeBarrier<PIPE_V>();")
+            self.emit("    Cast(so, sf, RoundMode::CAST_RINT, 8);")
+        else:
+            self.emit(f"    LocalTensor<{t}> so = sclBuf.Get<{t}>();")
+            self.emit(f"    Duplicate(so, static_cast<{t}>({self._scalar_cpp(s.value)}), {32 // NBYTES[out.dtype]});")
         self.emit("    SetFlag<HardEvent::V_MTE3>(0);")
         self.emit("    WaitFlag<HardEvent::V_MTE3>(0);")
         self.emit(f"    CopyRowsOut({mangle('gm', s.tensor)}[0], so, 1, 1, 1, {32 // NBYTES[out.dtype]});")
