@@ -323,7 +323,8 @@ def test_runs_of_consecutive_blocks_cover_every_block(batched: bool, tb: bool, o
                                                           (True, True, 2, 4, "f32"), (False, False, 2, 1, "f16")])
 def test_b_panel_ahead_matches_whole_panel(batched: bool, tb: bool, order: int, run: int, dtype: str) -> None:
     """b_ahead=E holds the B panel as one L1 piece per K stage and loads E pieces of the core's next
-    panel while the current run computes, the rest in the run's last stage: over several panels
+    panel while the current run computes, the rest in the run's last stage (the last piece half
+    there, half behind the next run's first A copy, handed to MTE1 a stage later): over several panels
     per core, a K tail (333 = 2 x 128 + 77), ragged and tail-split blocks, runs and round-robin
     items, the result is the single-copy panel's (BA=0), bit for bit, and every buffer is freed
     (the emulator refuses a kernel that leaves one allocated)."""
