@@ -432,9 +432,9 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         t = self.tp.type_of(e)
         if isinstance(e, ir.Const):
             return cconst(e.value)
-        if (t.space or "H") == "H" and not self.after_cube:
-            return self._host_name(e)
-        if isinstance(e, ir.ScalarRef):  # after a cube stage: inline, its tiling has no host scalars
+        if (t.space or "H") == "H" and (not self.after_cube or any(isinstance(x, ir.Numel) for x in ir.walk_exprs(e))):
+            return self._host_name(e)  # after a cube stage only what needs the tensors' sizes (cube_tiling host)
+        if isinstance(e, ir.ScalarRef):  # after a cube stage: inline (its tiling's host scalars need sizes)
             return f"td_.{mangle('sc', e.name)}"
         if isinstance(e, ir.Var):
             return mangle("s", e.name)

@@ -47,7 +47,7 @@ from .cube_tiling import (
 )
 from .glue import ALIGN_PRELUDE, emulator_entries, ub_init, ub_members
 from .support import check_cube_supported
-from .tiling import camel
+from .tiling import camel, host_expr
 
 
 @dataclass
@@ -225,6 +225,7 @@ def plan_cube(checked: TypedProgram) -> CubePlan:
         t.vec_tensors = vec_usage(p)
         t.formulas += vec_formulas(p, chunks)
         plan = plan_rows_stage(checked)
+        t.host = [(name, host_expr(e)) for name, e in plan.host_scalars]
         bufs = [Buf(b.name, UB_POSITION.get(b.kind, "VECCALC"), b.bytes_expr,
                     size_expr(p.vector.depth) if b.kind in UB_POSITION else "1", b.dtype or "f32")
                 for b in plan.buffers]

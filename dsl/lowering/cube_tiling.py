@@ -16,7 +16,7 @@ from ..ir import DTYPE_BYTES
 from ..names import mangle, size_expr, tunable
 from ..parser import DslError
 from .glue import header_prologue, tiling_fn_head
-from .tiling import PY_HELPERS, camel
+from .tiling import DIM_OF, PY_HELPERS, camel
 
 U = 16  # column alignment of vector-stage chunks (elements): 32 B of a 16-bit type
 _SAFE = re.compile(r"^[A-Za-z0-9_ ,()+\-*>=<]*$")
@@ -71,6 +71,9 @@ class CubeTiling:
     buffers: list[Buf] = field(default_factory=list)
     chunk_loops: list[ir.InnerLoop] = field(default_factory=list)
     vec_tensors: dict[str, bool] = field(default_factory=dict)  # vector-stage tensors -> needs a row width
+    # scalars of the rows stage derived on the host (constants, Scalar parameters, numel / size of
+    # the kernel's tensors: an attention scale 1 / sqrt(size(q, 3))), as (field, C++ expression)
+    host: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def struct_name(self) -> str:
@@ -301,8 +304,9 @@ def render_header(t: CubeTiling) -> str:
     fn = f"{camel(t.op)}ComputeTiling"
     s = t.struct_name
     names = [x.name for x in p.tensors]
-    L = header_prologue(f"cube kernel '{t.op}'", "acx_cube_tiling", [], s, t.fields(),
-                        ((mangle("sc", sc.name), "") for sc in p.scalars))
+    L = header_prologue(f"cube kernel '{t.op}'", "acx_cube_tiling", DIM_OF if t.host else [], s, t.fields(),
+                        [*((mangle("sc", sc.name), "") for sc in p.scalars),
+                         *((name, "derived on the host") for name, _ in t.host)])
     L += tiling_fn_head(["// dims/ranks: shapes of the kernel's tensors (inputs then outputs, workspaces excluded).",
                          "// Returns nullptr or an error message (static string)."], fn,
                         "int64_t coreNumCube, int64_t coreNumVec", (tunable(x.name) for x in p.tunables),
@@ -368,6 +372,14 @@ def render_header(t: CubeTiling) -> str:
         L.append(f"    t->bytes{mem} = {t.mem_expr(mem)};")
     for sc in p.scalars:
         L.append(f"    t->{mangle('sc', sc.name)} = {mangle('sc', sc.name)};")
+    if t.host:  # each tensor's index and element count, the names host_expr reads
+        for i, name in enumerate(names):
+            L += [f"    const int32_t {mangle('ti', name)} = {i};", f"    (void){mangle('ti', name)};",
+                  f"    const double {mangle('nel', name)} = static_cast<double>(numel[{i}]);",
+                  f"    (void){mangle('nel', name)};"]
+        L.append("    // scalars of the rows stage derived once on the host")
+        for name, expr in t.host:
+            L.append(f"    t->{name} = static_cast<float>({expr});")
     L += ["    return nullptr;", "}", ""]
     return "\n".join(L)
 

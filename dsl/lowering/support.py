@@ -10,7 +10,8 @@ tilings it runs under cover different parts of it today:
   ``sinkhorn``) and no ``chunks(..., parts=P)``: its tiling has no per-group fields;
 - the rows stage of a ``@cube_kernel`` (``cube_tiling.py``: a chunk size and row width per
   chunks loop, split-K workspaces) covers f32 math over column chunks and groups, without
-  comparisons, scans, gathers or grid reductions, on f16/bf16/f32 tensors.
+  comparisons, scans, gathers or grid reductions, on f16/bf16/f32 tensors; numel / size of
+  the kernel's tensors are host scalars of its tiling.
 
 A program outside its launch's part gets a DslError naming the line and what to do.
 """
@@ -24,7 +25,7 @@ from ..parser import DslError
 CUBE_TENSOR_DTYPES = ("f16", "bf16", "f32")
 UNSUPPORTED = {
     ir.Compare: "comparisons", ir.Select: "where()", ir.Scan: "scan_*()", ir.RowLast: "row_last()",
-    ir.Pick: "pick()", ir.GridReduce: "total_*()", ir.Numel: "numel()/size()",
+    ir.Pick: "pick()", ir.GridReduce: "total_*()",
     ir.LoadSlice: "load_slice()", ir.LoadPerRowEvery: "load_per_row(v, t, d)",
 }
 ARITH = (ir.Unary, ir.LeakyRelu, ir.Power, ir.Binary, ir.RowReduce, ir.Sinkhorn)
@@ -70,6 +71,9 @@ def _expr(tp: TypedProgram, e: ir.Expr, chunk: ir.InnerLoop | None) -> None:
     for kind, what in UNSUPPORTED.items():
         if isinstance(e, kind):
             raise DslError(f"{what} is not available in the rows stage of a @cube_kernel", e.loc)
+    if isinstance(e, ir.Numel) and tp.program.is_workspace(e.tensor):
+        raise DslError(f"numel()/size() of the workspace '{e.tensor}': the host tiling knows the kernel's "
+                       "tensors only (use width(t) for the row width)", e.loc)
     if isinstance(e, ir.Load) and e.mode in ("tile", "bcast") and (chunk is None or e.at != chunk.var):
         raise DslError(f"{'load' if e.mode == 'tile' else 'load_bcast'}() reads a chunk: use it inside "
                        "`for c in chunks(t, ...)` at the chunks variable", e.loc)
