@@ -2,9 +2,11 @@
 
 In order: the vector recipes (:mod:`.recipes`, expert kernels for the registry's ops,
 chosen when the task's reference *is* an op's computation), the cube proposer
-(:mod:`.cube_builtin`: matrix products and the mHC kernels), and the graph frontend
-(:mod:`.graph`: a kernel composed from the traced ATen graph of anything else). The first
-that serves a task wins; if none does, the error names each one's reason.
+(:mod:`.cube_builtin`: matrix products and the mHC kernels), the graph frontend
+(:mod:`.graph`: a kernel composed from the traced ATen graph of anything else), and the cube +
+vector proposer (:mod:`.cube_suffix`: one matrix product followed by what the graph frontend
+composes, on the vector cores). The first that serves a task wins; if none does, the error
+names each one's reason.
 
 To add a proposer (an LLM, a library of tuned kernels): write one module with a class that
 has a ``name`` and ``propose(task) -> list[Candidate]`` raising
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from ..tasks.task import Task
 from .cube_builtin import CubeProposer
+from .cube_suffix import CubeVectorProposer
 from .graph import GraphProposer
 from .proposer import Candidate, Declined, Proposer, ProposerChain, ProposerError
 from .recipes import RecipeProposer
@@ -23,7 +26,7 @@ from .recipes import RecipeProposer
 
 def default_proposers() -> list[Proposer]:
     """The builtin chain's proposers, in the order they are asked."""
-    return [RecipeProposer(), CubeProposer(), GraphProposer()]
+    return [RecipeProposer(), CubeProposer(), GraphProposer(), CubeVectorProposer()]
 
 
 def default_chain() -> ProposerChain:

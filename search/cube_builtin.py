@@ -255,11 +255,9 @@ def spec_dims(task: Task, spec: MatmulSpec) -> tuple[int, int, int, int] | None:
     return bt, m, n, k
 
 
-def matmul_candidates(name: str, spec: MatmulSpec, dims: tuple[int, int, int, int] | None = None) -> list[Candidate]:
-    """The direct (cube-only) candidate when Fixpipe can finish the job, and the workspace +
-    vector-epilogue candidate (split-K) always; ``dims`` (batch, M, N, K) at the task's shapes
-    set the split-K candidate's default split (:func:`split_default`)."""
-    cands = []
+def template_fields(name: str, spec: MatmulSpec, dims: tuple[int, int, int, int] | None) -> dict:
+    """The fields every matmul template takes for ``spec``: names, flags and the tunables'
+    shape-aware defaults at ``dims`` (batch, M, N, K) of the task's shapes."""
     common = dict(name=_kernel_name(name), params=_params(spec), doc=doc_text(spec.doc), a=spec.a, b=spec.b,
                   a_name=spec.a, b_name=spec.b, flags=_flags(spec), cores=CORES,
                   cores_default=cores_default(*dims) if dims else 24, out="c",
@@ -274,6 +272,15 @@ def matmul_candidates(name: str, spec: MatmulSpec, dims: tuple[int, int, int, in
                   order_default="col_major" if run > 1 else "row_major" if bw else "swizzled",
                   fix_split_default=1 if run > 1 else fix_split_default(*dims) if dims else 1, run_default=run,
                   b_ahead_default=b_ahead_default(*dims, esize) if dims and run > 1 else 0)
+    return common
+
+
+def matmul_candidates(name: str, spec: MatmulSpec, dims: tuple[int, int, int, int] | None = None) -> list[Candidate]:
+    """The direct (cube-only) candidate when Fixpipe can finish the job, and the workspace +
+    vector-epilogue candidate (split-K) always; ``dims`` (batch, M, N, K) at the task's shapes
+    set the split-K candidate's default split (:func:`split_default`)."""
+    cands = []
+    common = template_fields(name, spec, dims)
     if not spec.epilogue:
         store = "acc"
         if spec.relu:

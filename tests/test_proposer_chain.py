@@ -26,9 +26,9 @@ TASKFILES = Path(__file__).parent / "taskfiles"
 SORT = TASKFILES / "refused" / "sort_rows.py"
 
 
-def test_builtin_chain_is_recipes_then_cube_then_graph() -> None:
+def test_builtin_chain_is_recipes_then_cube_then_graph_then_cube_vector() -> None:
     ps = default_proposers()
-    assert [p.name for p in ps] == ["recipe", "cube", "graph"]
+    assert [p.name for p in ps] == ["recipe", "cube", "graph", "cube+vector"]
     assert all(isinstance(p, Proposer) for p in ps)
 
 

@@ -29,7 +29,8 @@ from .patterns import Plan, analyse
 from .trace import Unsupported, trace_task
 
 
-def _shape_sets(task: Task) -> list[list[Shape]]:
+def shape_sets(task: Task) -> list[list[Shape]]:
+    """The shape sets the frontend analyses a task at: its full shapes, then its reduced ones."""
     sets = [list(task.shapes)]
     try:
         for ss in reduced_shapes(task):
@@ -40,16 +41,17 @@ def _shape_sets(task: Task) -> list[list[Shape]]:
     return sets
 
 
-def build_plan(task: Task) -> Plan:
-    """Trace, decompose and analyse ``task`` (raises :class:`Unsupported`)."""
+def build_plan(task: Task, sets: list[list[Shape]] | None = None) -> Plan:
+    """Trace, decompose and analyse ``task`` at its full and reduced shapes, or at
+    ``sets`` (the full set first) when the caller derives them (raises :class:`Unsupported`)."""
     if not task.meta_ok:
         raise Unsupported("the reference does not run on meta tensors (e.g. .item() or "
                           "data-dependent shapes), so its ATen graph cannot be traced")
-    shape_sets = _shape_sets(task)
+    sets = sets or shape_sets(task)
     pgs = []
     out_dtypes = None
     aten_ops: list[str] = []
-    for shapes in shape_sets:
+    for shapes in sets:
         ag = trace_task(task, shapes)
         pgs.append(decompose(ag, task.inputs))
         if out_dtypes is None:
@@ -60,7 +62,7 @@ def build_plan(task: Task) -> Plan:
                 if not target.is_view and name not in aten_ops:
                     aten_ops.append(name)
     assert out_dtypes is not None
-    plan = analyse(task, pgs, shape_sets, out_dtypes)
+    plan = analyse(task, pgs, sets, out_dtypes)
     for p in (plan, *plan.alternatives):
         p.aten_ops = tuple(aten_ops)
     return plan
@@ -72,9 +74,10 @@ class GraphProposer:
 
     name = "graph"
 
-    def propose(self, task: Task) -> list[Candidate]:
+    def propose(self, task: Task, sets: list[list[Shape]] | None = None) -> list[Candidate]:
+        """Candidates for ``task`` (analysed at ``sets`` when given, see :func:`build_plan`)."""
         try:
-            first = build_plan(task)
+            first = build_plan(task, sets)
             out, why = [], None
             for plan, s in [(p, s) for p in [first, *first.alternatives] for s in structures(p)]:
                 try:  # a structure that cannot hold the plan is left out
@@ -139,4 +142,4 @@ def propose_from_graph(task: Task) -> list[Candidate]:
         raise ProposerError(f"task {task.name!r}: the graph frontend {e.reason}.") from None
 
 
-__all__ = ["GraphProposer", "Unsupported", "build_plan", "propose_from_graph", "trace_task"]
+__all__ = ["GraphProposer", "Unsupported", "build_plan", "propose_from_graph", "shape_sets", "trace_task"]

@@ -138,18 +138,25 @@ def _operand_kind(ag: AtenGraph, ref: Ref, out_shape: tuple[int, ...]) -> tuple[
     return None
 
 
-def matmul_form(ag: AtenGraph) -> MatmulForm | str:
-    """The form of a traced reference that is one matrix product plus an elementwise epilogue,
-    or a sentence saying why it is not."""
+@dataclass(frozen=True)
+class ProductCall:
+    """The one product call of a traced reference: its node, its operands as stored inputs and
+    whether it batches (its alpha / addend, if any, are still the call's own arguments)."""
+
+    node: str
+    a: Operand
+    b: Operand
+    batched: bool
+
+
+def product_call(ag: AtenGraph) -> ProductCall | str:
+    """The reference's one matrix product of two stored inputs, or a sentence saying why there
+    is none (what comes after the product is not read here)."""
     work = [n for n in ag.op_nodes() if ag.op(n) not in _VIEWS]
     products = [n for n in work if ag.op(n) in MATMUL_OPS]
     if len(products) != 1:
         return f"{len(products)} matrix products (one is served)"
-    if len(ag.outputs) != 1:
-        return "more than one output"
     prod = products[0]
-    if work[0] != prod:
-        return f"aten.{ag.op(work[0])} computes an operand before the product"
     op = ag.op(prod)
     if op not in _PRODUCTS:
         return f"aten.{op} is not one of {', '.join(sorted(_PRODUCTS))}"
@@ -173,6 +180,23 @@ def matmul_form(ag: AtenGraph) -> MatmulForm | str:
             return "a batched product of inputs that are not 3-D or more (2-D inputs viewed as batches)"
         if ins[0][:-2] != ins[1][:-2]:
             return f"a batched product whose inputs' batch dims differ ({list(ins[0])} and {list(ins[1])})"
+    return ProductCall(prod, Operand(a[0], a[1]), Operand(b[0], b[1], b[2]), batched)
+
+
+def matmul_form(ag: AtenGraph) -> MatmulForm | str:
+    """The form of a traced reference that is one matrix product plus an elementwise epilogue,
+    or a sentence saying why it is not."""
+    pc = product_call(ag)
+    if isinstance(pc, str):
+        return pc
+    work = [n for n in ag.op_nodes() if ag.op(n) not in _VIEWS]
+    if len(ag.outputs) != 1:
+        return "more than one output"
+    prod, batched = pc.node, pc.batched
+    if work[0] != prod:
+        return f"aten.{ag.op(work[0])} computes an operand before the product"
+    d = ag.node(prod)
+    sc = _PRODUCTS[ag.op(prod)][2]
     steps: list[Step] = []
     out_shape = tuple(ag.meta(Ref(prod))[0])
     alpha, beta = d["args"].get("alpha", 1), d["args"].get("beta", 1)
@@ -230,8 +254,7 @@ def matmul_form(ag: AtenGraph) -> MatmulForm | str:
     last = ag.outputs[0].node
     if last != chain and not _through_views(ag, ag.outputs[0], chain):
         return "the output is not the end of the product's epilogue"
-    return MatmulForm(Operand(a[0], a[1]), Operand(b[0], b[1], b[2]), batched, tuple(steps),
-                      tuple(ag.op(n) for n in work), product_rounded)
+    return MatmulForm(pc.a, pc.b, batched, tuple(steps), tuple(ag.op(n) for n in work), product_rounded)
 
 
 def _through_views(ag: AtenGraph, ref: Ref, target: str) -> bool:

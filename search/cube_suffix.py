@@ -1,0 +1,233 @@
+"""A matrix product followed by any vector computation: the product on the cube into an fp32
+workspace, the rest of the reference by the graph frontend on the vector cores.
+
+The cube proposer's own forms end at an elementwise epilogue (``graph/matmul_form.py``). A
+reference that goes on with a row softmax, a log-sum-exp, a norm or a reduction of the
+product (attention scores, KernelBench's Gemm + LogSumExp) is served here in two steps, both
+read from the traced graph, never from names:
+
+1. the *suffix task*: the task with one more input, ``mm_out`` (the product's result as the
+   ATen product call returns it, fp32), whose reference is the task's own with that call
+   answered by ``mm_out`` (a dispatch mode; the call's alpha and addend are applied to it, and
+   it is rounded to the call's dtype exactly where eager rounds). The graph frontend builds
+   its vector programs at the task's full and reduced shapes, ``mm_out`` at the product's
+   shape in each;
+2. each such program, spliced after the cube stage of ``templates/cube_matmul.dsl`` storing
+   the product into a workspace of that name, is one ``@cube_kernel`` (two launches: cube,
+   then vector). Only programs that parse, check and fit the rows stage a ``@cube_kernel``
+   lowers (``dsl/lowering/support.py``: column chunks, f32 math, no comparisons, scans or
+   whole-tensor totals) are offered; a tunable or variable of the vector program that the
+   cube stage also uses is renamed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from ..dsl.checker import check_program
+from ..dsl.errors import DslError
+from ..dsl.lowering.support import check_cube_supported
+from ..dsl.parser import parse
+from ..tasks.aten import Ref
+from ..tasks.module_ref import ModuleReference
+from ..tasks.task import InputSpec, Shape, Task
+from .cube_builtin import DTYPE_DSL, MatmulSpec, _template, spec_dims, template_fields
+from .graph import GraphProposer, shape_sets
+from .graph.matmul_form import ProductCall, product_call
+from .graph.names import words_of
+from .graph.trace import Unsupported, trace_task
+from .proposer import Candidate, Declined
+
+#: the pseudo-input carrying the product into the suffix task (and the workspace's name)
+WS_INPUT = "mm_out"
+#: ATen product calls whose result the suffix task's input stands for (with their addend slot)
+_ANSWERED = {"mm": "", "bmm": "", "matmul": "", "addmm": "self", "baddbmm": "self"}
+
+
+class _ProductAnswer(TorchDispatchMode):
+    """Answers the first product call with ``value`` (the call's alpha and addend applied in
+    fp32, rounded once to the call's dtype, as eager's one product call rounds)."""
+
+    def __init__(self, value: torch.Tensor) -> None:
+        super().__init__()
+        self.value = value
+        self.done = False
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: D105
+        kwargs = kwargs or {}
+        name = func.overloadpacket.__name__
+        if self.done or name not in _ANSWERED:
+            return func(*args, **kwargs)
+        self.done = True
+        operands = [a for a in args if isinstance(a, torch.Tensor)]
+        dtype = operands[-1].dtype
+        v = self.value
+        alpha, beta = kwargs.get("alpha", 1), kwargs.get("beta", 1)
+        if alpha != 1:
+            v = v * alpha
+        if _ANSWERED[name]:
+            addend = args[0]
+            v = v + (addend.float() * beta if beta != 1 else addend.float())
+        return v.to(dtype)
+
+
+class _AnsweredModule(ModuleReference):
+    """A task file's module reference whose product call is answered by its last input."""
+
+    def __init__(self, inner: ModuleReference) -> None:
+        super().__init__(inner.model_cls, inner.init_args, inner.positional, inner.seed, inner.state_names)
+
+    def call(self, module: torch.nn.Module, inputs: Any) -> Any:  # noqa: D102
+        *rest, value = list(inputs)
+        with _ProductAnswer(value):
+            return super().call(module, rest)
+
+
+def _answered(reference: Any) -> Any:
+    if isinstance(reference, ModuleReference):
+        return _AnsweredModule(reference)
+
+    def suffix(*inputs: Any) -> Any:
+        *rest, value = inputs
+        with _ProductAnswer(value):
+            return reference(*rest)
+
+    suffix.__name__ = getattr(reference, "__name__", "reference")
+    return suffix
+
+
+def _product_shape(task: Task, shapes: list[Shape]) -> tuple[ProductCall, Shape]:
+    ag = trace_task(task, shapes)
+    pc = product_call(ag)
+    if isinstance(pc, str):
+        raise Unsupported(pc)
+    if ag.op(pc.node) not in _ANSWERED:
+        raise Unsupported(f"aten.{ag.op(pc.node)} is not one of {', '.join(sorted(_ANSWERED))}")
+    return pc, tuple(ag.meta(Ref(pc.node))[0])
+
+
+def suffix_task(task: Task) -> tuple[Task, list[list[Shape]], ProductCall]:
+    """The task whose reference is ``task``'s after its product (see the module docstring), the
+    shape sets to analyse it at, and the product call (raises :class:`Unsupported`)."""
+    sets = shape_sets(task)
+    pc, full = _product_shape(task, sets[0])
+    psets = [[*sets[0], full]]
+    for s in sets[1:]:
+        psets.append([*s, _product_shape(task, s)[1]])
+    st = dataclasses.replace(task, reference=_answered(task.reference),
+                             inputs=[*task.inputs, InputSpec(WS_INPUT, full, torch.float32)])
+    return st, psets, pc
+
+
+_HEADER = re.compile(r"^def (\w+)\((.*)\):$")
+_TUNABLE = re.compile(r"^\s+(\w+) = tunable\(")
+
+
+def _fresh(name: str, lines: list[str]) -> str:
+    taken = words_of("\n".join(lines))
+    while name in taken:
+        name += "_"
+    return name
+
+
+def _rename(lines: list[str], old: str, new: str) -> list[str]:
+    pat = re.compile(rf"\b{re.escape(old)}\b")
+    return [pat.sub(new, ln) for ln in lines]
+
+
+def splice(vector_prog: str, task: Task, pc: ProductCall, dims: tuple[int, int, int, int]) -> str:
+    """The cube stage of the product into the workspace, then ``vector_prog`` (a graph-frontend
+    program of the suffix task) reading it: one ``@cube_kernel`` (raises ``ValueError``)."""
+    lines = vector_prog.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("def "))
+    m = _HEADER.match(lines[at])
+    if m is None or not lines[at - 1].startswith("@kernel("):
+        raise ValueError("not a graph-frontend program header")
+    kname, params = m.group(1), [p.strip() for p in m.group(2).split(",")]
+    doc_end = at + 1
+    while not lines[doc_end].rstrip().endswith('"""'):
+        doc_end += 1
+    body = lines[doc_end + 1:]
+    # a parameter named like a word of the cube stage (a task input called `acc`, `blk`, `BM`)
+    reserved = words_of(_template("cube_matmul"))
+    for name in [p.split(":")[0] for p in params]:
+        if name in reserved:
+            new = _fresh(f"{name}_in", body + params)
+            params, body = _rename(params, name, new), _rename(body, name, new)
+    names = [p.split(":")[0] for p in params]
+    ws = names[len(task.inputs)]
+    T = DTYPE_DSL[task.dtype]
+    a, b = names[pc.a.index], names[pc.b.index]
+    spec = MatmulSpec(a, b, T, "f32", transpose_a=pc.a.transpose, transpose_b=pc.b.transpose, batched=pc.batched)
+    cube = _template("cube_matmul").format(store="acc", store_note="fp32, into the workspace",
+                                           **{**template_fields(kname, spec, dims), "out": ws})
+    cube_lines = cube.splitlines()
+    cdef = next(i for i, ln in enumerate(cube_lines) if ln.startswith("def "))
+    cube_body = [ln for ln in cube_lines[cdef + 2:] if ln.strip()]  # past its one-line docstring
+    # a tunable or variable of the vector program that the cube stage also has (CORES, DEPTH)
+    for word in sorted(words_of("\n".join(body)) & (words_of("\n".join(cube_body)) - set(names))):
+        if any(re.match(rf"^\s+{word} = tunable\(", ln) for ln in body):
+            new = _fresh(f"V{word}", body + cube_body)
+        elif any(re.match(rf"^\s+({word} =|for {word} in) ", ln) for ln in body):
+            new = _fresh(f"{word}_v", body + cube_body)
+        else:
+            continue  # a DSL function or keyword both stages call
+        body = _rename(body, word, new)
+    ins = [p for i, p in enumerate(params) if i != len(task.inputs)]
+    doc = (f"Cube stage: the product {a} x {b} in fp32 into the workspace {ws}; vector stage: the rest "
+           f"of the reference (graph frontend). {lines[at + 1].strip().strip(chr(34))}")
+    tun_c = [ln for ln in cube_body if _TUNABLE.match(ln)]
+    tun_v = [ln for ln in body if _TUNABLE.match(ln)]
+    rest_c = [ln for ln in cube_body if not _TUNABLE.match(ln)]
+    rest_v = [ln for ln in body if not _TUNABLE.match(ln)]
+    out = [f'@cube_kernel(category="{task.category}")', f"def {kname}({', '.join(ins)}):",
+           f'    """{doc}"""', *tun_c, *tun_v, f"    {ws} = workspace(f32)", *rest_c, *rest_v]
+    return "\n".join(out) + "\n"
+
+
+class CubeVectorProposer:
+    """Task files whose reference is one matrix product followed by a computation the cube's
+    epilogue forms do not cover (after the graph frontend, which serves thin products)."""
+
+    name = "cube+vector"
+
+    def propose(self, task: Task) -> list[Candidate]:
+        """Cube + vector candidates (see the module docstring); :class:`Declined` with the reason
+        when the product or the rest cannot be served."""
+        if task.dtype not in DTYPE_DSL:
+            raise Declined(f"dtype {task.dtype} has no cube DSL type")
+        try:
+            st, psets, pc = suffix_task(task)
+        except Unsupported as e:
+            raise Declined(" ".join(str(e).split())) from None
+        try:
+            vec = GraphProposer().propose(st, psets)
+        except Declined as e:
+            raise Declined(f"the rest of the reference after its product: {e.reason}") from None
+        names = [x.name for x in task.inputs]
+        spec = MatmulSpec(names[pc.a.index], names[pc.b.index], DTYPE_DSL[task.dtype], "f32",
+                          transpose_a=pc.a.transpose, transpose_b=pc.b.transpose, batched=pc.batched,
+                          order=tuple((n, "") for n in names))
+        dims = spec_dims(task, spec)
+        if dims is None:
+            raise Declined("the product's operand shapes could not be read")
+        out, why = [], {}
+        for c in vec:
+            name = c.name.replace("/graph-", "/cube_then_")
+            try:
+                src = splice(c.source, task, pc, dims)
+                check_cube_supported(check_program(parse(src)))  # the rows stage a @cube_kernel lowers
+            except (ValueError, DslError) as e:
+                why.setdefault(" ".join(str(e).split()), name.split("/")[-1])
+                continue
+            out.append(Candidate(name, src, origin=self.name))
+        if not out:
+            reasons = "; ".join(f"{s}: {r}" for r, s in why.items())
+            raise Declined(f"no vector program of the rest of the reference fits the vector stage after the "
+                           f"cube stage ({reasons})")
+        return out

@@ -1,0 +1,94 @@
+"""A matrix product followed by a vector computation (search/cube_suffix.py): the product on the
+cube into an fp32 workspace, the rest by the graph frontend, one @cube_kernel of two stages.
+
+Task files in styles the other matmul files do not use: a constructor-argument scale before a
+softmax, a 4-D bf16 head product scaled by ``1 / sqrt(size)`` of the head dim (a host scalar of
+the cube tiling, which differs across the check's shape sets), nn.Linear (addmm: the answered
+product adds the module's bias) before a log-sum-exp, inputs named like the cube template's own
+variables, and refusals that name what the vector stage after a cube stage lacks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ascendcraft.dsl.lowering.cube import lower_cube
+from ascendcraft.search.builtin import propose
+from ascendcraft.search.cube_suffix import CubeVectorProposer, suffix_task
+from ascendcraft.search.proposer import Declined
+
+from ascendcraft.app.checking import first_feasible
+from ascendcraft.evaluate import Evaluator, prepare
+from ascendcraft.status import Status
+from ascendcraft.tasks.taskfile import load_task_file
+from tests.kernel_runs import assert_all_pass, inline_task
+
+CORPUS = Path(__file__).parent / "taskfiles" / "corpus"
+
+
+def _cands(stem: str):
+    task = load_task_file(CORPUS / f"{stem}.py")
+    cands = propose(task)
+    assert cands and {c.origin for c in cands} == {"cube+vector"}
+    return task, cands
+
+
+def test_scores_then_softmax_is_one_cube_kernel_and_passes() -> None:
+    task, cands = _cands("attn_scores_softmax_ctor_scale")
+    for c in cands:
+        assert "/cube_then_" in c.name and c.source.startswith("@cube_kernel(")
+        assert "mm_out = workspace(f32)" in c.source and "store(mm_out, blk, acc)" in c.source
+        assert "transpose_b=True" in c.source  # k is read as stored: k.transpose(-1, -2) is B
+        assert "VCORES = tunable(" in c.source  # the vector stage's CORES renamed beside the cube's
+    assert {c.name.split("/")[-1] for c in cands} == {"cube_then_chunked", "cube_then_chunked-online"}
+    assert_all_pass(task, cands)
+
+
+def test_head_dim_scale_is_a_host_scalar_of_the_cube_tiling() -> None:
+    task, cands = _cands("heads_softmax_sqrt_dim_bf16")
+    _, sets, pc = suffix_task(task)
+    assert pc.batched and pc.b.transpose
+    assert {s[0][-1] for s in sets} == {32, 16}  # the head dim differs across the checked sets
+    src = next(c.source for c in cands if c.name.endswith("-online"))
+    assert "size(queries, 3)" in src
+    header = lower_cube(src).header
+    assert "derived on the host" in header and "dim_of(dims, ranks" in header
+    assert_all_pass(task, cands[:1])
+
+
+def test_linear_bias_goes_into_the_answered_product_before_logsumexp() -> None:
+    task, cands = _cands("linear_logsumexp_keepdim")
+    st, _, pc = suffix_task(task)
+    assert [s.name for s in st.inputs] == ["x", "linear.weight", "linear.bias", "mm_out"]
+    assert pc.b.transpose  # nn.Linear's [out, in] weight
+    ev = Evaluator(task, "Ascend910B2", seeds=(0, 1))
+    prep = prepare(cands[-1].name, cands[-1].source)
+    params = first_feasible(ev, prep)  # fp32: the template defaults need more than L1 (check does this too)
+    assert params is not None and params  # the nearest assignment that fits
+    out = ev.evaluate(prep, params, timing=False)
+    assert out.status == Status.OK, out.message
+
+
+def test_inputs_named_like_the_cube_template_words_are_renamed() -> None:
+    task, cands = _cands("template_word_inputs_logsoftmax")
+    src = cands[0].source
+    assert "acc_in: In[f32], blk_in: In[f32], BM_in: In[f32]" in src
+    assert "blocks(acc_in, blk_in, m=BM," in src
+    assert_all_pass(task, cands[:1])
+
+
+def test_what_the_vector_stage_lacks_is_named(tmp_path: Path) -> None:
+    leaky = inline_task(tmp_path, "torch.where(a @ b > 0, a @ b, 0.1 * (a @ b)).sum(-1)",
+                        "torch.randn(64, 48), torch.randn(48, 40)", "a, b")
+    with pytest.raises(Declined, match=r"2 matrix products|3 matrix products"):
+        CubeVectorProposer().propose(leaky)
+    (tmp_path / "w").mkdir()
+    masked = inline_task(tmp_path / "w", "(lambda s: torch.where(s > 0, s, 0.1 * s).sum(-1))(a @ b)",
+                         "torch.randn(64, 48), torch.randn(48, 40)", "a, b")
+    with pytest.raises(Declined, match=r"cube_then_chunked: .*comparisons is not available in the rows stage"):
+        CubeVectorProposer().propose(masked)
+    (tmp_path / "v").mkdir()
+    mv = inline_task(tmp_path / "v", "torch.softmax(a @ v, dim=0)", "torch.randn(64, 48), torch.randn(48)", "a, v")
+    with pytest.raises(Declined, match="a matrix-vector product is a row reduction"):
+        CubeVectorProposer().propose(mv)
