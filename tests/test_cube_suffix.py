@@ -3,7 +3,8 @@ cube into an fp32 workspace, the rest by the graph frontend, one @cube_kernel of
 
 Task files in styles the other matmul files do not use: a constructor-argument scale before a
 softmax, a 4-D bf16 head product scaled by ``1 / sqrt(size)`` of the head dim (a host scalar of
-the cube tiling, which differs across the check's shape sets), nn.Linear (addmm: the answered
+the cube tiling, which differs across the check's shape sets; the fp32 product rounded to bf16
+where eager's product call rounds), nn.Linear (addmm: the answered
 product adds the module's bias) before a log-sum-exp, inputs named like the cube template's own
 variables, and refusals that name what the vector stage after a cube stage lacks.
 """
@@ -52,6 +53,7 @@ def test_head_dim_scale_is_a_host_scalar_of_the_cube_tiling() -> None:
     assert {s[0][-1] for s in sets} == {32, 16}  # the head dim differs across the checked sets
     src = next(c.source for c in cands if c.name.endswith("-online"))
     assert "size(queries, 3)" in src
+    assert "cast(cast(load(mm_out, c), bf16), f32)" in src  # eager's bf16 product, rounded before the scale
     header = lower_cube(src).header
     assert "derived on the host" in header and "dim_of(dims, ranks" in header
     assert_all_pass(task, cands[:1])

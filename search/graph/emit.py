@@ -199,6 +199,8 @@ class Emitter:
         if op in ("max", "min"):
             return f"{'maximum' if op == 'max' else 'minimum'}({bare(args[0])}, {bare(args[1])})"
         a = args[0]
+        if op == "round":  # ex() casts it to its 16-bit dtype and back, as eager's cast rounds
+            return a
         if op == "neg":
             return f"(0.0 - {a})"
         if op == "relu":
@@ -308,6 +310,8 @@ class Emitter:
                 a = self.lift(a)
             if op == "neg":
                 return f"(-{a})"
+            if op == "round":  # ex() casts it to its 16-bit dtype and back, as eager's cast rounds
+                return a
             return f"{op}({bare(a)})"
         a, b = (self.ex(x, scope) for x in args)
         if lift:

@@ -45,7 +45,7 @@ from ...tasks.task import Shape
 from .trace import Unsupported
 
 UNARY = ("exp", "log", "abs", "sqrt", "rsqrt", "reciprocal", "relu", "neg", "sigmoid", "tanh",
-         "erf")
+         "erf", "round")  # round: the value itself, where eager rounds it (an f32 input cast to 16 bits)
 BINARY = ("add", "sub", "mul", "div", "max", "min")
 CMPS = ("lt", "gt", "le", "ge", "eq", "ne")
 CMP_INVERSE = {"lt": "ge", "ge": "lt", "gt": "le", "le": "gt", "eq": "ne", "ne": "eq"}
@@ -95,6 +95,8 @@ def _py_unary(op: str, x: float) -> float:
             return math.tanh(x)
         if op == "erf":
             return math.erf(x)
+        if op == "round":
+            return x
     except OverflowError:
         return math.inf
     raise AssertionError(op)
@@ -224,6 +226,11 @@ class PrimGraph:
         if op == "neg" and self.op(a) == "neg":
             return self._arg(a, 0)
         return self._add(op, (a,), a.shape, a.real, a.dtype)
+
+    def round_to(self, a: Value, dtype: torch.dtype) -> Value:
+        """``a`` narrowed to a 16-bit ``dtype`` by a cast of its own: the emitter rounds it there
+        (an input has no op to carry the rounding, see ``rules_layout.to_dtype``)."""
+        return self._add("round", (a,), a.shape, a.real, dtype)
 
     def leaky_relu(self, a: Value, slope: float) -> Value:
         a = self.as_float(a)
