@@ -7,13 +7,14 @@ product (attention scores, KernelBench's Gemm + LogSumExp) is served here in two
 read from the traced graph, never from names:
 
 1. the *suffix task*: the task with one more input, ``mm_out`` (the product's result as the
-   ATen product call returns it, fp32), whose reference is the task's own with that call
+   ATen product call returns it: fp32, or fp16 / bf16 where eager rounds the bare product),
+   whose reference is the task's own with that call
    answered by ``mm_out`` (a dispatch mode; the call's alpha and addend are applied to it, and
    it is rounded to the call's dtype exactly where eager rounds). The graph frontend builds
    its vector programs at the task's full and reduced shapes, ``mm_out`` at the product's
    shape in each;
 2. each such program, spliced after the cube stage of ``templates/cube_matmul.dsl`` storing
-   the product into a workspace of that name, is one ``@cube_kernel`` (two launches: cube,
+   the product into a workspace of that name and dtype (Fixpipe rounds a 16-bit one), is one ``@cube_kernel`` (two launches: cube,
    then vector). Only programs that parse, check and fit the rows stage a ``@cube_kernel``
    lowers (``dsl/lowering/support.py``: column chunks, f32 math, no comparisons, scans or
    whole-tensor totals) are offered; a tunable or variable of the vector program that the
@@ -113,14 +114,23 @@ def _product_shape(task: Task, shapes: list[Shape]) -> tuple[ProductCall, Shape]
 
 def suffix_task(task: Task) -> tuple[Task, list[list[Shape]], ProductCall]:
     """The task whose reference is ``task``'s after its product (see the module docstring), the
-    shape sets to analyse it at, and the product call (raises :class:`Unsupported`)."""
+    shape sets to analyse it at, and the product call (raises :class:`Unsupported`).
+
+    ``mm_out`` is fp32, or the product's own 16-bit dtype when eager rounds the bare product
+    there (``mm`` / ``bmm`` / ``matmul`` of fp16 or bf16: Fixpipe then rounds it into a half
+    workspace, half the bytes of the round trip; an addend or alpha is added before eager's one
+    rounding, so those products keep the fp32 workspace)."""
     sets = shape_sets(task)
+    ag = trace_task(task, sets[0])
     pc, full = _product_shape(task, sets[0])
+    dtype = ag.meta(Ref(pc.node))[1]
+    bare = ag.op(pc.node) in ("mm", "bmm", "matmul") and ag.node(pc.node)["args"].get("alpha", 1) == 1
+    ws_dtype = dtype if bare and dtype in (torch.float16, torch.bfloat16) else torch.float32
     psets = [[*sets[0], full]]
     for s in sets[1:]:
         psets.append([*s, _product_shape(task, s)[1]])
     st = dataclasses.replace(task, reference=_answered(task.reference),
-                             inputs=[*task.inputs, InputSpec(WS_INPUT, full, torch.float32)])
+                             inputs=[*task.inputs, InputSpec(WS_INPUT, full, ws_dtype)])
     return st, psets, pc
 
 
@@ -164,7 +174,9 @@ def splice(vector_prog: str, task: Task, pc: ProductCall, dims: tuple[int, int, 
     T = DTYPE_DSL[task.dtype]
     a, b = names[pc.a.index], names[pc.b.index]
     spec = MatmulSpec(a, b, T, "f32", transpose_a=pc.a.transpose, transpose_b=pc.b.transpose, batched=pc.batched)
-    cube = _template("cube_matmul").format(store="acc", store_note="fp32, into the workspace",
+    ws_dt = params[len(task.inputs)].split("[")[1].rstrip("]")  # the suffix task's mm_out dtype
+    store = "acc" if ws_dt == "f32" else f"cast(acc, {ws_dt})"
+    cube = _template("cube_matmul").format(store=store, store_note=f"{ws_dt}, into the workspace",
                                            **{**template_fields(kname, spec, dims), "out": ws})
     cube_lines = cube.splitlines()
     cdef = next(i for i, ln in enumerate(cube_lines) if ln.startswith("def "))
@@ -179,14 +191,14 @@ def splice(vector_prog: str, task: Task, pc: ProductCall, dims: tuple[int, int, 
             continue  # a DSL function or keyword both stages call
         body = _rename(body, word, new)
     ins = [p for i, p in enumerate(params) if i != len(task.inputs)]
-    doc = (f"Cube stage: the product {a} x {b} in fp32 into the workspace {ws}; vector stage: the rest "
+    doc = (f"Cube stage: the product {a} x {b} ({ws_dt}) into the workspace {ws}; vector stage: the rest "
            f"of the reference (graph frontend). {lines[at + 1].strip().strip(chr(34))}")
     tun_c = [ln for ln in cube_body if _TUNABLE.match(ln)]
     tun_v = [ln for ln in body if _TUNABLE.match(ln)]
     rest_c = [ln for ln in cube_body if not _TUNABLE.match(ln)]
     rest_v = [ln for ln in body if not _TUNABLE.match(ln)]
     out = [f'@cube_kernel(category="{task.category}")', f"def {kname}({', '.join(ins)}):",
-           f'    """{doc}"""', *tun_c, *tun_v, f"    {ws} = workspace(f32)", *rest_c, *rest_v]
+           f'    """{doc}"""', *tun_c, *tun_v, f"    {ws} = workspace({ws_dt})", *rest_c, *rest_v]
     return "\n".join(out) + "\n"
 
 

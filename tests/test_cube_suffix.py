@@ -3,8 +3,8 @@ cube into an fp32 workspace, the rest by the graph frontend, one @cube_kernel of
 
 Task files in styles the other matmul files do not use: a constructor-argument scale before a
 softmax, a 4-D bf16 head product scaled by ``1 / sqrt(size)`` of the head dim (a host scalar of
-the cube tiling, which differs across the check's shape sets; the fp32 product rounded to bf16
-where eager's product call rounds), nn.Linear (addmm: the answered
+the cube tiling, which differs across the check's shape sets; the product rounded to bf16 by
+Fixpipe into a half workspace, where eager's product call rounds), nn.Linear (addmm: the answered
 product adds the module's bias) before a log-sum-exp, inputs named like the cube template's own
 variables, and refusals that name what the vector stage after a cube stage lacks.
 """
@@ -39,7 +39,8 @@ def test_scores_then_softmax_is_one_cube_kernel_and_passes() -> None:
     task, cands = _cands("attn_scores_softmax_ctor_scale")
     for c in cands:
         assert "/cube_then_" in c.name and c.source.startswith("@cube_kernel(")
-        assert "mm_out = workspace(f32)" in c.source and "store(mm_out, blk, acc)" in c.source
+        # eager rounds the bare fp16 product: Fixpipe rounds it into a half workspace
+        assert "mm_out = workspace(f16)" in c.source and "store(mm_out, blk, cast(acc, f16))" in c.source
         assert "transpose_b=True" in c.source  # k is read as stored: k.transpose(-1, -2) is B
         assert "VCORES = tunable(" in c.source  # the vector stage's CORES renamed beside the cube's
     assert {c.name.split("/")[-1] for c in cands} == {"cube_then_chunked", "cube_then_chunked-online"}
@@ -53,7 +54,7 @@ def test_head_dim_scale_is_a_host_scalar_of_the_cube_tiling() -> None:
     assert {s[0][-1] for s in sets} == {32, 16}  # the head dim differs across the checked sets
     src = next(c.source for c in cands if c.name.endswith("-online"))
     assert "size(queries, 3)" in src
-    assert "cast(cast(load(mm_out, c), bf16), f32)" in src  # eager's bf16 product, rounded before the scale
+    assert "mm_out = workspace(bf16)" in src  # eager's bf16 product, rounded before the scale
     header = lower_cube(src).header
     assert "derived on the host" in header and "dim_of(dims, ranks" in header
     assert_all_pass(task, cands[:1])
@@ -63,6 +64,7 @@ def test_linear_bias_goes_into_the_answered_product_before_logsumexp() -> None:
     task, cands = _cands("linear_logsumexp_keepdim")
     st, _, pc = suffix_task(task)
     assert [s.name for s in st.inputs] == ["x", "linear.weight", "linear.bias", "mm_out"]
+    assert "mm_out = workspace(f32)" in cands[-1].source  # fp32 task: the fp32 product
     assert pc.b.transpose  # nn.Linear's [out, in] weight
     ev = Evaluator(task, "Ascend910B2", seeds=(0, 1))
     prep = prepare(cands[-1].name, cands[-1].source)
@@ -94,3 +96,12 @@ def test_what_the_vector_stage_lacks_is_named(tmp_path: Path) -> None:
     mv = inline_task(tmp_path / "v", "torch.softmax(a @ v, dim=0)", "torch.randn(64, 48), torch.randn(48)", "a, v")
     with pytest.raises(Declined, match="a matrix-vector product is a row reduction"):
         CubeVectorProposer().propose(mv)
+
+
+def test_an_f32_input_narrowed_to_fp16_rounds_there(tmp_path: Path) -> None:
+    """The graph frontend's cast of an f32 input to fp16 rounds (eager's .half()), before the fp16
+    product by 0.1 rounds again: the suffix task's f32 product narrowed for an fp16 epilogue."""
+    task = inline_task(tmp_path, "(x.half() * 0.1).float()", "torch.randn(64, 300) * 30", "x")
+    cands = propose(task)
+    assert all("cast(cast(load(x, t), f16), f32) * 0.1" in c.source for c in cands)
+    assert_all_pass(task, cands[:1])

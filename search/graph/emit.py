@@ -578,7 +578,9 @@ class Emitter:
         n, _, dt = self.plan.outputs[j]
         if dt == torch.bool:  # a mask: its 1.0/0.0 tile, stored as bytes
             return f"cast(where({self.cond(n, scope)}, 1.0, 0.0), bool)"
-        e = bare(self.ex(n, scope, rounded=False))
+        # the store's cast rounds the value as eager's last op does, unless the output is wider
+        # than that op's result (`(x * 0.1).float()` of fp16 x: the fp16 product, then widened)
+        e = bare(self.ex(n, scope, rounded=dt == torch.float32))
         return f"cast({e}, {DSL_DTYPE[dt]})" if dt != torch.float32 else e
 
     def total(self, r: int, e: str, scope: Scope, top: Scope) -> None:
