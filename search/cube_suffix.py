@@ -16,8 +16,8 @@ read from the traced graph, never from names:
 2. each such program, spliced after the cube stage of ``templates/cube_matmul.dsl`` storing
    the product into a workspace of that name and dtype (Fixpipe rounds a 16-bit one), is one ``@cube_kernel`` (two launches: cube,
    then vector). Only programs that parse, check and fit the rows stage a ``@cube_kernel``
-   lowers (``dsl/lowering/support.py``: column chunks, f32 math, no comparisons, scans or
-   whole-tensor totals) are offered; a tunable or variable of the vector program that the
+   lowers (``dsl/lowering/support.py``: column chunks, f32 math, comparisons and ``where``, no
+   scans or whole-tensor totals) are offered; a tunable or variable of the vector program that the
    cube stage also uses is renamed.
 """
 

@@ -88,10 +88,10 @@ def test_what_the_vector_stage_lacks_is_named(tmp_path: Path) -> None:
     with pytest.raises(Declined, match=r"2 matrix products|3 matrix products"):
         CubeVectorProposer().propose(leaky)
     (tmp_path / "w").mkdir()
-    masked = inline_task(tmp_path / "w", "(lambda s: torch.where(s > 0, s, 0.1 * s).sum(-1))(a @ b)",
-                         "torch.randn(64, 48), torch.randn(48, 40)", "a, b")
-    with pytest.raises(Declined, match=r"cube_then_chunked: .*comparisons is not available in the rows stage"):
-        CubeVectorProposer().propose(masked)
+    scan = inline_task(tmp_path / "w", "torch.cumsum(a @ b, dim=-1)", "torch.randn(64, 48), torch.randn(48, 40)",
+                       "a, b")
+    with pytest.raises(Declined, match=r"scan_\*\(\) is not available in the rows stage of a @cube_kernel"):
+        CubeVectorProposer().propose(scan)
     (tmp_path / "v").mkdir()
     mv = inline_task(tmp_path / "v", "torch.softmax(a @ v, dim=0)", "torch.randn(64, 48), torch.randn(48)", "a, v")
     with pytest.raises(Declined, match="a matrix-vector product is a row reduction"):
@@ -105,3 +105,13 @@ def test_an_f32_input_narrowed_to_fp16_rounds_there(tmp_path: Path) -> None:
     cands = propose(task)
     assert all("cast(cast(load(x, t), f16), f32) * 0.1" in c.source for c in cands)
     assert_all_pass(task, cands[:1])
+
+
+def test_a_where_after_the_product_runs_in_the_rows_stage(tmp_path: Path) -> None:
+    """Compare / Select in the rows stage of a @cube_kernel: a leaky gate by where(), then a row
+    sum normalising it (signed data: both branches taken)."""
+    task = inline_task(tmp_path, "(lambda s: (lambda g: g / g.abs().sum(-1, keepdim=True))("
+                       "torch.where(s > 0, s, 0.1 * s)))(a @ b)", "torch.randn(64, 48), torch.randn(48, 40)", "a, b")
+    cands = CubeVectorProposer().propose(task)
+    assert all("where(" in c.source for c in cands)
+    assert_all_pass(task, cands)

@@ -9,9 +9,10 @@ tilings it runs under cover different parts of it today:
   groups of per-row values (``load_cols``/``load_group``/``load_members``, ``g[i]``,
   ``sinkhorn``) and no ``chunks(..., parts=P)``: its tiling has no per-group fields;
 - the rows stage of a ``@cube_kernel`` (``cube_tiling.py``: a chunk size and row width per
-  chunks loop, split-K workspaces) covers f32 math over column chunks and groups, without
-  comparisons, scans, gathers or grid reductions, on f16/bf16/f32 tensors; numel / size of
-  the kernel's tensors are host scalars of its tiling.
+  chunks loop, split-K workspaces) covers f32 math over column chunks and groups, comparisons
+  and ``where`` (Compare / Select with a mask buffer of the pass, as in a ``@kernel``), without
+  scans, gathers or grid reductions, on f16/bf16/f32 tensors; numel / size of the kernel's
+  tensors are host scalars of its tiling.
 
 A program outside its launch's part gets a DslError naming the line and what to do.
 """
@@ -24,7 +25,7 @@ from ..parser import DslError
 
 CUBE_TENSOR_DTYPES = ("f16", "bf16", "f32")
 UNSUPPORTED = {
-    ir.Compare: "comparisons", ir.Select: "where()", ir.Scan: "scan_*()", ir.RowLast: "row_last()",
+    ir.Scan: "scan_*()", ir.RowLast: "row_last()",
     ir.Pick: "pick()", ir.GridReduce: "total_*()",
     ir.LoadSlice: "load_slice()", ir.LoadPerRowEvery: "load_per_row(v, t, d)",
 }
