@@ -115,3 +115,18 @@ def test_a_where_after_the_product_runs_in_the_rows_stage(tmp_path: Path) -> Non
     cands = CubeVectorProposer().propose(task)
     assert all("where(" in c.source for c in cands)
     assert_all_pass(task, cands)
+
+
+def test_a_bool_mask_input_gates_the_scores(tmp_path: Path) -> None:
+    """A bool mask passed as an input (not a cube operand) is read by the rows stage; one
+    broadcast over leading batch dims needs load_rows_bcast, which that stage does not lower."""
+    task = inline_task(tmp_path, "torch.softmax((q @ k.t()).masked_fill(~keep, -1e4), dim=-1)",
+                       "torch.randn(96, 64), torch.randn(80, 64), torch.rand(96, 80) > 0.3", "q, k, keep")
+    cands = CubeVectorProposer().propose(task)
+    assert all("keep: In[bool]" in c.source for c in cands)
+    assert_all_pass(task, cands[-1:])
+    (tmp_path / "b").mkdir()
+    heads = inline_task(tmp_path / "b", "torch.softmax((q @ k.transpose(-1, -2)).masked_fill(~keep, -1e4), dim=-1)",
+                        "torch.randn(2, 3, 96, 64), torch.randn(2, 3, 80, 64), torch.rand(96, 80) > 0.3", "q, k, keep")
+    with pytest.raises(Declined, match=r"load_rows_bcast\(\) is not available in the rows stage"):
+        CubeVectorProposer().propose(heads)

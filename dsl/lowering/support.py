@@ -11,8 +11,8 @@ tilings it runs under cover different parts of it today:
 - the rows stage of a ``@cube_kernel`` (``cube_tiling.py``: a chunk size and row width per
   chunks loop, split-K workspaces) covers f32 math over column chunks and groups, comparisons
   and ``where`` (Compare / Select with a mask buffer of the pass, as in a ``@kernel``), without
-  scans, gathers or grid reductions, on f16/bf16/f32 tensors; numel / size of the kernel's
-  tensors are host scalars of its tiling.
+  scans, gathers, broadcast rows or grid reductions, on f16/bf16/f32 tensors (and bool masks the
+  rows stage reads); numel / size of the kernel's tensors are host scalars of its tiling.
 
 A program outside its launch's part gets a DslError naming the line and what to do.
 """
@@ -28,6 +28,7 @@ UNSUPPORTED = {
     ir.Scan: "scan_*()", ir.RowLast: "row_last()",
     ir.Pick: "pick()", ir.GridReduce: "total_*()",
     ir.LoadSlice: "load_slice()", ir.LoadPerRowEvery: "load_per_row(v, t, d)",
+    ir.LoadRowsBcast: "load_rows_bcast()",
 }
 ARITH = (ir.Unary, ir.LeakyRelu, ir.Power, ir.Binary, ir.RowReduce, ir.Sinkhorn)
 
@@ -38,8 +39,10 @@ def check_cube_supported(tp: TypedProgram) -> None:
     for prm in p.params:
         if prm.kind == "scalar" and prm.dtype != "f32":
             raise DslError("Scalar parameters of a cube kernel are f32", prm.loc)
-        if prm.kind != "scalar" and prm.dtype not in CUBE_TENSOR_DTYPES:
-            raise DslError(f"cube kernels take f16, bf16 or f32 tensors, not {prm.dtype}", prm.loc)
+        cube_operand = p.cube is not None and prm.name in (p.cube.a.tensor, p.cube.b.tensor, p.cube.target)
+        if prm.kind != "scalar" and prm.dtype not in CUBE_TENSOR_DTYPES and (cube_operand or prm.dtype != "bool"):
+            raise DslError(f"cube kernels take f16, bf16 or f32 tensors (bool masks in the rows stage), "
+                           f"not {prm.dtype}", prm.loc)
     if p.cube is not None and p.cube.ordered_split:
         check_ordered_split(p)
     v = p.vector
