@@ -118,8 +118,8 @@ def test_a_where_after_the_product_runs_in_the_rows_stage(tmp_path: Path) -> Non
 
 
 def test_a_bool_mask_input_gates_the_scores(tmp_path: Path) -> None:
-    """A bool mask passed as an input (not a cube operand) is read by the rows stage; one
-    broadcast over leading batch dims needs load_rows_bcast, which that stage does not lower."""
+    """A bool mask passed as an input (not a cube operand) is read by the rows stage, also
+    broadcast over 4-D heads (load_rows_bcast: row (g // d) % R of the mask per tile row)."""
     task = inline_task(tmp_path, "torch.softmax((q @ k.t()).masked_fill(~keep, -1e4), dim=-1)",
                        "torch.randn(96, 64), torch.randn(80, 64), torch.rand(96, 80) > 0.3", "q, k, keep")
     cands = CubeVectorProposer().propose(task)
@@ -128,5 +128,6 @@ def test_a_bool_mask_input_gates_the_scores(tmp_path: Path) -> None:
     (tmp_path / "b").mkdir()
     heads = inline_task(tmp_path / "b", "torch.softmax((q @ k.transpose(-1, -2)).masked_fill(~keep, -1e4), dim=-1)",
                         "torch.randn(2, 3, 96, 64), torch.randn(2, 3, 80, 64), torch.rand(96, 80) > 0.3", "q, k, keep")
-    with pytest.raises(Declined, match=r"load_rows_bcast\(\) is not available in the rows stage"):
-        CubeVectorProposer().propose(heads)
+    cands = CubeVectorProposer().propose(heads)
+    assert all("load_rows_bcast(keep," in c.source and "batched=True" in c.source for c in cands)
+    assert_all_pass(heads, cands[-1:])

@@ -446,6 +446,10 @@ class ComputeOps:
             "if (ix < 0 || ix >= gb) Trap();  // an index outside the gathered dim"],
             "((gr + ri) / gk) * gb + ix")
 
+    def _loop_width(self) -> str:
+        """The rows loop's row width in the tiling (a @kernel's ``W``, a cube rows stage's ``vW``)."""
+        return "td_.vW" if self.after_cube else "td_.W"
+
     def _rows_by_copy(self, tensor: str, dtype: str, prefix: str, head: list[str], row: str) -> Val:
         """A tile whose row ri is row ``row`` of ``tensor`` (C++ over ri, after the ``head``
         lines): one DataCopy per row into a tile of the tensor's input queue."""
@@ -457,7 +461,8 @@ class ComputeOps:
         self.emit("for (int64_t ri = 0; ri < r; ++ri) {  // one row per DataCopy")
         for line in head:
             self.emit(f"    {line}")
-        self.emit(f"    CopyRowsIn({name}[ri * wp], {mangle('gm', tensor)}[({row}) * td_.W + c0], 1, w, td_.W, wp);")
+        lw = self._loop_width()
+        self.emit(f"    CopyRowsIn({name}[ri * wp], {mangle('gm', tensor)}[({row}) * {lw} + c0], 1, w, {lw}, wp);")
         self.emit("}")
         self.emit(f"{q.name}.EnQue({name});")
         self.emit(f"{name} = {q.name}.DeQue<{t}>();")
@@ -500,7 +505,7 @@ class ComputeOps:
         n = self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
         div = self._scalar_cpp(e.arg)
         return self._rows_by_copy(e.tensor, dtype, "bcr", [
-            f"const int64_t gd = static_cast<int64_t>({div}), gr_ = {n} / td_.W;",
+            f"const int64_t gd = static_cast<int64_t>({div}), gr_ = {n} / {self._loop_width()};",
             "if (gd < 1 || gr_ < 1) Trap();  // a divisor or row count below 1"],
             "((gr + ri) / gd) % gr_")
 

@@ -405,6 +405,8 @@ def vec_usage(p: ir.Program) -> dict[str, bool]:
     for e in ir.body_exprs(v.body):
         if isinstance(e, ir.Load):
             add(e.tensor, e.mode == "tile")
+        elif isinstance(e, ir.LoadRowsBcast):  # whole rows of the loop's width, copied per row
+            add(e.tensor, False)
     for s in stores(v.body):
         add(s.tensor, s.at != v.var)
     return out

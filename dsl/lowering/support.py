@@ -11,7 +11,7 @@ tilings it runs under cover different parts of it today:
 - the rows stage of a ``@cube_kernel`` (``cube_tiling.py``: a chunk size and row width per
   chunks loop, split-K workspaces) covers f32 math over column chunks and groups, comparisons
   and ``where`` (Compare / Select with a mask buffer of the pass, as in a ``@kernel``), without
-  scans, gathers, broadcast rows or grid reductions, on f16/bf16/f32 tensors (and bool masks the
+  scans, gathers or grid reductions, on f16/bf16/f32 tensors (and bool masks the
   rows stage reads); numel / size of the kernel's tensors are host scalars of its tiling.
 
 A program outside its launch's part gets a DslError naming the line and what to do.
@@ -28,7 +28,6 @@ UNSUPPORTED = {
     ir.Scan: "scan_*()", ir.RowLast: "row_last()",
     ir.Pick: "pick()", ir.GridReduce: "total_*()",
     ir.LoadSlice: "load_slice()", ir.LoadPerRowEvery: "load_per_row(v, t, d)",
-    ir.LoadRowsBcast: "load_rows_bcast()",
 }
 ARITH = (ir.Unary, ir.LeakyRelu, ir.Power, ir.Binary, ir.RowReduce, ir.Sinkhorn)
 
