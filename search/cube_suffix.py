@@ -1,4 +1,4 @@
-"""A matrix product followed by any vector computation: the product on the cube into an fp32
+"""A matrix product followed by any vector computation: the product on the cube into a
 workspace, the rest of the reference by the graph frontend on the vector cores.
 
 The cube proposer's own forms end at an elementwise epilogue (``graph/matmul_form.py``). A
@@ -102,14 +102,18 @@ def _answered(reference: Any) -> Any:
     return suffix
 
 
-def _product_shape(task: Task, shapes: list[Shape]) -> tuple[ProductCall, Shape]:
+def _product(task: Task, shapes: list[Shape]) -> tuple[ProductCall, str, Shape, torch.dtype]:
+    """The product call of ``task`` traced at ``shapes``: the call, its ATen op, its result's
+    shape and dtype (raises :class:`Unsupported`)."""
     ag = trace_task(task, shapes)
     pc = product_call(ag)
     if isinstance(pc, str):
         raise Unsupported(pc)
-    if ag.op(pc.node) not in _ANSWERED:
-        raise Unsupported(f"aten.{ag.op(pc.node)} is not one of {', '.join(sorted(_ANSWERED))}")
-    return pc, tuple(ag.meta(Ref(pc.node))[0])
+    op = ag.op(pc.node)
+    if op not in _ANSWERED:
+        raise Unsupported(f"aten.{op} is not one of {', '.join(sorted(_ANSWERED))}")
+    shape, dtype = ag.meta(Ref(pc.node))
+    return pc, op, tuple(shape), dtype
 
 
 def suffix_task(task: Task) -> tuple[Task, list[list[Shape]], ProductCall]:
@@ -121,14 +125,12 @@ def suffix_task(task: Task) -> tuple[Task, list[list[Shape]], ProductCall]:
     workspace, half the bytes of the round trip; an addend or alpha is added before eager's one
     rounding, so those products keep the fp32 workspace)."""
     sets = shape_sets(task)
-    ag = trace_task(task, sets[0])
-    pc, full = _product_shape(task, sets[0])
-    dtype = ag.meta(Ref(pc.node))[1]
-    bare = ag.op(pc.node) in ("mm", "bmm", "matmul") and ag.node(pc.node)["args"].get("alpha", 1) == 1
+    pc, op, full, dtype = _product(task, sets[0])
+    bare = not _ANSWERED[op]  # mm / bmm / matmul: no addend, no alpha
     ws_dtype = dtype if bare and dtype in (torch.float16, torch.bfloat16) else torch.float32
     psets = [[*sets[0], full]]
     for s in sets[1:]:
-        psets.append([*s, _product_shape(task, s)[1]])
+        psets.append([*s, _product(task, s)[2]])
     st = dataclasses.replace(task, reference=_answered(task.reference),
                              inputs=[*task.inputs, InputSpec(WS_INPUT, full, ws_dtype)])
     return st, psets, pc

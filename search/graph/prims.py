@@ -45,7 +45,7 @@ from ...tasks.task import Shape
 from .trace import Unsupported
 
 UNARY = ("exp", "log", "abs", "sqrt", "rsqrt", "reciprocal", "relu", "neg", "sigmoid", "tanh",
-         "erf", "round")  # round: the value itself, where eager rounds it (an f32 input cast to 16 bits)
+         "erf", "round")  # round: the value itself, rounded by the emitter (an f32 input cast to 16 bits)
 BINARY = ("add", "sub", "mul", "div", "max", "min")
 CMPS = ("lt", "gt", "le", "ge", "eq", "ne")
 CMP_INVERSE = {"lt": "ge", "ge": "lt", "gt": "le", "le": "gt", "eq": "ne", "ne": "eq"}

@@ -34,8 +34,8 @@ def to_dtype(g: PrimGraph, x: Value, dtype: torch.dtype | None) -> Value:
         if g.op(x) == "index":  # counts.float(): the integer input read as numbers, cast on load
             return g.numbers(x, dtype)
         if g.op(x) == "input" and x.dtype == torch.float32 and dtype in (torch.float16, torch.bfloat16):
-            # an f32 input narrowed (the cube's fp32 product as eager's fp16 mm result): rounded
-            # here; a computed value's cast rounds at the op that computed it (its storage node)
+            # an f32 input narrowed (`x.half()`): rounded here; a computed value's cast rounds
+            # at the op that computed it (its storage node)
             return g.round_to(x, dtype)
         return Value(x.node, x.shape, x.real, dtype)
     raise Unsupported(f"a cast to {str(dtype).replace('torch.', '')} (integer results are "
