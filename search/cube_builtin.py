@@ -136,7 +136,12 @@ def fix_split_default(bt: int, m: int, n: int, k: int) -> int:
     (K above two default 256-deep stages), where the per-half Mmads and A reloads of two stages
     are a small share of the block and the hidden Fixpipe is the M pipe's largest idle time;
     off when every stage is split (modeled, model 2.1: matmul 4096^3 446.3 -> 433.4 us,
-    matmul_fp32 230.8 -> 219.7 us; matmul_batched, K 512 in two stages, 166.0 -> 171.8 us)."""
+    matmul_fp32 230.8 -> 219.7 us; matmul_batched, K 512 in two stages, 166.0 -> 171.8 us).
+    Runs (``run_default`` > 1) take 2 instead, every K stage per row half: each Fixpipe then writes
+    whole 256-column rows (512 B fp16 GM bursts) where column halves write 256 B ones, half of them
+    off the 512 B alignment (modeled, model 2.1: matmul_batched 133.3 -> 128.8 us, HBM channel
+    117.5 -> 111.0 us); with every stage split, long K pays for the doubled Mmads (matmul 4096^3
+    433.4 -> 447.1 us), so 1 stays the default there."""
     return 1 if k > 2 * 256 else 0
 
 
@@ -270,7 +275,7 @@ def template_fields(name: str, spec: MatmulSpec, dims: tuple[int, int, int, int]
     run = run_default(*dims, spec.transpose_b, esize) if dims and not bw else 1
     common.update(b_whole_default=1 if run > 1 else bw, bn_default=128 if bw else _BLOCK_N,
                   order_default="col_major" if run > 1 else "row_major" if bw else "swizzled",
-                  fix_split_default=1 if run > 1 else fix_split_default(*dims) if dims else 1, run_default=run,
+                  fix_split_default=2 if run > 1 else fix_split_default(*dims) if dims else 1, run_default=run,
                   b_ahead_default=b_ahead_default(*dims, esize) if dims and run > 1 else 0)
     return common
 

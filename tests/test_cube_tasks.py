@@ -255,7 +255,8 @@ def test_shape_aware_default_fix_split() -> None:
 
 def test_shape_aware_default_runs() -> None:
     """RUN: many short-K blocks (matmul_batched: 43 waves, K 512) run 8 consecutive blocks down a
-    column per core holding the B panel (col-major, BW), with the split Fixpipe; 1 elsewhere."""
+    column per core holding the B panel (col-major, BW), with the split Fixpipe per row half
+    (FSPLIT 2: whole-row Fixpipe bursts); 1 elsewhere."""
     from ascendcraft.search.cube_builtin import run_default
 
     assert run_default(32, 1024, 1024, 512) == 8
@@ -264,7 +265,7 @@ def test_shape_aware_default_runs() -> None:
     assert run_default(1, 1000, 1001, 999) == 1  # few waves
     assert run_default(32, 1024, 1024, 512, esize=4) == 1  # fp32 B stored K x N: strips
     src = {c.name: c.source for c in propose_cube(get_task("matmul_batched"))}["matmul_batched/cube"]
-    for name, want in (("RUN", "8"), ("ORDER", "col_major"), ("BW", "1"), ("FSPLIT", "1")):
+    for name, want in (("RUN", "8"), ("ORDER", "col_major"), ("BW", "1"), ("FSPLIT", "2")):
         assert f"default={want})" in src.split(f"{name} = ")[1].split("\n")[0], name
     src = {c.name: c.source for c in propose_cube(get_task("matmul"))}["matmul/cube"]
     assert "default=1)" in src.split("RUN = ")[1].split("\n")[0]

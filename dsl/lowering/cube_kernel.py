@@ -466,11 +466,11 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
               "                        }",
               "                    }"]
     elif ta:
-        L += ["                    for (int64_t mb = 0; mb < m16 / 16; ++mb)",
-              f"                        Load2D(a2[mb * k1f * {fr}], a1[(mb * (k16 / 16) + kf0) * {fr}], k1f, 1, true);"]
+        L += ["                    for (int64_t mb = hr0 / 16; mb < (hr0 + hm16) / 16; ++mb)  // this part's rows",
+              f"                        Load2D(a2[(mb - hr0 / 16) * k1f * {fr}], a1[(mb * (k16 / 16) + kf0) * {fr}], k1f, 1, true);"]
     else:
-        L += ["                    for (int64_t mb = 0; mb < m16 / 16; ++mb)",
-              f"                        Load2D(a2[mb * k1f * {fr}], a1[(kf0 * (m16 / 16) + mb) * {fr}], k1f, m16 / 16, false);"]
+        L += ["                    for (int64_t mb = hr0 / 16; mb < (hr0 + hm16) / 16; ++mb)  // this part's rows",
+              f"                        Load2D(a2[(mb - hr0 / 16) * k1f * {fr}], a1[(kf0 * (m16 / 16) + mb) * {fr}], k1f, m16 / 16, false);"]
     L += ["                    qA2.EnQue(a2);", f"                    LocalTensor<{T}> b2 = qB2.AllocTensor<{T}>();"]
     if tb:
         L += ["                    for (int64_t kf = 0; kf < k1f; ++kf)",
@@ -486,14 +486,14 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         f"                    a2 = qA2.DeQue<{T}>();",
         f"                    b2 = qB2.DeQue<{T}>();",
         f"                    MmadParams mp;  // DSL line {c.loc.line}: acc += A0 * B0",
-        "                    mp.m = static_cast<uint16_t>(mB == 1 ? 2 : mB);  // m == 1 would switch Mmad to GEMV",
+        "                    mp.m = static_cast<uint16_t>(hm == 1 ? 2 : hm);  // m == 1 would switch Mmad to GEMV",
         "                    mp.n = static_cast<uint16_t>(hn);",
         "                    mp.k = static_cast<uint16_t>(kb0);",
         "                    const bool first = k1 == kBeg && k0 == 0;  // the block's (part's) first Mmad",
         "                    mp.cmatrixInitVal = first;",
-        ("                    if (first) Mmad(c1[hc0 * m16], a2, b2, btab[hc0], mp);  // C = A0 * B0 + bias (bias table)\n"
-         "                    else Mmad(c1[hc0 * m16], a2, b2, mp);") if c.bias is not None else
-        "                    Mmad(c1[hc0 * m16], a2, b2, mp);",
+        ("                    if (first) Mmad(c1[hc0 * m16 + hr0 * n16], a2, b2, btab[hc0], mp);  // C = A0 * B0 + bias (bias table)\n"
+         "                    else Mmad(c1[hc0 * m16 + hr0 * n16], a2, b2, mp);") if c.bias is not None else
+        "                    Mmad(c1[hc0 * m16 + hr0 * n16], a2, b2, mp);",
         "                    qA2.FreeTensor(a2);",
         "                    qB2.FreeTensor(b2);",
         "                }",
@@ -694,7 +694,7 @@ def ordered_split_checks(p: ir.Program, t: dict[str, int], cube_cores: int) -> N
 
 _FIX_SPLIT_PROLOGUE = [
     "        LocalTensor<float> cW;  // fix_split: the one accumulator of every block (column halves synced by flags)",
-    "        int64_t prevM16 = -1, prevNh = -1;  // the previous block's geometry: where its halves sit in L0C",
+    "        int64_t prevH0 = -1;  // the previous block's geometry: where its half 0 ends in L0C",
     "        if (td_.fixSplit) {",
     "            cW = qC1.AllocTensor<float>();",
     "            SetFlag<HardEvent::FIX_M>(0);  // both halves free",
@@ -703,19 +703,26 @@ _FIX_SPLIT_PROLOGUE = [
 ]
 
 _FIX_SPLIT_BLOCK = [
-    "            // fix_split: half 0 is columns [0, nh) (a multiple of 32, for the L0C and bias-table",
+    "            // fix_split 1: half 0 is columns [0, nh) (a multiple of 32, for the L0C and bias-table",
     "            // alignment of the second half), half 1 the rest; blocks of 32 columns or fewer run whole",
-    "            const int64_t nh = td_.fixSplit && nB > 32 ? ((nB + 1) / 2 + 31) / 32 * 32 : nB;",
-    "            const bool sameGeom = m16 == prevM16 && nh == prevNh;  // this block's half 0 is where the last one's was",
-    "            prevM16 = m16;",
-    "            prevNh = nh;",
+    "            const int64_t nh = td_.fixSplit == 1 && nB > 32 ? ((nB + 1) / 2 + 31) / 32 * 32 : nB;",
+    "            // fix_split 2: half 0 is rows [0, mh16), half 1 the rest, each its own Nz tile in L0C (half 0's",
+    "            // first): every K stage runs per half, and each Fixpipe writes whole rows of the block",
+    "            const bool rowSplit = td_.fixSplit == 2 && m16 > 16;",
+    "            const int64_t mh16 = rowSplit ? acx_align16(m16 / 2) : m16;",
+    "            const int64_t h0End = rowSplit ? mh16 * n16 : nh * m16;  // where half 0 ends in L0C",
+    "            const bool sameGeom = h0End == prevH0;  // this block's half 0 is where the last one's was",
+    "            prevH0 = h0End;",
 ]
 
 _FIX_SPLIT_PARTS = [
-    "                const bool splitStage = nh < nB && (k1 == kBeg || k1 + td_.kl1 >= kEnd);  // first / last stage: per half",
+    "                const bool splitStage = rowSplit || (nh < nB && (k1 == kBeg || k1 + td_.kl1 >= kEnd));  // per half",
     "                for (int64_t h = 0; h < (splitStage ? 2 : 1); ++h) {",
-    "                const int64_t hc0 = splitStage ? h * nh : 0;  // this part's first column and its columns",
-    "                const int64_t hn = splitStage ? (h == 0 ? nh : nB - nh) : nB, hn16 = acx_align16(hn);",
+    "                const int64_t hc0 = splitStage && !rowSplit ? h * nh : 0;  // this part's first column and its columns",
+    "                const int64_t hn = splitStage && !rowSplit ? (h == 0 ? nh : nB - nh) : nB, hn16 = acx_align16(hn);",
+    "                const int64_t hr0 = rowSplit ? h * mh16 : 0;  // and its first row, rows, rows padded",
+    "                const int64_t hm = rowSplit ? (h == 0 ? mh16 : mB - mh16) : mB;",
+    "                const int64_t hm16 = rowSplit ? (h == 0 ? mh16 : m16 - mh16) : m16;",
     "                if (td_.fixSplit && k1 == kBeg) {  // the previous block's Fixpipe of this part's L0C is done",
     "                    if (h == 0) WaitFlag<HardEvent::FIX_M>(0);",
     "                    if (h == 0 ? !(splitStage && sameGeom) : sameGeom) WaitFlag<HardEvent::FIX_M>(1);",
@@ -723,22 +730,26 @@ _FIX_SPLIT_PARTS = [
 ]
 
 
-def _fixpipe(p: ir.Program, ind: str, ncols: str, c0: str) -> list[str]:
-    """Fixpipe of columns [c0, c0 + ncols) of the block's accumulator ``c1`` to the output (or workspace)."""
+def _fixpipe(p: ir.Program, ind: str, ncols: str, c0: str, part: bool = False) -> list[str]:
+    """Fixpipe of columns [c0, c0 + ncols) of the block's accumulator ``c1`` to the output (or
+    workspace); ``part``: of the fix_split part's rows [hr0, hr0 + hm) too (its own Nz tile in L0C)."""
     c = p.cube
     assert c is not None
     slice_off = "split * td_.Bt * td_.M * td_.N + " if p.is_workspace(c.target) else ""
     dst, src = ("col0", "c1") if c0 == "0" else (f"col0 + {c0}", f"c1[{c0} * m16]")
+    rows, stride, r0 = ("hm", "hm16", "(row0 + hr0)") if part else ("mB", "m16", "row0")
+    if part:
+        src = f"c1[{c0} * m16 + hr0 * n16]"
     return [
         f"{ind}FixpipeParamsV220 fp;  // DSL line {c.store_loc.line}: L0C -> GM (Nz -> ND)",
         f"{ind}fp.nSize = static_cast<uint16_t>({ncols});",
-        f"{ind}fp.mSize = static_cast<uint16_t>(mB);",
-        f"{ind}fp.srcStride = static_cast<uint16_t>(m16);",
+        f"{ind}fp.mSize = static_cast<uint16_t>({rows});",
+        f"{ind}fp.srcStride = static_cast<uint16_t>({stride});",
         f"{ind}fp.dstStride = static_cast<uint32_t>(td_.N);",
         f"{ind}fp.quantPre = {QUANT[c.out_dtype]};",
         f"{ind}fp.reluEn = {'true' if c.relu else 'false'};",
         f"{ind}fp.ndNum = 1;",
-        f"{ind}Fixpipe<{CTYPE[c.out_dtype]}, float, CFG_ROW_MAJOR>(cGm[{slice_off}bt * td_.M * td_.N + row0 * td_.N + "
+        f"{ind}Fixpipe<{CTYPE[c.out_dtype]}, float, CFG_ROW_MAJOR>(cGm[{slice_off}bt * td_.M * td_.N + {r0} * td_.N + "
         f"{dst}], {src}, fp);",
     ]
 
@@ -750,7 +761,7 @@ def _fix_split_store(p: ir.Program) -> list[str]:
         "                if (td_.fixSplit && k1 + td_.kl1 >= kEnd) {  // this part is complete: its Fixpipe",
         f"{ind}SetFlag<HardEvent::M_FIX>(h);",
         f"{ind}WaitFlag<HardEvent::M_FIX>(h);",
-        *_fixpipe(p, ind, "hn", "hc0"),
+        *_fixpipe(p, ind, "hn", "hc0", part=True),
         f"{ind}SetFlag<HardEvent::FIX_M>(h);",
         f"{ind}if (!splitStage) SetFlag<HardEvent::FIX_M>(1);  // a whole block frees both halves",
         "                }",

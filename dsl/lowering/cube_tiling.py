@@ -249,8 +249,11 @@ def cube_formulas(p: ir.Program) -> list[tuple[str, str]]:
         # for B stored N x K), each row a whole contiguous run of the piece
         ("bChunk", "align_up(ceil_div(bn, 8), 16)" if c.b.transpose else "align_up(ceil_div(kl1, 8), 16)"),
         # fix_split=1: the first and last K stages of a block run per column half (the Fixpipe of one
-        # half overlaps the Mmads of the other); with two L0C buffers (acc_depth 2) it is off
-        ("fixSplit", f"sel({size_expr(c.fix_split)} > 0, sel({size_expr(c.acc_depth)} > 1, 0, 1), 0)"),
+        # half overlaps the Mmads of the other); 2: every K stage per row half (each Fixpipe writes whole
+        # block rows: no half-width GM bursts; fp32 A stored K x M, loaded to L0A by transposed
+        # squares of all the block's rows, keeps 1); with two L0C buffers (acc_depth 2) it is off
+        ("fixSplit", f"sel({size_expr(c.fix_split)} > 0, sel({size_expr(c.acc_depth)} > 1, 0, "
+         + ("1" if c.a.transpose and eb == 4 else f"sel({size_expr(c.fix_split)} > 1, 2, 1)") + "), 0)"),
     ] + ordered_split_formulas(c)
 
 

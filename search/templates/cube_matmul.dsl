@@ -15,7 +15,7 @@ def {name}({params}):
     AW = tunable(choice(0, 1), default={a_whole_default})                # 1: the block's whole A panel in L1 (one copy)
     BW = tunable(choice(0, 1), default={b_whole_default})                # 1: the block's whole B panel in L1 (one copy)
     BA = tunable(choice(0, 1, 2, 3, 4), default={b_ahead_default})       # with BW: pieces of the core's next B panel loaded ahead
-    FSPLIT = tunable(choice(0, 1), default={fix_split_default})          # 1: first / last K stage per column half (split Fixpipe)
+    FSPLIT = tunable(choice(0, 1, 2), default={fix_split_default})       # split Fixpipe; 1: first / last K stage per column half, 2: every stage per row half
     RUN = tunable(choice(1, 2, 4, 8), default={run_default})             # consecutive blocks per core (the held panel serves them)
     for blk in blocks({a}, {b}, m=BM, n=BN{flags}, order=ORDER, group=GROUP, cores=CORES, acc_depth=ACCD,
                       tail=TAIL, a_whole=AW, b_whole=BW, b_ahead=BA, fix_split=FSPLIT, run=RUN):

@@ -13,7 +13,7 @@ def {name}({params}):
     GROUP = tunable(choice(2, 4, 8), default=4)            # block rows per swizzle group
     CORES = tunable(choice({cores}), default={cores_default})
     TAIL = tunable(choice(0, 1), default={tail_default})                 # 1: split the last partial wave's blocks along N
-    FSPLIT = tunable(choice(0, 1), default={fix_split_default})          # 1: first / last K stage per column half (split Fixpipe)
+    FSPLIT = tunable(choice(0, 1, 2), default={fix_split_default})       # split Fixpipe; 1: first / last K stage per column half, 2: every stage per row half
     for blk in blocks({a}, {b}, m=BM, n=BN{flags}, order=ORDER, group=GROUP, cores=CORES, acc_depth=ACCD,
                       tail=TAIL, fix_split=FSPLIT):
         acc = accumulator(blk, bias={bias})
