@@ -103,3 +103,12 @@ def test_corpus_file_passes_check(path: Path, reports: dict) -> None:
     assert report["correct"], why
     bad = [c for c in report["candidates"] if c["status"] not in ("ok", "infeasible")]
     assert not bad, why
+
+
+def test_dict_init_inputs_are_keyword_arguments() -> None:
+    """get_init_inputs() returning a dict builds Model(**kwargs) (a keyword-only constructor): the
+    init args keep the dict's names and values, and the reference is built from them."""
+    task = load_task_file(Path(__file__).parent / "taskfiles" / "corpus" / "kwonly_ctor_dict_init_rmsnorm.py")
+    assert task.init_args == {"features": 768, "eps": 1e-5}
+    model = task.reference.build("meta")
+    assert model.eps == 1e-5 and tuple(model.w.shape) == (768,)

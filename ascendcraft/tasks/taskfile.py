@@ -23,7 +23,7 @@ import re
 import sys
 import traceback
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -419,12 +419,22 @@ def load_task_file(path: str | Path, name: str | None = None) -> Task:
         ))
     get_init = getattr(mod, "get_init_inputs", None)
     init_values: list[Any] = []
+    init_kwargs: dict[str, Any] | None = None  # get_init_inputs() returned keyword arguments
     if get_init is not None:
         try:
-            init_values = list(get_init())
+            got = get_init()
+            if isinstance(got, Mapping):
+                init_kwargs = dict(got)
+            else:
+                init_values = list(got)
         except Exception as e:  # noqa: BLE001
             raise _located_error(path, "get_init_inputs()", e,
-                                 "Make get_init_inputs() return a list of constructor args.") from None
+                                 "Make get_init_inputs() return a list of constructor args "
+                                 "(or a dict of keyword args).") from None
+        bad = [k for k in (init_kwargs or {}) if not (isinstance(k, str) and k.isidentifier())]
+        if bad:
+            raise TaskError(f"{path}: get_init_inputs() returned a dict with key {bad[0]!r}; a dict "
+                            f"is passed as Model(**kwargs), so its keys must be parameter names.")
 
     capture = _MetaCapture()
     try:
@@ -439,15 +449,19 @@ def load_task_file(path: str | Path, name: str | None = None) -> Task:
     values = list(values)
 
     in_names, _ = _param_names(model_cls.forward, len(values), "x")
-    init_names, exact = _param_names(model_cls.__init__, len(init_values), "arg")
-    init_args = dict(zip(init_names, init_values, strict=True))
+    exact = True
+    if init_kwargs is not None:
+        init_args = init_kwargs
+    else:
+        init_names, exact = _param_names(model_cls.__init__, len(init_values), "arg")
+        init_args = dict(zip(init_names, init_values, strict=True))
     shapes = [tuple(v.shape) if isinstance(v, torch.Tensor) else None for v in values]
     specs = [
         _spec_from(n, v, capture.hints.get(id(v)), i, shapes, path)
         for i, (n, v) in enumerate(zip(in_names, values, strict=True))
     ]
     _refuse_unusable(specs, path)
-    reference = ModuleReference(model_cls, init_args, positional=True)
+    reference = ModuleReference(model_cls, init_args, positional=init_kwargs is None)
 
     # build and run once on the meta device: catches broken __init__/forward early
     try:
