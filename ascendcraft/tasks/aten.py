@@ -294,7 +294,7 @@ class Tracer:
         module's parameters may even be updated in place)."""
         rec = _Recorder(self)
         try:
-            with torch.no_grad(), rec:
+            with torch.no_grad(), torch.device("meta"), rec:  # a tensor made without device= is meta too
                 out = fn(*args)
         except TraceError:
             raise

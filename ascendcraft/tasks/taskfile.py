@@ -481,7 +481,7 @@ def load_task_file(path: str | Path, name: str | None = None) -> Task:
     )
     meta_inputs = task.meta_inputs()
     try:
-        with torch.no_grad():
+        with torch.no_grad(), torch.device("meta"):  # factory calls without device= make meta tensors
             out = model(*meta_inputs)
     except Exception as meta_err:  # noqa: BLE001
         out_shapes = _check_on_cpu(task, path, meta_err)
