@@ -246,8 +246,11 @@ def spec_dims(task: Task, spec: MatmulSpec) -> tuple[int, int, int, int] | None:
         return None
 
     def view(sh: tuple[int, ...]) -> tuple[int, int, int]:
-        if spec.batched:
-            return sh[0], sh[-2], sh[-1]
+        if spec.batched:  # every dim before the matrix is batch (4-D heads, 5-D)
+            bt = 1
+            for d in sh[:-2]:
+                bt *= d
+            return bt, sh[-2], sh[-1]
         rows = 1
         for d in sh[:-1]:
             rows *= d
