@@ -16,6 +16,7 @@ epilogue can express (:func:`traced_spec`, read by :mod:`.graph.matmul_form`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from importlib import resources
 
@@ -247,14 +248,8 @@ def spec_dims(task: Task, spec: MatmulSpec) -> tuple[int, int, int, int] | None:
 
     def view(sh: tuple[int, ...]) -> tuple[int, int, int]:
         if spec.batched:  # every dim before the matrix is batch (4-D heads, 5-D)
-            bt = 1
-            for d in sh[:-2]:
-                bt *= d
-            return bt, sh[-2], sh[-1]
-        rows = 1
-        for d in sh[:-1]:
-            rows *= d
-        return 1, rows, sh[-1]
+            return math.prod(sh[:-2]), sh[-2], sh[-1]
+        return 1, math.prod(sh[:-1]), sh[-1]
 
     bt, ra, ca = view(sa)
     _, rb, cb = view(sb)

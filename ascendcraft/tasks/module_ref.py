@@ -9,6 +9,7 @@ so the kernel and the reference always read the same numbers.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -70,10 +71,9 @@ class ModuleReference:
         tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
         device = tensors[0].device if tensors else torch.device("cpu")
         dtype = next((t.dtype for t in tensors if t.dtype.is_floating_point), None)
-        if device.type == "meta":  # a tensor the forward makes without device= is meta too
-            with torch.device("meta"):
-                return self.call(self._module(device, dtype), inputs)
-        return self.call(self._module(device, dtype), inputs)
+        # on meta inputs, a tensor the forward makes without device= is meta too
+        with torch.device("meta") if device.type == "meta" else contextlib.nullcontext():
+            return self.call(self._module(device, dtype), inputs)
 
     def with_init_args(self, init_args: dict[str, Any]) -> ModuleReference:
         """Same model class with other constructor args (used by ``with_shape``)."""

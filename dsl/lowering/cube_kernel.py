@@ -718,8 +718,9 @@ _FIX_SPLIT_BLOCK = [
 _FIX_SPLIT_PARTS = [
     "                const bool splitStage = rowSplit || (nh < nB && (k1 == kBeg || k1 + td_.kl1 >= kEnd));  // per half",
     "                for (int64_t h = 0; h < (splitStage ? 2 : 1); ++h) {",
-    "                const int64_t hc0 = splitStage && !rowSplit ? h * nh : 0;  // this part's first column and its columns",
-    "                const int64_t hn = splitStage && !rowSplit ? (h == 0 ? nh : nB - nh) : nB, hn16 = acx_align16(hn);",
+    "                const bool colSplit = splitStage && !rowSplit;",
+    "                const int64_t hc0 = colSplit ? h * nh : 0;  // this part's first column and its columns",
+    "                const int64_t hn = colSplit ? (h == 0 ? nh : nB - nh) : nB, hn16 = acx_align16(hn);",
     "                const int64_t hr0 = rowSplit ? h * mh16 : 0;  // and its first row, rows, rows padded",
     "                const int64_t hm = rowSplit ? (h == 0 ? mh16 : mB - mh16) : mB;",
     "                const int64_t hm16 = rowSplit ? (h == 0 ? mh16 : m16 - mh16) : m16;",
