@@ -8,6 +8,7 @@ instead. All times are MODELED (the model version is printed).
 
     python benchmarks/cube_breakdown.py matmul_batched [--cand matmul_batched/cube] [--set BM=64 ...]
     python benchmarks/cube_breakdown.py matmul --sweep GROUP=4,6,12
+    python benchmarks/cube_breakdown.py path/to/task_file.py --set BH=10   # a task file instead of an op
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import argparse
 import numpy as np
 from ascendcraft.dsl.parse_blocks import ORDER_NAMES
 from ascendcraft.search.builtin import propose
-from ascendcraft.search.cube_builtin import registry_spec, spec_dims
+from ascendcraft.search.cube_builtin import MatmulSpec, registry_spec, spec_dims, traced_spec
 
 import ascendcraft.backends.emulator as emulator
 from ascendcraft.app.checking import first_feasible
@@ -25,6 +26,7 @@ from ascendcraft.evaluate import Evaluator, prepare
 from ascendcraft.model import MODEL_VERSION
 from ascendcraft.model.capacity import matmul_read_lower_bound
 from ascendcraft.tasks.registry import get_task
+from ascendcraft.tasks.taskfile import load_task_file
 
 MIB = 1 << 20
 
@@ -45,9 +47,12 @@ def _bound_text(task) -> str:
         spec = registry_spec(task, task.name, dict(getattr(task, "init_args", None) or {}))
     except (KeyError, TypeError, ValueError):
         spec = None
+    if spec is None:  # a task file: its traced product, if it is one
+        traced = traced_spec(task)
+        spec = traced if isinstance(traced, MatmulSpec) else None
     dims = spec_dims(task, spec) if spec is not None else None
     if dims is None:
-        return "capacity bound: not a registry product"
+        return "capacity bound: not one matrix product"
     bt, m, n, k = dims
     esize = 4 if spec.dtype == "f32" else 2
     q = matmul_read_lower_bound(bt, m, n, k, esize)
@@ -58,7 +63,7 @@ def _bound_text(task) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("op")
+    ap.add_argument("op", help="a built-in op, or a task file (*.py)")
     ap.add_argument("--soc", default="Ascend910B2")
     ap.add_argument("--cand", action="append", help="candidate name (repeatable; default: all)")
     ap.add_argument("--set", action="append", default=[], help="NAME=VALUE tunable override")
@@ -73,7 +78,7 @@ def main() -> None:
         return r
 
     emulator.simulate = keep  # every single-launch simulation of this run, kept for the breakdown
-    task = get_task(a.op)
+    task = load_task_file(a.op) if a.op.endswith(".py") else get_task(a.op)
     ev = Evaluator(task, a.soc, seeds=(0,))
     sets = {k: _value(v) for k, v in (s.split("=", 1) for s in a.set)}
     print(f"{a.op} on {a.soc} (modeled, model {MODEL_VERSION}); {_bound_text(task)}")
