@@ -8,7 +8,12 @@ instead. All times are MODELED (the model version is printed).
 
     python benchmarks/cube_breakdown.py matmul_batched [--cand matmul_batched/cube] [--set BM=64 ...]
     python benchmarks/cube_breakdown.py matmul --sweep GROUP=4,6,12
-    python benchmarks/cube_breakdown.py path/to/task_file.py --set BH=10   # a task file instead of an op
+    python benchmarks/cube_breakdown.py path/to/task_file.py --set FSPLIT=0   # a task file instead of an op
+    python benchmarks/cube_breakdown.py matmul_tall_skinny --cand matmul_tall_skinny/cube --timeline 40:50
+
+``--timeline FROM:TO`` prints, for block ``--core`` (0) of each launch, every MTE2 / M / FIX / MTE3
+instruction the full simulation started in that window (us): start, end, bytes, HBM-channel time
+booked and the L2 share — which copy a Fixpipe stretched, where the cube pipe waited.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from ascendcraft.app.checking import first_feasible
 from ascendcraft.evaluate import Evaluator, prepare
 from ascendcraft.model import MODEL_VERSION
 from ascendcraft.model.capacity import matmul_read_lower_bound
+from ascendcraft.model.timeline import core_timeline
 from ascendcraft.tasks.registry import get_task
 from ascendcraft.tasks.taskfile import load_task_file
 
@@ -68,13 +74,18 @@ def main() -> None:
     ap.add_argument("--cand", action="append", help="candidate name (repeatable; default: all)")
     ap.add_argument("--set", action="append", default=[], help="NAME=VALUE tunable override")
     ap.add_argument("--sweep", help="NAME=V1,V2,... one tunable's values, a time per value")
+    ap.add_argument("--timeline", help="FROM:TO (us): block --core's GM, cube and Fixpipe instructions then")
+    ap.add_argument("--core", type=int, default=0, help="the block --timeline shows (default 0)")
     a = ap.parse_args()
     caught = []
     simulate = emulator.simulate
 
+    traces = []
+
     def keep(*args, **kw):
         r = simulate(*args, **kw)
         caught.append(r)
+        traces.append((args, kw))
         return r
 
     emulator.simulate = keep  # every single-launch simulation of this run, kept for the breakdown
@@ -105,6 +116,7 @@ def main() -> None:
             print(f"{cand.name}: infeasible: {why}")
             continue
         caught.clear()
+        traces.clear()
         tim = ev.time(ev.build(prep, params))
         print(f"{cand.name}: modeled {tim['modeled_us']:.1f} us, eager {tim['eager_us']:.1f} us, "
               f"speedup {tim['speedup']:.2f}, roofline {tim['roofline_us']:.1f} us, bound {tim['bound']}")
@@ -117,6 +129,26 @@ def main() -> None:
             print("  resources us: " + ", ".join(f"{p} {v:.1f}" for p, v in r.resources_us.items()))
             print(f"  GM bytes {r.gm_bytes / MIB:.1f} MiB; reads {r.l2_read_bytes / MIB:.1f} MiB, "
                   f"L2 hits {r.l2_hit_bytes / MIB:.1f} MiB ({100 * r.l2_hit_frac:.0f}%)")
+        if a.timeline:
+            for args, kw in traces:
+                _print_timeline(args, kw, a.timeline, a.core)
+
+
+SHOWN = ("MTE2", "M", "FIX", "MTE3")
+
+
+def _print_timeline(args: tuple, kw: dict, window: str, core: int) -> None:
+    """Block ``core``'s instructions on the GM, cube and Fixpipe pipes that start in ``window``."""
+    lo, hi = (float(x) for x in window.split(":", 1))
+    trace, soc = args[0], args[1] if len(args) > 1 else kw.get("soc")
+    block_dim = args[2] if len(args) > 2 else kw.get("block_dim")
+    rows = core_timeline(trace, soc, block_dim, core)
+    print(f"  timeline of block {core} (modeled; full simulation), {lo:g}..{hi:g} us:")
+    print(f"  {'start':>9} {'end':>9} {'pipe':5} {'op':22} {'bytes':>8} {'hbm us':>7} {'L2':>4}")
+    for r in rows:
+        if lo <= r.start_us <= hi and r.pipe in SHOWN:
+            print(f"  {r.start_us:9.3f} {r.end_us:9.3f} {r.pipe:5} {r.op:22} {r.bytes:8d} {r.hbm_us:7.3f} "
+                  f"{100 * r.l2_frac:3.0f}%")
 
 
 if __name__ == "__main__":

@@ -504,6 +504,10 @@ class CubeStage:
     b_whole: Size = 0  # 1: the same for the B panel (K x bn)
     b_ahead: Size = 0  # with b_whole: the held panel as one L1 piece per K stage, and this many pieces of the
     # core's next panel loaded while the current run computes (0: the panel as one copy, loaded when it changes)
+    b_hold: Size = 0  # with b_whole (not b_ahead): only b_hold x 64 rows of the panel's K range are held (whole
+    # K steps); the other K steps stream their B rows GM -> L1 through the stage ring (0: all held)
+    fix_defer: Size = 0  # d >= 1 (with acc_depth 2): a block's Fixpipe is issued after the next block's d-th K
+    # stage, so the copies issued before it keep the HBM channel first (0: right after the block)
     bias: str | None = None  # In tensor of N values: the accumulator starts from it (bias table, Mmad with bias)
     run: Size = 1  # blocks per run: each core takes `run` consecutive blocks of the order, runs dealt round-robin
     fix_split: Size = 0  # 1 (with acc_depth 1): a block's first and last K stages run per column half, each

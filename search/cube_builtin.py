@@ -175,6 +175,40 @@ def b_ahead_default(bt: int, m: int, n: int, k: int, esize: int = 2) -> int:
     return 1 if fits and pieces + 1 <= 8 else 0
 
 
+HOLDS = "0, 4, 6, 8, 10, 12, 13, 14, 16, 20, 24"
+"""Values of ``BH`` (b_hold: K rows of the B panel held, in 64s; 0 = the whole panel)."""
+
+#: L1 bytes of a cube core the defaults plan with (910B: 512 KiB; the checker has the SoC's figure)
+_L1_BYTES = 512 * 1024
+
+
+def held_panel_plan(bt: int, m: int, n: int, k: int, transpose_b: bool = False, esize: int = 2) -> dict | None:
+    """The direct candidate's structure for a tall product with a narrow N (one column block, at
+    most 256 columns, 48 or more 64-row blocks): every block spans all of N, so A is read once; the
+    B panel stays in L1 (``BW``) beside two 64 x 256 A stages, and 64-row blocks fit two L0C buffers
+    (``ACCD`` 2, the Fixpipe beside the next block's Mmads); the last partial wave is cut along M
+    (``TAIL`` 2). When the panel does not fit, as many 64-row K groups as do are held (``BH``) and the
+    other K steps stream 32 rows a copy from L2 (``BK`` 32), the Fixpipe deferred to the next
+    block's end (``FDEF`` 8) so that it fills the channel time those path-bound copies leave — but
+    only while at most a quarter of K streams. None: not such a product (or too deep a K), the
+    column-half structure of :func:`b_whole_default` or the defaults apply. Modeled, model 2.1:
+    matmul_tall_skinny (1024 deep, 832 rows held) 81.7 -> 76.5 us (0.90x -> 0.96x); 32768 x 512 @
+    512 x 256 0.94x -> 1.13x; 16384 x 1024 @ 1024 x 192 0.91x -> 1.10x; 1536 deep (45% streamed)
+    0.87x -> 0.59x, hence the quarter."""
+    if n > 256 or bt * -(-m // 64) < 2 * _CUBE_CORES or (not transpose_b and esize == 4):
+        return None
+    bn16 = -(-n // 16) * 16
+    a_stages = 2 * 64 * 256 * esize
+    if -(-k // 16) * 16 * bn16 * esize + a_stages <= _L1_BYTES:
+        return dict(bh=0, bk=64, fdef=0)
+    ring = 2 * 32 * bn16 * esize  # two 32-row stream buffers
+    held = (_L1_BYTES - a_stages - ring) // (bn16 * esize) // 64
+    bh = max([0] + [int(h) for h in HOLDS.split(",") if 0 < int(h) <= held])
+    if bh == 0 or bh * 64 < 0.75 * k:
+        return None
+    return dict(bh=bh, bk=32, fdef=8)
+
+
 GROUPS = "2, 3, 4, 6, 8, 12, 16"
 
 
@@ -269,12 +303,21 @@ def template_fields(name: str, spec: MatmulSpec, dims: tuple[int, int, int, int]
                   a_whole_default=a_whole_default(*dims, spec.transpose_a, 4 if spec.dtype == "f32" else 2)
                   if dims else 0)
     esize = 4 if spec.dtype == "f32" else 2
+    held = held_panel_plan(*dims, spec.transpose_b, esize) if dims else None
+    if held is not None:  # a tall product with one narrow column block: rows of 64, the panel held
+        common.update(b_whole_default=1, bn_default=_BLOCK_N, order_default="row_major", fix_split_default=0,
+                      run_default=1, b_ahead_default=0, bm_default=64, bk_default=held["bk"],
+                      acc_depth_default=2, b_hold_default=held["bh"], fix_defer_default=held["fdef"],
+                      tail_default=2, holds=HOLDS)
+        return common
     bw = b_whole_default(*dims, spec.transpose_b, esize) if dims else 0
     run = run_default(*dims, spec.transpose_b, esize) if dims and not bw else 1
     common.update(b_whole_default=1 if run > 1 else bw, bn_default=128 if bw else _BLOCK_N,
                   order_default="col_major" if run > 1 else "row_major" if bw else "swizzled",
                   fix_split_default=2 if run > 1 else fix_split_default(*dims) if dims else 1, run_default=run,
-                  b_ahead_default=b_ahead_default(*dims, esize) if dims and run > 1 else 0)
+                  b_ahead_default=b_ahead_default(*dims, esize) if dims and run > 1 else 0,
+                  bm_default=_BLOCK_M, bk_default=64, acc_depth_default=1, b_hold_default=0, fix_defer_default=0,
+                  holds=HOLDS)
     return common
 
 

@@ -10,11 +10,13 @@ import pytest
 import torch
 from ascendcraft.dsl import ir
 from ascendcraft.search.cube_builtin import (
+    MatmulSpec,
     cores_default,
     handles,
     propose_cube,
     split_default,
     tail_default,
+    template_fields,
     traced_spec,
 )
 
@@ -196,10 +198,32 @@ def test_shape_aware_defaults_group_and_whole_panels() -> None:
     assert b_whole_default(1, 32768, 256, 1024, esize=4) == 0  # fp32 B stored K x N: strips
     assert b_whole_default(1, 32768, 256, 4096) == 0  # the panel does not fit L1
     assert b_whole_default(1, 640, 48, 96) == 0  # few block rows
+    # 1536 deep: too much of the full-width panel would stream (held_panel_plan), so column halves
+    fields = template_fields("mm", MatmulSpec(a="a", b="b", dtype="f16", out_dtype="f16"), (1, 32768, 256, 1536))
+    assert (fields["bn_default"], fields["order_default"], fields["b_whole_default"]) == (128, "row_major", 1)
+
+
+def test_held_panel_plan_for_tall_narrow_products() -> None:
+    """A tall product with one column block of at most 256: 64-row blocks over all of N, the B panel
+    held (whole, or 64-row K groups with the other K steps streamed 32 rows a copy and the Fixpipe
+    deferred, while at most a quarter streams), two L0C buffers, the tail cut along M."""
+    from ascendcraft.search.cube_builtin import held_panel_plan
+
+    assert held_panel_plan(1, 32768, 256, 1024) == {"bh": 13, "bk": 32, "fdef": 8}  # 832 of 1024 rows held
+    assert held_panel_plan(1, 32768, 256, 512) == {"bh": 0, "bk": 64, "fdef": 0}  # the whole panel fits
+    assert held_panel_plan(1, 16384, 192, 1024) == {"bh": 0, "bk": 64, "fdef": 0}
+    assert held_panel_plan(1, 32768, 256, 1536) is None  # 45% would stream
+    assert held_panel_plan(1, 32768, 512, 1024) is None  # two column blocks
+    assert held_panel_plan(1, 1024, 256, 1024) is None  # 16 block rows: not tall
+    assert held_panel_plan(1, 32768, 256, 512, esize=4) is None  # fp32 B stored K x N: strips, no held panel
+    assert held_panel_plan(1, 32768, 256, 256, transpose_b=True, esize=4) == {"bh": 0, "bk": 64, "fdef": 0}
     src = propose_cube(get_task("matmul_tall_skinny"))[0].source
-    assert "default=128)" in src.split("BN = ")[1].split("\n")[0]
-    assert "default=row_major)" in src.split("ORDER = ")[1].split("\n")[0]
-    assert "default=1)" in src.split("BW = ")[1].split("\n")[0]
+
+    def default(name: str) -> str:
+        return src.split(f"    {name} = ")[1].split("default=")[1].split(")")[0]
+
+    assert [default(x) for x in ("BM", "BN", "BK", "ACCD", "BW", "BH", "FDEF", "TAIL")] == \
+        ["64", "256", "32", "2", "1", "13", "8", "2"]
 
 
 INPLACE = textwrap.dedent('''

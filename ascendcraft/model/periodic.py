@@ -138,6 +138,7 @@ class _Core:
         self.segments: list[float] = []
         self.pending: dict[tuple[int, int, int], deque] = {}
         self.unmatched = 0
+        self.log: list | None = None  # record_timeline: (record, pipe, start ns, end ns, HBM-channel ns)
         self.g = 0  # GM moves done (index into hits)
         self.extrapolated = 0  # loop iterations not simulated
         self._groups: dict[int, list] = {}
@@ -244,6 +245,7 @@ class _Core:
         free, busy, s = self.free, self.busy, self.s
         hs, he, lo, hbusy = self.hs, self.he, self.lo, self.hbusy
         gm_pipes, pending = self.gm_pipes, self.pending
+        log = self.log
         prune = bool(gm_pipes)
         for i in ids:
             k = kind[i]
@@ -282,6 +284,8 @@ class _Core:
                     if hend > end:
                         end = hend
                 free[p] = end
+                if log is not None:
+                    log.append((i, p, st, end, h))
                 busy[p] += end - st
             elif k == 1:  # SET_FLAG
                 p = pipe[i]
@@ -451,10 +455,10 @@ def run_summary_program(items: tuple, costs: SymbolCosts, soc: SocSpec,
     return _finish(core, costs, used, counts)
 
 
-def run_records(rec: np.ndarray, soc: SocSpec, active: float, luts: dict,
-                l2_hit: np.ndarray | None = None, cross: CrossCore | None = None) -> _ProgramRun:
-    """Timeline of one core given as every record (each its own symbol, its L2 hits in its
-    HBM cost): the full simulation."""
+def _records_core(rec: np.ndarray, soc: SocSpec, active: float, luts: dict, l2_hit: np.ndarray | None,
+                  cross: CrossCore | None = None) -> tuple[_Core, SymbolCosts]:
+    """The event loop of one core given as every record (each its own symbol, its L2 hits in its
+    HBM cost), not yet run."""
     dur, hbm, ovh = record_costs(rec, soc, active, luts, l2_hit)
     issue = soc.issue_cycles * soc.cycle_ns
     n = len(rec)
@@ -462,9 +466,28 @@ def run_records(rec: np.ndarray, soc: SocSpec, active: float, luts: dict,
         kind=rec["kind"].tolist(), pipe=rec["pipe"].tolist(), pipe2=rec["pipe2"].tolist(),
         event=rec["event"].tolist(), is_get=(rec["op"] == 100).tolist(), is_gm=[False] * n,
         dur=dur.tolist(), h0=hbm.tolist(), h1=hbm.tolist(), ovh=ovh, bound=issue + dur + hbm, issue=issue)
-    core = _Core(costs, None, sorted(set(rec["pipe"][hbm > 0].tolist())), cross)
+    return _Core(costs, None, sorted(set(rec["pipe"][hbm > 0].tolist())), cross), costs
+
+
+def run_records(rec: np.ndarray, soc: SocSpec, active: float, luts: dict,
+                l2_hit: np.ndarray | None = None, cross: CrossCore | None = None) -> _ProgramRun:
+    """Timeline of one core given as every record: the full simulation."""
+    core, costs = _records_core(rec, soc, active, luts, l2_hit, cross)
+    n = len(rec)
     core.run_flat(range(n))
     return _finish(core, costs, np.arange(n), np.ones(n, np.int64))
+
+
+def record_timeline(rec: np.ndarray, soc: SocSpec, active: float, luts: dict,
+                    l2_hit: np.ndarray | None = None) -> list[tuple[int, int, float, float, float]]:
+    """Where each pipe instruction of one core's records ran, as ``run_records`` simulates them:
+    (record index, pipe, start ns, end ns, HBM-channel ns booked), in program order. Why: a pipe
+    that idles, or a copy that a Fixpipe booked earlier stretches, shows here and not in the busy
+    totals (``benchmarks/cube_breakdown.py --timeline``)."""
+    core, _ = _records_core(rec, soc, active, luts, l2_hit)
+    core.log = []
+    core.run_flat(range(len(rec)))
+    return core.log
 
 
 def _finish(core: _Core, costs: SymbolCosts, used: np.ndarray, counts: np.ndarray) -> _ProgramRun:

@@ -357,6 +357,40 @@ def simulate(trace: np.ndarray | TraceSummary, soc: SocSpec | str | None = None,
     return _simulate_records(trace, soc, block_dim)
 
 
+@dataclass(frozen=True)
+class TimelineRow:
+    """One pipe instruction of a core as the model ran it (microseconds)."""
+
+    pipe: str
+    op: str
+    bytes: int
+    start_us: float
+    end_us: float
+    hbm_us: float  # HBM-channel time booked (0 off the GM paths)
+    l2_frac: float  # share of its read the L2 model served
+
+
+def core_timeline(trace: np.ndarray | TraceSummary, soc: SocSpec | str | None = None,
+                  block_dim: int | None = None, core: int = 0) -> list[TimelineRow]:
+    """Every pipe instruction of block ``core`` of a launch, in program order, with where the
+    full simulation ran it (the first wave's core count shares HBM). For reading a schedule:
+    the busy totals of :func:`simulate` do not say which copy waited for which."""
+    soc = load_soc(soc)
+    rec = trace.records() if isinstance(trace, TraceSummary) else np.asarray(trace)
+    rec = _by_core(rec.astype(RECORD_DTYPE) if rec.dtype != RECORD_DTYPE else rec)
+    bd = int(block_dim) if block_dim is not None else int(rec["core"].max()) + 1 if len(rec) else 1
+    ncores = physical_cores(rec, soc)
+    hits = l2_reuse(rec, soc, ncores)
+    core_ids = rec["core"].astype(np.int64)
+    a, b = np.searchsorted(core_ids, core, side="left"), np.searchsorted(core_ids, core, side="right")
+    if a == b:
+        raise ValueError(f"block {core} has no records in this trace")
+    mine, h = rec[a:b], hits[a:b]
+    log = periodic.record_timeline(mine, soc, min(bd, ncores), _luts(soc), h if h.any() else None)
+    return [TimelineRow(Pipe(p).name, Op(int(mine["op"][i])).name, int(mine["bytes"][i]), st / 1e3, end / 1e3,
+                        hb / 1e3, float(h[i]) / 255.0) for i, p, st, end, hb in log]
+
+
 def _simulate_records(trace: np.ndarray, soc: SocSpec, block_dim: int | None) -> ModelResult:
     trace = np.asarray(trace)
     if trace.dtype != RECORD_DTYPE:

@@ -237,6 +237,9 @@ def plan_cube(checked: TypedProgram) -> CubePlan:
     if ws is not None:  # one mixed launch: both classes rewritten around the ring (cube_mixed.py)
         if cube_class is None or p.vector is None:
             raise DslError("a ring workspace joins a cube stage and a rows stage", ws.loc)
+        if p.cube is not None and (isinstance(p.cube.fix_defer, str) or p.cube.fix_defer):
+            raise DslError("the ring form signals each block's slot right after its Fixpipe: no fix_defer= "
+                           "with a ring workspace", p.cube.loc)
         plan.body = mixed_rows_body(plan.body, block_walk(cube_class), p, ws)
         vector_class = vector_kernel_class(p, plan, bufs, t.vec_tensors).replace(
             f"td.splits * td.{mangle('numel', ws.name)}", ring_size(p))

@@ -27,8 +27,9 @@ def cube_buffers(p: ir.Program) -> list[Buf]:
     return [
         Buf("qA1", "A1", "sel(aWhole > 0, 0, bm * kl1 * eb)", size_expr(c.stages), dt),
         Buf("qAW", "A1", "sel(aWhole > 0, bm * align_up(kPerSplit, 16) * eb, 0)", "1", dt),
-        Buf("qB1", "B1", "sel(bWhole > 0, 0, kl1 * bn * eb)", size_expr(c.stages), dt),
-        Buf("qBW", "B1", "sel(bWhole > 0, sel(bAhead > 0, kl1 * bn * eb, align_up(kPerSplit, 16) * bn * eb), 0)",
+        # with b_whole the stage ring carries only b_hold's streamed K steps (bk rows each), if any
+        Buf("qB1", "B1", "sel(bWhole > 0, sel(bStream > 0, bk * bn * eb, 0), kl1 * bn * eb)", size_expr(c.stages), dt),
+        Buf("qBW", "B1", "sel(bWhole > 0, sel(bAhead > 0, kl1 * bn * eb, align_up(bHold, 16) * bn * eb), 0)",
             "bwSlots", dt),
         Buf("qA2", "A2", "bm * bk * eb", size_expr(c.l0_depth), dt),
         Buf("qB2", "B2", "bk * bn * eb", size_expr(c.l0_depth), dt),
@@ -198,8 +199,12 @@ _WALK = [
     "                ? ((ri / td_.runLen) * td_.cubeDim + w % td_.cubeDim) * td_.runLen + ri % td_.runLen : w;",
     "            // work item -> block; items past the full waves are N-pieces of the tail blocks",
     "            const bool piece = it >= td_.fullTiles;",
-    "            const int64_t blk = piece ? td_.fullTiles + (it - td_.fullTiles) / td_.tparts : it;",
-    "            const int64_t part = piece ? (it - td_.fullTiles) % td_.tparts : 0;",
+    "            // (N pieces: a block's pieces on consecutive items, which read its A rows together through L2;",
+    "            // M pieces, tail=2: piece j of every block, then j + 1, so item i keeps the column of item",
+    "            // i - cubeDim, as its core's held B panel does)",
+    "            const int64_t tj = it - td_.fullTiles;",
+    "            const int64_t blk = piece ? td_.fullTiles + (td_.tailM ? tj % td_.remTiles : tj / td_.tparts) : it;",
+    "            const int64_t part = piece ? (td_.tailM ? tj / td_.remTiles : tj % td_.tparts) : 0;",
     "            const int64_t split = blk % td_.splits;",
     "            const int64_t tile = blk / td_.splits;",
     "            const int64_t bt = tile / perBatch;",
@@ -215,11 +220,16 @@ _WALK = [
     "            } else {  // row-major",
     "                mi = rest / td_.nN; ni = rest % td_.nN;",
     "            }",
-    "            const int64_t row0 = mi * td_.bm;",
+    "            int64_t row0 = mi * td_.bm;",
     "            int64_t col0 = ni * td_.bn;",
-    "            const int64_t mB = acx_min(td_.bm, td_.M - row0);",
+    "            int64_t mB = acx_min(td_.bm, td_.M - row0);",
     "            int64_t nB = acx_min(td_.bn, td_.N - col0);",
-    "            if (piece && td_.tparts > 1) {  // this item's columns of the tail block",
+    "            if (piece && td_.tparts > 1 && td_.tailM) {  // this item's rows of the tail block (tail=2)",
+    "                const int64_t sub = acx_align16((mB + td_.tparts - 1) / td_.tparts);",
+    "                if (part * sub >= mB) continue;",
+    "                row0 += part * sub;",
+    "                mB = acx_min(sub, mB - part * sub);",
+    "            } else if (piece && td_.tparts > 1) {  // this item's columns of the tail block",
     "                const int64_t sub = acx_align16((nB + td_.tparts - 1) / td_.tparts);",
     "                if (part * sub >= nB) continue;",
     "                col0 += part * sub;",
@@ -342,12 +352,15 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "        int64_t pendB = -1, pendRow = 0, deqB = -1;  // a held piece loaded to row pendRow; one enqueued, not dequeued",
         "        int64_t nbt = 0, ncol0 = 0, nnB = 0, nkBeg = 0, nkEnd = 0;  // where that next panel lies",
         *_FIX_SPLIT_PROLOGUE,
+        *(["        LocalTensor<float> pC1;  // fix_defer: a block whose Fixpipe is held back, and where it goes",
+           "        int64_t pBt = 0, pRow0 = 0, pCol0 = 0, pMB = 0, pNB = 0, pSplit = 0;",
+           "        bool pend = false;"] if _deferred(c) else []),
         *ordered_loop_head(c),
         *_WALK,
         "            const int64_t m16 = acx_align16(mB), n16 = acx_align16(nB);",
         "            const int64_t kBeg = split * td_.kPerSplit, kEnd = acx_min(td_.K, kBeg + td_.kPerSplit);",
         "            if (td_.aWhole) {  // the whole A panel of this block, loaded when it changes",
-        "                const int64_t key = (bt * td_.nM + mi) * td_.splits + split;",
+        "                const int64_t key = ((bt * td_.M + row0) * (td_.bm + 1) + mB) * td_.splits + split;",
         "                if (key != heldKey) {",
         "                    if (heldKey >= 0) qAW.FreeTensor(aW);",
         f"                    aW = qAW.AllocTensor<{T}>();",
@@ -357,15 +370,29 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "                    heldKey = key;",
         "                }",
         "            }",
-        "            const int64_t kAll16 = acx_align16(kEnd - kBeg);",
+        "            // b_whole: the panel's K range held in L1. b_hold: only bHold rows of it; nStrm of its nStp K steps",
+        "            // stream their B rows per step instead, spread evenly (StreamedStep), so every K stage has a",
+        "            // few L2-served copies to fill the time its A copy leaves, and the panel is the held steps in order",
+        "            const int64_t kLen = kEnd - kBeg, nStp = (kLen + td_.bk - 1) / td_.bk;",
+        "            const int64_t nStrm = td_.bStream && kLen > td_.bHold ? (kLen - td_.bHold + td_.bk - 1) / td_.bk : 0;",
+        "            const int64_t kHeld = (nStp - nStrm) * td_.bk < kLen ? (nStp - nStrm) * td_.bk : kLen;",
+        "            const int64_t kAll16 = acx_align16(kHeld);",
         "            if (td_.bWhole && td_.bAhead == 0) {  // the whole B panel of this block (piece), loaded when it changes",
         f"                const int64_t key = {_KEY_B};",
         "                if (key != heldKeyB) {",
         "                    if (heldKeyB >= 0) qBW.FreeTensor(bW);",
         f"                    bW = qBW.AllocTensor<{T}>();",
-        ("                    CopyNd2Nz(bW, bGm[bt * td_.K * td_.N + col0 * td_.K + kBeg], nB, kEnd - kBeg, td_.K, n16);"
+        "                    for (int64_t t = 0, h = 0; t < nStp;) {  // each run of held steps: one copy",
+        "                        if (StreamedStep(t, nStrm, nStp)) { ++t; continue; }",
+        "                        int64_t t1 = t + 1;",
+        "                        while (t1 < nStp && !StreamedStep(t1, nStrm, nStp)) ++t1;",
+        "                        const int64_t r0 = t * td_.bk, rows = acx_min(t1 * td_.bk, kLen) - r0;",
+        ("                        CopyNd2Nz(bW[h * n16], bGm[bt * td_.K * td_.N + col0 * td_.K + kBeg + r0], nB, rows, td_.K, n16);"
          if tb else
-         "                    CopyNd2Nz(bW, bGm[bt * td_.K * td_.N + kBeg * td_.N + col0], kEnd - kBeg, nB, td_.N, kAll16);"),
+         "                        CopyNd2Nz(bW[h * 16], bGm[bt * td_.K * td_.N + (kBeg + r0) * td_.N + col0], rows, nB, td_.N, kAll16);"),
+        "                        h += rows;",
+        "                        t = t1;",
+        "                    }",
         "                    qBW.EnQue(bW);",
         f"                    bW = qBW.DeQue<{T}>();",
         "                    heldKeyB = key;",
@@ -442,14 +469,30 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "                        }",
         "                    }",
         "                }",
-        f"                b1 = td_.bAhead > 0 ? bP[(k1 - kBeg) / td_.kl1] : td_.bWhole ? bW[(k1 - kBeg) * {'n16' if tb else '16'}] "
-        f": qB1.DeQue<{T}>();",
+        f"                b1 = td_.bAhead > 0 ? bP[(k1 - kBeg) / td_.kl1] : td_.bWhole ? bW : qB1.DeQue<{T}>();",
         "                const int64_t bRows = td_.bWhole && td_.bAhead == 0 ? kAll16 : k16;  // rows per column block of b1 (Nz)",
         *_FIX_SPLIT_PARTS,
         "                for (int64_t k0 = 0; k0 < kB; k0 += td_.bk) {",
         "                    const int64_t kb0 = acx_min(td_.bk, kB - k0);",
         f"                    const int64_t kf0 = k0 / {c0}, k1f = (kb0 + {c0 - 1}) / {c0};  // K fractals (C0 = {c0})",
+        "                    // the step's first K fractal in b1 (the held panel: the held steps before this one)",
+        "                    const int64_t tStp = (k1 - kBeg + k0) / td_.bk;  // the step's index in the K range",
+        f"                    const int64_t kqB = td_.bWhole && td_.bAhead == 0 ? (tStp - tStp * nStrm / nStp) * td_.bk / {c0} : kf0;",
         "                    const int64_t n1 = n16 / 16, h1 = hn16 / 16, hb = hc0 / 16;  // column blocks: all, part, first",
+    ]
+    if not b32_kn:  # b_hold: a streamed K step copies its bk rows of B first (never fp32 K x N: no b_whole there)
+        L += ["                    const bool bStrm = StreamedStep(tStp, nStrm, nStp);  // b_hold",
+              f"                    LocalTensor<{T}> bs;",
+              "                    if (bStrm) {  // this step's B rows GM -> L1 (L2 after the panel's first block)",
+              f"                        bs = qB1.AllocTensor<{T}>();",
+              ("                        CopyNd2Nz(bs, bGm[bt * td_.K * td_.N + col0 * td_.K + k1 + k0], nB, kb0, td_.K, n16);"
+               if tb else
+               "                        CopyNd2Nz(bs, bGm[bt * td_.K * td_.N + (k1 + k0) * td_.N + col0], kb0, nB, td_.N, "
+               "acx_align16(kb0));"),
+              "                        qB1.EnQue(bs);",
+              f"                        bs = qB1.DeQue<{T}>();",
+              "                    }"]
+    L += [
         "                    // L1 -> L0A (Zz) and L1 -> L0B (Zn)",
         f"                    LocalTensor<{T}> a2 = qA2.AllocTensor<{T}>();",
     ]
@@ -474,14 +517,17 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
     L += ["                    qA2.EnQue(a2);", f"                    LocalTensor<{T}> b2 = qB2.AllocTensor<{T}>();"]
     if tb:
         L += ["                    for (int64_t kf = 0; kf < k1f; ++kf)",
-              f"                        Load2D(b2[kf * h1 * {fr}], b1[((kf0 + kf) * n1 + hb) * {fr}], h1, 1, false);"]
+              f"                        if (bStrm) Load2D(b2[kf * h1 * {fr}], bs[(kf * n1 + hb) * {fr}], h1, 1, false);",
+              f"                        else Load2D(b2[kf * h1 * {fr}], b1[((kqB + kf) * n1 + hb) * {fr}], h1, 1, false);"]
     elif b32_kn:  # each 16-row strip: n1 squares -> Zn fractals (k rows 0-7, then 8-15, n1 apart)
         L += ["                    for (int64_t ks = 0; ks < (kb0 + 15) / 16; ++ks)",
               f"                        Load2DTrans32(b2[ks * 2 * h1 * {fr}], b1[(k0 / 16 + ks) * n16 * 16 + hb * 256], h1);"]
     else:
         L += ["                    for (int64_t kf = 0; kf < k1f; ++kf)",
-              f"                        Load2D(b2[kf * h1 * {fr}], b1[(hb * (bRows / 16) + kf0 + kf) * {fr}], h1, bRows / 16, true);"]
+              f"                        if (bStrm) Load2D(b2[kf * h1 * {fr}], bs[(hb * k1f + kf) * {fr}], h1, k1f, true);",
+              f"                        else Load2D(b2[kf * h1 * {fr}], b1[(hb * (bRows / 16) + kqB + kf) * {fr}], h1, bRows / 16, true);"]
     L += [
+        *([] if b32_kn else ["                    if (bStrm) qB1.FreeTensor(bs);"]),
         "                    qB2.EnQue(b2);",
         f"                    a2 = qA2.DeQue<{T}>();",
         f"                    b2 = qB2.DeQue<{T}>();",
@@ -501,19 +547,36 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "                }",
         "                if (!td_.aWhole) qA1.FreeTensor(a1);",
         "                if (!td_.bWhole) qB1.FreeTensor(b1);",
+        *(["                if ((k1 - kBeg) / td_.kl1 + 1 == td_.fixDefer) {  // after this stage's copies",
+           *_flush_deferred(p, "                    "),
+           "                }"] if _deferred(c) else []),
         "            }",
         *(["            qBiasT.FreeTensor(btab);"] if c.bias is not None else []),
         "            if (td_.fixSplit) continue;  // each part's Fixpipe ran in the last K stage",
+        # a block of fewer stages than fix_defer: the held-back Fixpipe before this block's DeQue (its
+        # wait for this block's Mmads would hold the Fixpipe pipe, and the next block's Mmads behind it)
+        *(_flush_deferred(p, "            ") if _deferred(c) else []),
         "            qC1.EnQue(c1);",
         "            c1 = qC1.DeQue<float>();",
+        *(["            if (td_.fixDefer > 0) {  // held back until the next block's fix_defer-th stage",
+           "                pC1 = c1; pBt = bt; pRow0 = row0; pCol0 = col0; pMB = mB; pNB = nB; pSplit = split;",
+           "                pend = true;",
+           "                continue;",
+           "            }"] if _deferred(c) else []),
         *(ordered_store(p, c) if c.ordered_split else _fixpipe(p, "            ", "nB", "0")),
         "            qC1.FreeTensor(c1);",
         "        }",
+        *(_flush_deferred(p, "        ") if _deferred(c) else []),
         *_FIX_SPLIT_EPILOGUE,
         "        if (heldKey >= 0) qAW.FreeTensor(aW);",
         "        if (heldKeyB >= 0 && td_.bAhead == 0) qBW.FreeTensor(bW);",
         "        for (int64_t q = heldFrom; q < nHeld; ++q) qBW.FreeTensor(bP[q]);",
         "        for (int64_t q = 0; q < nNext + (chunkNext > 0 ? 1 : 0); ++q) qBW.FreeTensor(bN[q]);",
+        "    }",
+        "",
+        "    // b_hold: is K step t of nStp one of the nStrm streamed ones (spread evenly; the last one is)",
+        "    __aicore__ inline bool StreamedStep(int64_t t, int64_t nStrm, int64_t nStp) {",
+        "        return (t + 1) * nStrm / nStp > t * nStrm / nStp;",
         "    }",
         "",
         "    // b_ahead: the B-panel key of work item w (-1: an empty piece of a tail block) and where",
@@ -752,6 +815,27 @@ def _fixpipe(p: ir.Program, ind: str, ncols: str, c0: str, part: bool = False) -
         f"{ind}fp.ndNum = 1;",
         f"{ind}Fixpipe<{CTYPE[c.out_dtype]}, float, CFG_ROW_MAJOR>(cGm[{slice_off}bt * td_.M * td_.N + {r0} * td_.N + "
         f"{dst}], {src}, fp);",
+    ]
+
+
+def _deferred(c: ir.CubeStage) -> bool:
+    """Is fix_defer possibly on (a tunable, or a literal above 0)? Off, no deferral code is emitted."""
+    return not c.ordered_split and (isinstance(c.fix_defer, str) or int(c.fix_defer) > 0)
+
+
+def _flush_deferred(p: ir.Program, ind: str) -> list[str]:
+    """fix_defer: the Fixpipe of the block held back (its accumulator, walk values saved), in a scope
+    of its own where the block's names stand for the saved values, then its L0C buffer is free."""
+    return [
+        f"{ind}if (pend) {{  // fix_defer: the held-back block's Fixpipe",
+        f"{ind}    const int64_t bt = pBt, row0 = pRow0, col0 = pCol0, mB = pMB, nB = pNB, split = pSplit;",
+        f"{ind}    const int64_t m16 = acx_align16(mB);",
+        f"{ind}    (void)split;",
+        f"{ind}    LocalTensor<float> c1 = pC1;",
+        *_fixpipe(p, ind + "    ", "nB", "0"),
+        f"{ind}    qC1.FreeTensor(c1);",
+        f"{ind}    pend = false;",
+        f"{ind}}}",
     ]
 
 

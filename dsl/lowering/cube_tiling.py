@@ -212,10 +212,14 @@ def cube_formulas(p: ir.Program) -> list[tuple[str, str]]:
         ("cubeDim", ordered_cube_dim(c, f"max(1, min({cores}, blocks))")),
         # tail split (tail=1): the last, partial wave's `remTiles` blocks are cut along N into
         # `tparts` pieces (1-4, at least 32 columns each), the count that needs the fewest
-        # block-times (waves / parts, in twelfths); the other blocks run whole
+        # block-times (waves / parts, in twelfths); the other blocks run whole. tail=2 cuts them
+        # along M instead (pieces of at least 32 rows): a piece then reads only its rows of A and
+        # all of the block's B panel, where an N piece reads all of A - the cheaper cut when A
+        # comes from HBM and B from L1 or L2 (tall and deep-narrow products)
+        ("tailM", f"sel({size_expr(c.tail)} > 1, 1, 0)"),
         ("fullTiles", "floor_div(blocks, cubeDim) * cubeDim"),
         ("remTiles", "blocks - fullTiles"),
-        ("maxParts", "max(1, floor_div(bn, 32))"),
+        ("maxParts", "max(1, floor_div(sel(tailM > 0, bm, bn), 32))"),
         ("tw1", "ceil_div(remTiles, cubeDim) * 12"),
         ("tw2", "sel(2 <= maxParts, ceil_div(remTiles * 2, cubeDim) * 6, 1000000)"),
         ("tw3", "sel(3 <= maxParts, ceil_div(remTiles * 3, cubeDim) * 4, 1000000)"),
@@ -245,6 +249,13 @@ def cube_formulas(p: ir.Program) -> list[tuple[str, str]]:
         ("bAhead", f"sel(bWhole > 0, max(0, {size_expr(c.b_ahead)}), 0)"),
         ("bPieces", "ceil_div(kPerSplit, kl1)"),
         ("bwSlots", "sel(bAhead > 0, bPieces + bAhead, 1)"),
+        # b_hold=H (with b_whole, not b_ahead): the held panel is only H x 64 rows of the K range (whole K
+        # steps, ``bHold``); each other K step streams its bk rows of B GM -> L1 through the stage ring
+        # (``bStream``): a panel too deep for L1 beside the A stages keeps most of it resident and reads
+        # the rest again per block (from L2), not the whole panel
+        ("bHold", f"sel(bWhole > 0, sel(bAhead > 0, kPerSplit, sel({size_expr(c.b_hold)} > 0, "
+         f"min(kPerSplit, max(bk, align_down({size_expr(c.b_hold)} * 64, bk))), kPerSplit)), kPerSplit)"),
+        ("bStream", "sel(bHold < kPerSplit, 1, 0)"),
         # stored rows of a next-panel piece loaded per K stage: an eighth of the piece (its K rows; N rows
         # for B stored N x K), each row a whole contiguous run of the piece
         ("bChunk", "align_up(ceil_div(bn, 8), 16)" if c.b.transpose else "align_up(ceil_div(kl1, 8), 16)"),
@@ -254,6 +265,13 @@ def cube_formulas(p: ir.Program) -> list[tuple[str, str]]:
         # squares of all the block's rows, keeps 1); with two L0C buffers (acc_depth 2) it is off
         ("fixSplit", f"sel({size_expr(c.fix_split)} > 0, sel({size_expr(c.acc_depth)} > 1, 0, "
          + ("1" if c.a.transpose and eb == 4 else f"sel({size_expr(c.fix_split)} > 1, 2, 1)") + "), 0)"),
+        # fix_defer=d (with acc_depth 2, not ordered_split): a block's Fixpipe is issued after the next
+        # block's d-th K stage. The model books the HBM channel in program order: a Fixpipe issued at
+        # its block's end takes the channel first and stretches the A copy running beside it; issued
+        # after the next block's first copies it fills the gaps those leave (L2-served copies that
+        # their path, not the channel, bounds) and only then delays the later ones
+        ("fixDefer", f"0 * {size_expr(c.fix_defer)}" if c.ordered_split else
+         f"sel({size_expr(c.acc_depth)} > 1, max(0, {size_expr(c.fix_defer)}), 0)"),
     ] + ordered_split_formulas(c)
 
 

@@ -12,7 +12,7 @@ def {name}({params}):
     ORDER = tunable(choice(row_major, col_major, swizzled), default=swizzled)
     GROUP = tunable(choice(2, 4, 8), default=4)            # block rows per swizzle group
     CORES = tunable(choice({cores}), default={cores_default})
-    TAIL = tunable(choice(0, 1), default={tail_default})                 # 1: split the last partial wave's blocks along N
+    TAIL = tunable(choice(0, 1, 2), default={tail_default})              # split the last partial wave's blocks: 1 along N, 2 along M
     FSPLIT = tunable(choice(0, 1, 2), default={fix_split_default})       # split Fixpipe; 1: first / last K stage per column half, 2: every stage per row half
     for blk in blocks({a}, {b}, m=BM, n=BN{flags}, order=ORDER, group=GROUP, cores=CORES, acc_depth=ACCD,
                       tail=TAIL, fix_split=FSPLIT):

@@ -13,7 +13,7 @@ def {name}({params}):
     GROUP = tunable(choice(2, 4, 8), default=4)
     SPLITK = tunable(choice({splits}), default={split_default})   # K splits (partial sums in the workspace)
     CORES = tunable(choice({cores}), default={cores_default})
-    TAIL = tunable(choice(0, 1), default={tail_default})
+    TAIL = tunable(choice(0, 1, 2), default={tail_default})
     VROWS = tunable(pow2(1, 64), default=8)                 # epilogue rows per UB tile
     VCHUNK = tunable(pow2(256, 8192), default=2048)         # epilogue columns per UB tile
     VDEPTH = tunable(choice(1, 2), default=2)

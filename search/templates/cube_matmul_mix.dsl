@@ -13,7 +13,7 @@ def {name}({params}):
     ORDER = tunable(choice(row_major, col_major, swizzled), default=swizzled)
     GROUP = tunable(choice(2, 4, 8), default=4)
     CORES = tunable(choice({cores}), default={cores_default})
-    TAIL = tunable(choice(0, 1), default={tail_default})
+    TAIL = tunable(choice(0, 1, 2), default={tail_default})
     VROWS = tunable(pow2(1, 64), default=8)                 # epilogue rows per UB tile
     VCHUNK = tunable(choice(64, 128, 256), default=256)     # epilogue columns per UB tile (<= the block's BN)
     VDEPTH = tunable(choice(1, 2), default=2)
