@@ -98,7 +98,8 @@ def test_mixed_candidate_correct_on_a_ragged_reduced_shape(op: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("params", [{}, {"RING": 1, "TAIL": 1}, {"RING": 3, "BM": 64, "BN": 64, "VCHUNK": 64,
-                                                                   "VROWS": 4, "ORDER": 0}])
+                                                                   "VROWS": 4, "ORDER": 0},
+                                    {"RING": 2, "TAIL": 2, "BM": 64, "BN": 64, "VCHUNK": 64, "CORES": 8}])
 def test_mixed_candidate_on_every_reduced_shape(op: str, params: dict) -> None:
     t, cands = _mixed(op)
     ev = Evaluator(t, "Ascend910B2", seeds=(0, 1))

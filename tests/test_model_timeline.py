@@ -171,3 +171,22 @@ def test_l2_reuse_distance_equals_lru_replay(seed, monkeypatch):
     replay = timeline.l2_reuse(rec, soc, ncores)
     assert np.array_equal(fast, replay)
     assert (replay > 0).any()
+
+
+def test_core_timeline_is_the_simulated_schedule() -> None:
+    """core_timeline lists one block's pipe instructions as the full simulation ran them: in program
+    order, each GM copy with its booked HBM-channel time, the last end being that core's modeled
+    kernel time; with double buffering the next tile's copy-in starts before this tile's compute ends."""
+    from ascendcraft.model.timeline import core_timeline
+
+    tr = elementwise_trace(4096 * 8 * 2, 4096, 2, 2)
+    r = simulate(tr, full=True)
+    rows = core_timeline(tr, None, 2, 1)
+    assert rows and {x.pipe for x in rows} >= {"MTE2", "V", "MTE3"}
+    assert max(x.end_us for x in rows) == pytest.approx(float(r.core_us[1]), rel=1e-6)
+    copies = [x for x in rows if x.pipe == "MTE2"]
+    assert all(x.hbm_us > 0 and x.end_us >= x.start_us + x.hbm_us - 1e-9 for x in copies)
+    compute = [x for x in rows if x.pipe == "V"]
+    assert copies[1].start_us < compute[0].end_us  # ping-pong: tile 1 loads while tile 0 computes
+    with pytest.raises(ValueError, match="block 5 has no records"):
+        core_timeline(tr, None, 2, 5)
