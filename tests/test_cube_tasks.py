@@ -210,6 +210,7 @@ def test_held_panel_plan_for_tall_narrow_products() -> None:
     from ascendcraft.search.cube_builtin import held_panel_plan
 
     assert held_panel_plan(1, 32768, 256, 1024) == {"bh": 13, "bk": 32, "fdef": 8}  # 832 of 1024 rows held
+    assert held_panel_plan(1, 32768, 256, 1024, transpose_b=True) == {"bh": 12, "bk": 64, "fdef": 8}  # N x K B
     assert held_panel_plan(1, 32768, 256, 512) == {"bh": 0, "bk": 64, "fdef": 0}  # the whole panel fits
     assert held_panel_plan(1, 16384, 192, 1024) == {"bh": 0, "bk": 64, "fdef": 0}
     assert held_panel_plan(1, 32768, 256, 1536) is None  # 45% would stream
