@@ -11,7 +11,7 @@ import torch
 from ascendcraft.dsl.errors import DslError
 from ascendcraft.search.cube_builtin import MatmulSpec, matmul_candidates
 
-from tests.test_cube_lowering import _build, _run
+from tests.test_cube_lowering import _build, _run, panel_operands
 
 pytestmark = pytest.mark.slow
 
@@ -28,15 +28,8 @@ def test_b_hold_and_fix_defer_match_the_whole_panel(batched: bool, tb: bool, dty
     steps are spread over the stages, the last (ragged) one streamed; with the Fixpipe deferred by
     one, two or more stages than a block has, tail blocks cut along M or N, the output is bit for bit
     the one of the whole held panel with immediate Fixpipes."""
-    bt, m, k, n = (3, 150, 333, 200) if batched else (1, 300, 333, 200)
-    torch.manual_seed(5)
-    tdt = torch.float16 if dtype == "f16" else torch.float32
-    a = torch.randn((bt, m, k) if batched else (m, k)).to(tdt)
-    b = torch.randn((bt, k, n) if batched else (k, n)).to(tdt)
-    ref = (a.float() @ b.float()).to(tdt)
-    gb = b.transpose(-1, -2).contiguous() if tb else b
+    np_in, ref = panel_operands(batched, tb, dtype, 5)
     plan, lk, libs = _build(_src(dtype=dtype, out_dtype=dtype, transpose_b=tb, batched=batched), {"ACCD": 2})
-    np_in = [a.numpy(), gb.numpy()]
     base = {"BM": 64, "BN": 208, "BK": 32, "KL1": 128, "ORDER": 0, "CORES": 5, "BW": 1, "ACCD": 2}
     outs = []
     for bh, fdef, tail in [(0, 0, 0), (2, 0, 0), (1, 1, 1), (2, 2, 2), (2, 8, 2), (0, 8, 1)]:

@@ -323,6 +323,18 @@ def test_runs_of_consecutive_blocks_cover_every_block(batched: bool, tb: bool, o
         np.testing.assert_array_equal(outs[0], out)
 
 
+def panel_operands(batched: bool, tb: bool, dtype: str, seed: int) -> tuple[list[np.ndarray], torch.Tensor]:
+    """A and B (stored N x K with ``tb``) of a product with a 333-deep K (two 128-row stages and a
+    77-row tail), ragged 150/300 x 200 blocks, batched 3 ways or not; and the rounded reference."""
+    bt, m, k, n = (3, 150, 333, 200) if batched else (1, 300, 333, 200)
+    torch.manual_seed(seed)
+    tdt = torch.float16 if dtype == "f16" else torch.float32
+    a = torch.randn((bt, m, k) if batched else (m, k)).to(tdt)
+    b = torch.randn((bt, k, n) if batched else (k, n)).to(tdt)
+    gb = b.transpose(-1, -2).contiguous() if tb else b
+    return [a.numpy(), gb.numpy()], (a.float() @ b.float()).to(tdt)
+
+
 @pytest.mark.parametrize("batched, tb, order, run, dtype", [(True, False, 1, 2, "f16"), (False, True, 0, 1, "f16"),
                                                           (True, True, 2, 4, "f32"), (False, False, 2, 1, "f16")])
 def test_b_panel_ahead_matches_whole_panel(batched: bool, tb: bool, order: int, run: int, dtype: str) -> None:
@@ -332,15 +344,8 @@ def test_b_panel_ahead_matches_whole_panel(batched: bool, tb: bool, order: int, 
     per core, a K tail (333 = 2 x 128 + 77), ragged and tail-split blocks, runs and round-robin
     items, the result is the single-copy panel's (BA=0), bit for bit, and every buffer is freed
     (the emulator refuses a kernel that leaves one allocated)."""
-    bt, m, k, n = (3, 150, 333, 200) if batched else (1, 300, 333, 200)
-    torch.manual_seed(11)
-    tdt = torch.float16 if dtype == "f16" else torch.float32
-    a = torch.randn((bt, m, k) if batched else (m, k)).to(tdt)
-    b = torch.randn((bt, k, n) if batched else (k, n)).to(tdt)
-    ref = (a.float() @ b.float()).to(tdt)
-    gb = b.transpose(-1, -2).contiguous() if tb else b
+    np_in, ref = panel_operands(batched, tb, dtype, 11)
     plan, lk, libs = _build(_mm_src(dtype=dtype, out_dtype=dtype, transpose_b=tb, batched=batched)[0])
-    np_in = [a.numpy(), gb.numpy()]
     outs = []
     for ba in (0, 1, 2, 3):
         params = {"BM": 64, "BN": 64, "BK": 32, "KL1": 128, "ORDER": order, "GROUP": 2, "CORES": 5, "TAIL": 1,
