@@ -26,14 +26,15 @@ def _src(**kw) -> str:
 def test_b_hold_and_fix_defer_match_the_whole_panel(batched: bool, tb: bool, dtype: str) -> None:
     """A K range of 333 (ten 32-row steps and a 13-row one) with 64 or 128 rows held: the streamed
     steps are spread over the stages, the last (ragged) one streamed; with the Fixpipe deferred by
-    one, two or more stages than a block has, tail blocks cut along M or N, the output is bit for bit
-    the one of the whole held panel with immediate Fixpipes."""
+    one, two or more stages than a block has, tail blocks cut along M or N, runs of blocks per core,
+    the output is bit for bit the one of the whole held panel with immediate Fixpipes."""
     np_in, ref = panel_operands(batched, tb, dtype, 5)
     plan, lk, libs = _build(_src(dtype=dtype, out_dtype=dtype, transpose_b=tb, batched=batched), {"ACCD": 2})
     base = {"BM": 64, "BN": 208, "BK": 32, "KL1": 128, "ORDER": 0, "CORES": 5, "BW": 1, "ACCD": 2}
     outs = []
-    for bh, fdef, tail in [(0, 0, 0), (2, 0, 0), (1, 1, 1), (2, 2, 2), (2, 8, 2), (0, 8, 1)]:
-        params = {**base, "BH": bh, "FDEF": fdef, "TAIL": tail}
+    for bh, fdef, tail, run in [(0, 0, 0, 1), (2, 0, 0, 1), (1, 1, 1, 1), (2, 2, 2, 1), (2, 8, 2, 1), (0, 8, 1, 1),
+                                (2, 8, 2, 2), (2, 1, 2, 4)]:
+        params = {**base, "BH": bh, "FDEF": fdef, "TAIL": tail, "RUN": run}
         (out,), t = _run(plan, lk, libs, np_in, [(tuple(ref.shape), np_in[0].dtype)], params)
         assert t["kPerSplit"] == 352 and t["bHold"] == (bh * 64 if bh else 352)  # 11 steps of 32
         assert t["bStream"] == (1 if bh else 0)

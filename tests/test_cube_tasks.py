@@ -209,15 +209,16 @@ def test_held_panel_plan_for_tall_narrow_products() -> None:
     deferred, while at most a quarter streams), two L0C buffers, the tail cut along M."""
     from ascendcraft.search.cube_builtin import held_panel_plan
 
-    assert held_panel_plan(1, 32768, 256, 1024) == {"bh": 13, "bk": 32, "fdef": 8}  # 832 of 1024 rows held
-    assert held_panel_plan(1, 32768, 256, 1024, transpose_b=True) == {"bh": 12, "bk": 64, "fdef": 8}  # N x K B
-    assert held_panel_plan(1, 32768, 256, 512) == {"bh": 0, "bk": 64, "fdef": 0}  # the whole panel fits
-    assert held_panel_plan(1, 16384, 192, 1024) == {"bh": 0, "bk": 64, "fdef": 0}
+    assert held_panel_plan(1, 32768, 256, 1024) == {"bh": 13, "bk": 32, "fdef": 8, "run": 1}  # 832 of 1024 rows held
+    assert held_panel_plan(1, 32768, 256, 1024, transpose_b=True) == {"bh": 12, "bk": 64, "fdef": 8, "run": 1}  # N x K B
+    assert held_panel_plan(1, 32768, 256, 512) == {"bh": 0, "bk": 64, "fdef": 0, "run": 1}  # the whole panel fits
+    assert held_panel_plan(1, 16384, 192, 1024) == {"bh": 0, "bk": 64, "fdef": 0, "run": 1}
     assert held_panel_plan(1, 32768, 256, 1536) is None  # 45% would stream
+    assert held_panel_plan(16, 2048, 256, 1024)["run"] == 4  # batched: a run of blocks per panel load
     assert held_panel_plan(1, 32768, 512, 1024) is None  # two column blocks
     assert held_panel_plan(1, 1024, 256, 1024) is None  # 16 block rows: not tall
     assert held_panel_plan(1, 32768, 256, 512, esize=4) is None  # fp32 B stored K x N: strips, no held panel
-    assert held_panel_plan(1, 32768, 256, 256, transpose_b=True, esize=4) == {"bh": 0, "bk": 64, "fdef": 0}
+    assert held_panel_plan(1, 32768, 256, 256, transpose_b=True, esize=4) == {"bh": 0, "bk": 64, "fdef": 0, "run": 1}
     src = propose_cube(get_task("matmul_tall_skinny"))[0].source
 
     def default(name: str) -> str:
