@@ -3,7 +3,7 @@ def {name}({params}):
     """{doc} Cube stage only: Fixpipe writes the result ({store_note})."""
     BM = tunable(choice(64, 128, 256), default={bm_default})        # output block rows (L0C / L0A tile)
     BN = tunable(choice(64, 128, 256), default={bn_default})        # output block columns (L0C / L0B tile)
-    BK = tunable(choice(32, 64, 128), default={bk_default})          # K depth of one mmad (L0A / L0B); b_hold streams BK rows a copy
+    BK = tunable(choice(32, 64, 128), default={bk_default})          # K depth of one mmad (L0A / L0B); b_hold streams BK rows per copy
     KL1 = tunable(choice(128, 256, 512, 1024), default=256)  # K depth of one L1 stage
     STAGES = tunable(choice(1, 2), default=2)             # L1 buffers per operand (2 = ping-pong)
     L0D = tunable(choice(1, 2), default=2)                # L0A / L0B buffers
@@ -16,7 +16,7 @@ def {name}({params}):
     BW = tunable(choice(0, 1), default={b_whole_default})                # 1: the block's whole B panel in L1 (one copy)
     BA = tunable(choice(0, 1, 2, 3, 4), default={b_ahead_default})       # with BW: pieces of the core's next B panel loaded ahead
     BH = tunable(choice({holds}), default={b_hold_default})     # with BW (not BA): K rows / 64 of the panel held, the other K steps stream
-    FDEF = tunable(choice(0, 1, 2, 4, 8), default={fix_defer_default})        # with ACCD 2: a block's Fixpipe after the next block's FDEF-th K stage (or its end)
+    FDEF = tunable(choice(0, 1, 2, 4, 8), default={fix_defer_default})        # with ACCD 2: each block's Fixpipe after the next block's FDEF-th K stage (or its end)
     FSPLIT = tunable(choice(0, 1, 2), default={fix_split_default})       # split Fixpipe; 1: first / last K stage per column half, 2: every stage per row half
     RUN = tunable(choice(1, 2, 4, 8), default={run_default})             # consecutive blocks per core (the held panel serves them)
     for blk in blocks({a}, {b}, m=BM, n=BN{flags}, order=ORDER, group=GROUP, cores=CORES, acc_depth=ACCD,
