@@ -130,4 +130,14 @@ def test_a_bool_mask_input_gates_the_scores(tmp_path: Path) -> None:
                         "torch.randn(2, 3, 96, 64), torch.randn(2, 3, 80, 64), torch.rand(96, 80) > 0.3", "q, k, keep")
     cands = CubeVectorProposer().propose(heads)
     assert all("load_rows_bcast(keep," in c.source and "batched=True" in c.source for c in cands)
+    # a tile of several rows of a 1-byte mask would sit off the 32 B UB alignment: one row a tile
+    assert all("ROWS = tunable(pow2(1, 64), default=1)" in c.source for c in cands)
     assert_all_pass(heads, cands[-1:])
+
+
+def test_narrow_rows_after_a_product_fill_a_chunk_with_rows() -> None:
+    """Rows of 256 after the product (a class head then softmax): the rows stage takes 16 rows a
+    tile (a 4096-value chunk of whole rows), not one short copy per row (modeled 0.37x -> 0.75x)."""
+    task = load_task_file(CORPUS / "class_head_softmax_fp16.py")
+    cands = CubeVectorProposer().propose(task)
+    assert cands and all("ROWS = tunable(pow2(1, 64), default=16)" in c.source for c in cands)
