@@ -130,8 +130,9 @@ def test_a_bool_mask_input_gates_the_scores(tmp_path: Path) -> None:
                         "torch.randn(2, 3, 96, 64), torch.randn(2, 3, 80, 64), torch.rand(96, 80) > 0.3", "q, k, keep")
     cands = CubeVectorProposer().propose(heads)
     assert all("load_rows_bcast(keep," in c.source and "batched=True" in c.source for c in cands)
-    # a tile of several rows of a 1-byte mask would sit off the 32 B UB alignment: one row a tile
-    assert all("ROWS = tunable(pow2(1, 64), default=1)" in c.source for c in cands)
+    # 32 rows of 80 a tile: the 1-byte mask's chunk is 96 wide (32-element multiples), so each of its
+    # tile rows starts 32 B-aligned in UB (16-element chunks put every other row 16 B off)
+    assert all("ROWS = tunable(pow2(1, 64), default=32)" in c.source for c in cands)
     assert_all_pass(heads, cands[-1:])
 
 

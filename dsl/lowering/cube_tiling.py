@@ -306,9 +306,13 @@ def vec_formulas(p: ir.Program, chunks: list[ir.InnerLoop]) -> list[tuple[str, s
     if p.cube is None:
         out.append(("splits", "1"))
     for i, ch in enumerate(chunks):
+        # a loop that reads a 1-byte tensor (a bool mask) as tiles: 32-element chunks, so each row of a
+        # multi-row tile starts 32 B-aligned in UB (16 elements of 1 byte would not)
+        u = 2 * U if any(isinstance(e, (ir.Load, ir.LoadRowsBcast)) and DTYPE_BYTES[p.dtype_of(e.tensor)] == 1
+                         for e in ir.body_exprs(ch.body)) else U
         out += [
             (f"pw{i}", f"floor_div(vW, {ch.parts})"),
-            (f"ch{i}", f"max({U}, min(align_down({size_expr(ch.size)}, {U}), align_up(pw{i}, {U})))"),
+            (f"ch{i}", f"max({u}, min(align_down({size_expr(ch.size)}, {u}), align_up(pw{i}, {u})))"),
         ]
     chmax = str(U)
     for i in range(len(chunks)):

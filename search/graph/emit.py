@@ -515,8 +515,8 @@ class Emitter:
         one short copy each, bound by its latency (modeled: softmax of a 32768 x 256 product in the
         cube rows stage, 297.7 -> 144.2 us)."""
         dom = self.plan.domain
-        if dom.kind != "rows" or any(x.dtype.itemsize == 1 for x in self.task.tensor_inputs):
-            return 1  # (a tile of several rows of a 1-byte mask: rows of 16 B, off the 32 B UB alignment)
+        if dom.kind != "rows":
+            return 1
         w = max(1, dom.extents(self.plan.full_shape)["W"])
         rows = 1
         while rows < 64 and rows * 2 * w <= 4096:
