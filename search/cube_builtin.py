@@ -273,7 +273,10 @@ def b_whole_default(bt: int, m: int, n: int, k: int, transpose_b: bool = False, 
     where the panel, K rows padded to 16, fits beside two A stages (128 x 256) in L1 and B
     is not fp32 stored K x N. With it the direct candidate runs 128-column blocks in
     row-major order, so with an even core count a core keeps its B panel for all its blocks
-    and each K stage copies A only (modeled, model 2.1: matmul_tall_skinny, B 1024 x 256)."""
+    and each K stage copies A only; every A block is then read twice, once per column half.
+    Used where :func:`held_panel_plan` declines (a K too deep for most of a full-width panel:
+    32768 x 1536 @ 1536 x 256, 0.87x modeled); matmul_tall_skinny took it before that plan
+    (81.7 us, 0.90x; the plan: 76.5 us)."""
     fits = (-(-k // 16) * 16) * 128 * esize + 2 * 128 * 256 * esize <= 512 * 1024
     many_rows = bt * -(-m // _BLOCK_M) >= 2 * _CUBE_CORES
     return 1 if n <= 256 and many_rows and fits and (transpose_b or esize == 2) else 0
