@@ -77,15 +77,12 @@ def main() -> None:
     ap.add_argument("--timeline", help="FROM:TO (us): block --core's GM, cube and Fixpipe instructions then")
     ap.add_argument("--core", type=int, default=0, help="the block --timeline shows (default 0)")
     a = ap.parse_args()
-    caught = []
+    caught = []  # (result, args, keywords) of each simulation
     simulate = emulator.simulate
-
-    traces = []
 
     def keep(*args, **kw):
         r = simulate(*args, **kw)
-        caught.append(r)
-        traces.append((args, kw))
+        caught.append((r, args, kw))
         return r
 
     emulator.simulate = keep  # every single-launch simulation of this run, kept for the breakdown
@@ -116,11 +113,10 @@ def main() -> None:
             print(f"{cand.name}: infeasible: {why}")
             continue
         caught.clear()
-        traces.clear()
         tim = ev.time(ev.build(prep, params))
         print(f"{cand.name}: modeled {tim['modeled_us']:.1f} us, eager {tim['eager_us']:.1f} us, "
               f"speedup {tim['speedup']:.2f}, roofline {tim['roofline_us']:.1f} us, bound {tim['bound']}")
-        for r in caught:
+        for r, _, _ in caught:
             cu = np.asarray(r.core_us)
             print(f"  launch: {r.time_us:.1f} us (kernel {r.kernel_us:.1f} + launch {r.launch_us:.1f}), "
                   f"blocks {r.block_dim}, distinct programs {r.n_programs}, core us {cu.min():.1f}..{cu.max():.1f}")
@@ -130,7 +126,7 @@ def main() -> None:
             print(f"  GM bytes {r.gm_bytes / MIB:.1f} MiB; reads {r.l2_read_bytes / MIB:.1f} MiB, "
                   f"L2 hits {r.l2_hit_bytes / MIB:.1f} MiB ({100 * r.l2_hit_frac:.0f}%)")
         if a.timeline:
-            for args, kw in traces:
+            for _, args, kw in caught:
                 _print_timeline(args, kw, a.timeline, a.core)
 
 

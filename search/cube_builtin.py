@@ -91,6 +91,8 @@ def _flags(spec: MatmulSpec) -> str:
 
 #: the templates' default output block (BM x BN) and core count, for the split-K default
 _BLOCK_M, _BLOCK_N, _CUBE_CORES = 128, 256, 24
+#: L1 bytes of a cube core the defaults plan with (910B: 512 KiB; the checker has the SoC's figure)
+_L1_BYTES = 512 * 1024
 
 
 def split_default(bt: int, m: int, n: int, k: int) -> int:
@@ -157,7 +159,7 @@ def run_default(bt: int, m: int, n: int, k: int, transpose_b: bool = False, esiz
     Fixpipe 183.8 us)."""
     n_m = -(-m // _BLOCK_M)
     tiles = bt * n_m * -(-n // _BLOCK_N)
-    fits = (-(-k // 16) * 16) * _BLOCK_N * esize + 2 * _BLOCK_M * 256 * esize <= 512 * 1024
+    fits = (-(-k // 16) * 16) * _BLOCK_N * esize + 2 * _BLOCK_M * 256 * esize <= _L1_BYTES
     if tiles < 8 * _CUBE_CORES or not fits or not (transpose_b or esize == 2):
         return 1
     return max([1] + [r for r in (2, 4, 8) if r <= n_m])
@@ -171,16 +173,12 @@ def b_ahead_default(bt: int, m: int, n: int, k: int, esize: int = 2) -> int:
     the rest in its last block, instead of the whole panel after the run (modeled, model 2.1:
     matmul_batched 152.2 -> 135.8 us; 2 or more ahead do not fit there)."""
     pieces = -(-k // 256)
-    fits = (pieces + 1) * 256 * _BLOCK_N * esize + 2 * _BLOCK_M * 256 * esize <= 512 * 1024
+    fits = (pieces + 1) * 256 * _BLOCK_N * esize + 2 * _BLOCK_M * 256 * esize <= _L1_BYTES
     return 1 if fits and pieces + 1 <= 8 else 0
 
 
 HOLDS = "0, 4, 6, 8, 10, 12, 13, 14, 16, 20, 24"
 """Values of ``BH`` (b_hold: K rows of the B panel held, in 64s; 0 = the whole panel)."""
-
-#: L1 bytes of a cube core the defaults plan with (910B: 512 KiB; the checker has the SoC's figure)
-_L1_BYTES = 512 * 1024
-
 
 def held_panel_plan(bt: int, m: int, n: int, k: int, transpose_b: bool = False, esize: int = 2) -> dict | None:
     """The direct candidate's structure for a tall product with a narrow N (one column block, at
@@ -195,13 +193,13 @@ def held_panel_plan(bt: int, m: int, n: int, k: int, transpose_b: bool = False, 
     matmul_tall_skinny (1024 deep, 832 rows held) 81.7 -> 76.5 us (0.90x -> 0.96x); 32768 x 512 @
     512 x 256 0.94x -> 1.13x; 16384 x 1024 @ 1024 x 192 0.91x -> 1.10x; 1536 deep (45% streamed)
     0.87x -> 0.59x, hence the quarter."""
-    if n > 256 or bt * -(-m // 64) < 2 * _CUBE_CORES or (not transpose_b and esize == 4):
+    rows = -(-m // 64)  # 64-row blocks per batch
+    if n > 256 or bt * rows < 2 * _CUBE_CORES or (not transpose_b and esize == 4):
         return None
     bn16 = -(-n // 16) * 16
     a_stages = 2 * 64 * 256 * esize
     # batched: runs of consecutive blocks (within a batch) per core, so a core loads a batch's panel
     # once a run, not at nearly every block (modeled: bmm 16 x 2048 x 1024 @ 1024 x 256 0.71x -> 0.88x)
-    rows = -(-m // 64)
     run = 1 if bt == 1 else 4 if rows >= 8 else 2 if rows >= 4 else 1
     if -(-k // 16) * 16 * bn16 * esize + a_stages <= _L1_BYTES:
         return dict(bh=0, bk=64, fdef=0, run=run)
@@ -263,7 +261,7 @@ def a_whole_default(bt: int, m: int, n: int, k: int, transpose_a: bool = False, 
     then copies B only, and the panel is loaded once per core, not once per stage and block
     (modeled, model 2.1: matmul_small_m, A 16 x 8192)."""
     rows = -(-min(m, _BLOCK_M) // 16) * 16
-    fits = rows * (-(-k // 16) * 16) * esize + 2 * 256 * _BLOCK_N * esize <= 512 * 1024
+    fits = rows * (-(-k // 16) * 16) * esize + 2 * 256 * _BLOCK_N * esize <= _L1_BYTES
     return 1 if m < 64 and not transpose_a and fits else 0
 
 
@@ -277,7 +275,7 @@ def b_whole_default(bt: int, m: int, n: int, k: int, transpose_b: bool = False, 
     Used where :func:`held_panel_plan` declines (a K too deep for most of a full-width panel:
     32768 x 1536 @ 1536 x 256, 0.87x modeled); matmul_tall_skinny took it before that plan
     (81.7 us, 0.90x; the plan: 76.5 us)."""
-    fits = (-(-k // 16) * 16) * 128 * esize + 2 * 128 * 256 * esize <= 512 * 1024
+    fits = (-(-k // 16) * 16) * 128 * esize + 2 * 128 * 256 * esize <= _L1_BYTES
     many_rows = bt * -(-m // _BLOCK_M) >= 2 * _CUBE_CORES
     return 1 if n <= 256 and many_rows and fits and (transpose_b or esize == 2) else 0
 
@@ -307,7 +305,7 @@ def template_fields(name: str, spec: MatmulSpec, dims: tuple[int, int, int, int]
     shape-aware defaults at ``dims`` (batch, M, N, K) of the task's shapes."""
     common = dict(name=_kernel_name(name), params=_params(spec), doc=doc_text(spec.doc), a=spec.a, b=spec.b,
                   a_name=spec.a, b_name=spec.b, flags=_flags(spec), cores=CORES,
-                  cores_default=cores_default(*dims) if dims else 24, out="c",
+                  cores_default=cores_default(*dims) if dims else 24, out="c", holds=HOLDS,
                   tail_default=tail_default(*dims) if dims else 1, groups=GROUPS,
                   group_default=group_default(*dims) if dims else 4,
                   a_whole_default=a_whole_default(*dims, spec.transpose_a, 4 if spec.dtype == "f32" else 2)
@@ -318,7 +316,7 @@ def template_fields(name: str, spec: MatmulSpec, dims: tuple[int, int, int, int]
         common.update(b_whole_default=1, bn_default=_BLOCK_N, order_default="row_major", fix_split_default=0,
                       run_default=held["run"], b_ahead_default=0, bm_default=64, bk_default=held["bk"],
                       acc_depth_default=2, b_hold_default=held["bh"], fix_defer_default=held["fdef"],
-                      tail_default=2, holds=HOLDS)
+                      tail_default=2)
         return common
     bw = b_whole_default(*dims, spec.transpose_b, esize) if dims else 0
     run = run_default(*dims, spec.transpose_b, esize) if dims and not bw else 1
@@ -326,8 +324,7 @@ def template_fields(name: str, spec: MatmulSpec, dims: tuple[int, int, int, int]
                   order_default="col_major" if run > 1 else "row_major" if bw else "swizzled",
                   fix_split_default=2 if run > 1 else fix_split_default(*dims) if dims else 1, run_default=run,
                   b_ahead_default=b_ahead_default(*dims, esize) if dims and run > 1 else 0,
-                  bm_default=_BLOCK_M, bk_default=64, acc_depth_default=1, b_hold_default=0, fix_defer_default=0,
-                  holds=HOLDS)
+                  bm_default=_BLOCK_M, bk_default=64, acc_depth_default=1, b_hold_default=0, fix_defer_default=0)
     return common
 
 

@@ -24,7 +24,13 @@ from ..checker import TypedProgram, check_program
 from ..names import mangle, op_name, size_expr
 from ..parser import DslError, parse
 from .compute import CTYPE, KernelPlan, plan_rows_stage
-from .cube_kernel import bias_checks, cube_buffers, cube_kernel_class, ordered_split_checks
+from .cube_kernel import (
+    bias_checks,
+    cube_buffers,
+    cube_kernel_class,
+    defers_fixpipe,
+    ordered_split_checks,
+)
 from .cube_mixed import (
     block_walk,
     check_mixed,
@@ -237,7 +243,7 @@ def plan_cube(checked: TypedProgram) -> CubePlan:
     if ws is not None:  # one mixed launch: both classes rewritten around the ring (cube_mixed.py)
         if cube_class is None or p.vector is None:
             raise DslError("a ring workspace joins a cube stage and a rows stage", ws.loc)
-        if p.cube is not None and (isinstance(p.cube.fix_defer, str) or p.cube.fix_defer):
+        if p.cube is not None and defers_fixpipe(p.cube):
             raise DslError("the ring form signals each block's slot right after its Fixpipe: no fix_defer= "
                            "with a ring workspace", p.cube.loc)
         plan.body = mixed_rows_body(plan.body, block_walk(cube_class), p, ws)

@@ -354,7 +354,7 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         *_FIX_SPLIT_PROLOGUE,
         *(["        LocalTensor<float> pC1;  // fix_defer: a block whose Fixpipe is held back, and where it goes",
            "        int64_t pBt = 0, pRow0 = 0, pCol0 = 0, pMB = 0, pNB = 0, pSplit = 0;",
-           "        bool pend = false;"] if _deferred(c) else []),
+           "        bool pend = false;"] if defers_fixpipe(c) else []),
         *ordered_loop_head(c),
         *_WALK,
         "            const int64_t m16 = acx_align16(mB), n16 = acx_align16(nB);",
@@ -549,24 +549,24 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "                if (!td_.bWhole) qB1.FreeTensor(b1);",
         *(["                if ((k1 - kBeg) / td_.kl1 + 1 == td_.fixDefer) {  // after this stage's copies",
            *_flush_deferred(p, "                    "),
-           "                }"] if _deferred(c) else []),
+           "                }"] if defers_fixpipe(c) else []),
         "            }",
         *(["            qBiasT.FreeTensor(btab);"] if c.bias is not None else []),
         "            if (td_.fixSplit) continue;  // each part's Fixpipe ran in the last K stage",
         # a block of fewer stages than fix_defer: the held-back Fixpipe before this block's DeQue (its
         # wait for this block's Mmads would hold the Fixpipe pipe, and the next block's Mmads behind it)
-        *(_flush_deferred(p, "            ") if _deferred(c) else []),
+        *(_flush_deferred(p, "            ") if defers_fixpipe(c) else []),
         "            qC1.EnQue(c1);",
         "            c1 = qC1.DeQue<float>();",
         *(["            if (td_.fixDefer > 0) {  // held back until the next block's fix_defer-th stage",
            "                pC1 = c1; pBt = bt; pRow0 = row0; pCol0 = col0; pMB = mB; pNB = nB; pSplit = split;",
            "                pend = true;",
            "                continue;",
-           "            }"] if _deferred(c) else []),
+           "            }"] if defers_fixpipe(c) else []),
         *(ordered_store(p, c) if c.ordered_split else _fixpipe(p, "            ", "nB", "0")),
         "            qC1.FreeTensor(c1);",
         "        }",
-        *(_flush_deferred(p, "        ") if _deferred(c) else []),
+        *(_flush_deferred(p, "        ") if defers_fixpipe(c) else []),
         *_FIX_SPLIT_EPILOGUE,
         "        if (heldKey >= 0) qAW.FreeTensor(aW);",
         "        if (heldKeyB >= 0 && td_.bAhead == 0) qBW.FreeTensor(bW);",
@@ -818,7 +818,7 @@ def _fixpipe(p: ir.Program, ind: str, ncols: str, c0: str, part: bool = False) -
     ]
 
 
-def _deferred(c: ir.CubeStage) -> bool:
+def defers_fixpipe(c: ir.CubeStage) -> bool:
     """Is fix_defer possibly on (a tunable, or a literal above 0)? Off, no deferral code is emitted."""
     return not c.ordered_split and (isinstance(c.fix_defer, str) or int(c.fix_defer) > 0)
 
