@@ -13,7 +13,8 @@ instead. All times are MODELED (the model version is printed).
 
 ``--timeline FROM:TO`` prints, for block ``--core`` (0) of each launch, every MTE2 / M / FIX / MTE3
 instruction the full simulation started in that window (us): start, end, bytes, HBM-channel time
-booked and the L2 share — which copy a Fixpipe stretched, where the cube pipe waited.
+booked and the L2 share — which copy a Fixpipe stretched, where the cube pipe waited (``--mte1``:
+the L1 -> L0 moves too).
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ def main() -> None:
     ap.add_argument("--sweep", help="NAME=V1,V2,... one tunable's values, a time per value")
     ap.add_argument("--timeline", help="FROM:TO (us): block --core's GM, cube and Fixpipe instructions then")
     ap.add_argument("--core", type=int, default=0, help="the block --timeline shows (default 0)")
+    ap.add_argument("--mte1", action="store_true", help="--timeline shows the MTE1 (L1 -> L0) moves too")
     a = ap.parse_args()
     caught = []  # (result, args, keywords) of each simulation
     simulate = emulator.simulate
@@ -127,13 +129,13 @@ def main() -> None:
                   f"L2 hits {r.l2_hit_bytes / MIB:.1f} MiB ({100 * r.l2_hit_frac:.0f}%)")
         if a.timeline:
             for _, args, kw in caught:
-                _print_timeline(args, kw, a.timeline, a.core)
+                _print_timeline(args, kw, a.timeline, a.core, SHOWN + (("MTE1",) if a.mte1 else ()))
 
 
 SHOWN = ("MTE2", "M", "FIX", "MTE3")
 
 
-def _print_timeline(args: tuple, kw: dict, window: str, core: int) -> None:
+def _print_timeline(args: tuple, kw: dict, window: str, core: int, shown: tuple[str, ...] = SHOWN) -> None:
     """Block ``core``'s instructions on the GM, cube and Fixpipe pipes that start in ``window``."""
     lo, hi = (float(x) for x in window.split(":", 1))
     trace, soc = args[0], args[1] if len(args) > 1 else kw.get("soc")
@@ -142,7 +144,7 @@ def _print_timeline(args: tuple, kw: dict, window: str, core: int) -> None:
     print(f"  timeline of block {core} (modeled; full simulation), {lo:g}..{hi:g} us:")
     print(f"  {'start':>9} {'end':>9} {'pipe':5} {'op':22} {'bytes':>8} {'hbm us':>7} {'L2':>4}")
     for r in rows:
-        if lo <= r.start_us <= hi and r.pipe in SHOWN:
+        if lo <= r.start_us <= hi and r.pipe in shown:
             print(f"  {r.start_us:9.3f} {r.end_us:9.3f} {r.pipe:5} {r.op:22} {r.bytes:8d} {r.hbm_us:7.3f} "
                   f"{100 * r.l2_frac:3.0f}%")
 

@@ -513,6 +513,13 @@ class CubeStage:
     fix_split: Size = 0  # 1 (with acc_depth 1): a block's first and last K stages run per column half, each
     # half's Fixpipe overlapping the other half's Mmads (explicit M_FIX / FIX_M flags per half)
     ordered_split: str | None = None  # fp32 workspace: the K splits combined through it in split order, in this launch
+    tile_m: Size = 0  # L0C tiles of tile_m x tile_n (0: the block's size): a block larger than one tile
+    tile_n: Size = 0  # keeps its tiles' fp32 partial sums in L1 between K stages (Fixpipe L0C -> L1, L1 -> L0C)
+
+    @property
+    def l1_acc(self) -> bool:
+        """Is L1 accumulation possibly on (a tile size given)? Off, none of its code is emitted."""
+        return any(isinstance(x, str) or int(x) > 0 for x in (self.tile_m, self.tile_n))
 
 
 @dataclass(frozen=True)

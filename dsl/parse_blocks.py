@@ -18,7 +18,8 @@ ORDER_NAMES = {"row_major": 0, "col_major": 1, "swizzled": 2}
 """Output-block orders over the cube cores (values of the ``order=`` tunable)."""
 
 BLOCKS_ARGS = {"m", "n", "transpose_a", "transpose_b", "order", "group", "split_k", "cores", "acc_depth",
-               "batched", "tail", "a_whole", "b_whole", "b_ahead", "b_hold", "fix_defer", "fix_split", "run", "ordered_split"}
+               "batched", "tail", "a_whole", "b_whole", "b_ahead", "b_hold", "fix_defer", "fix_split", "run", "ordered_split",
+               "tile_m", "tile_n"}
 
 
 class BlocksParser:
@@ -127,7 +128,8 @@ class BlocksParser:
                             k_l1, stages, k_l0, l0_depth, target, relu, out_dtype, flag("batched"), loc, sloc,
                             tail=size("tail", 0), a_whole=size("a_whole", 0),
                             b_whole=size("b_whole", 0), b_ahead=size("b_ahead", 0), b_hold=size("b_hold", 0), fix_defer=size("fix_defer", 0), bias=bias, fix_split=size("fix_split", 0),
-                            run=size("run", 1), ordered_split=self._ordered_ws(kw))
+                            run=size("run", 1), ordered_split=self._ordered_ws(kw),
+                            tile_m=size("tile_m", 0), tile_n=size("tile_n", 0))
 
     def _ordered_ws(self, kw: dict[str, ast.AST]) -> str | None:
         """``ordered_split=ws``: the fp32 workspace the K splits of a block are added into, in split

@@ -35,7 +35,7 @@ def _run(plan, lk, libs, inputs: list[np.ndarray], out_shapes, params: dict | No
     tun = [values[t.name] for t in p.tunables]
     shapes = [list(x.shape) for x in inputs] + [list(s) for s, _ in out_shapes]
     t = plan.tiling.evaluate(shapes, values, 24, 48)
-    ws = [np.full(t["splits"] * t["Bt"] * t["M"] * t["N"], np.nan, np.float32) for _ in p.workspaces]
+    ws = [np.full(t.get("wsFloats", t["splits"] * t["Bt"] * t["M"] * t["N"]), np.nan, np.float32) for _ in p.workspaces]
     outs = [np.full(s, np.nan, dt) for s, dt in out_shapes]
     if "cube" in libs:
         r = run_kernel(libs["cube"], inputs, outputs=ws + outs, core_type="aic",

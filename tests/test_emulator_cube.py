@@ -661,6 +661,13 @@ extern "C" __global__ __aicore__ void cube_err(GM_ADDR a, GM_ADDR c, GM_ADDR wor
         case 21: { LocalTensor<float> f1 = l1.Get<float>(), f2 = l0b.Get<float>();
                    LoadDataWithTranspose(f2, f1, LoadData2dTransposeParams(0, 4, 3, 1, 0)); break; }
         case 22: LoadDataWithTranspose(a1, b2, LoadData2dTransposeParams(0, 1, 1, 0, 0)); break;
+        case 23: { LocalTensor<float> f1 = l1.Get<float>(); Fixpipe<float, float, CFG_ROW_MAJOR>(f1, c1, fp); break; }
+        case 24: { LocalTensor<float> f1 = l1.Get<float>(); fp.dstStride = 128;
+                   Fixpipe<float, float, CFG_NZ>(f1, c1, fp); break; }  // 64 x 64 fp32 into 8 KiB of L1
+        case 25: { LocalTensor<float> f1 = l1.Get<float>(); fp.mSize = 16; fp.nSize = 16; fp.srcStride = 16; fp.dstStride = 2;
+                   fp.quantPre = QuantMode_t::F322F16; Fixpipe<float, float, CFG_NZ>(f1, c1, fp); break; }
+        case 26: { LocalTensor<float> f1 = l1.Get<float>(); fp.mSize = 16; fp.nSize = 16; fp.srcStride = 16; fp.dstStride = 32;
+                   Fixpipe<float, float, CFG_NZ>(f1, c1, fp); WaitFlag<HardEvent::FIX_MTE1>(0); break; }
         default: break;
     }
 }
@@ -697,6 +704,10 @@ def err_so():
         (20, ["LoadDataWithTranspose(L1->L0B)", "L0B address 256 is not 512 B aligned"]),
         (21, ["LoadDataWithTranspose(L1->L0B)", "out-of-bounds local access: src needs 10240 B", "8192 B"]),
         (22, ["LoadDataWithTranspose(L1->L0A)", "dst is at position A1 (L1)"]),
+        (23, ["Fixpipe(L0C->L1)", "only CFG_NZ"]),
+        (24, ["Fixpipe(L0C->L1)", "out-of-bounds local access: dst needs"]),
+        (25, ["Fixpipe(L0C->L1)", "fp32 -> fp32 with quantPre=1 is not supported"]),
+        (26, ["WaitFlag<HardEvent::FIX_MTE1>(0) without a preceding SetFlag"]),
     ],
 )
 def test_cube_rule_violations_are_named_errors(err_so, mode, fragments):

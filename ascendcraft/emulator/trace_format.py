@@ -163,6 +163,8 @@ class Op(enum.IntEnum):
     DATA_COPY_L1_L0C = 140
     # L1 (A1/B1) -> GM, MTE1 (asc_copy_l12gm): the split-K combine's atomic adds
     DATA_COPY_L12GM = 141
+    # L0C -> L1 (Nz), FIX (asc_copy_l0c2l1): partial sums held in L1 across K stages
+    FIXPIPE_L0C2L1 = 142
 
 
 def read_trace(path: str) -> np.ndarray:

@@ -33,6 +33,12 @@ LOCAL_PATH: dict[Op, str] = {Op.LOAD_DATA_L1_L0A: "L1L0A", Op.LOAD_DATA_L1_L0B: 
                              # published: the same slower L1 -> L0 rate [assumption]
                              Op.DATA_COPY_L1_L0C: "L1L0B"}
 
+#: On-chip moves costed on a GM path's latency + bytes / peak, without the HBM channel.
+#: L0C -> L1 (asc_copy_l0c2l1, PIPE_FIX, supported on Atlas A2: asc-devkit docs/zh/api/SIMD-API/C-API/
+#: cube_datamove/asc_copy_l0c2l1): no rate is published; costed like the Fixpipe's own L0C -> GM
+#: path (the measured Fixpipe rate), but nothing crosses the GM channel [assumption]
+ON_CHIP_AT_PATH: dict[Op, str] = {Op.FIXPIPE_L0C2L1: "L0C2GM"}
+
 #: Scalar-pipe API calls.
 SCALAR_OPS = (Op.GET_VALUE, Op.SET_VALUE)
 

@@ -12,7 +12,7 @@ import numpy as np
 from ascendcraft.emulator.trace_format import DType, Op, Pipe, RecordKind
 from ascendcraft.soc import Soc as SocSpec
 
-from .op_costs import DTYPE_BYTES, GM_PATH, LOCAL_PATH, OP_CLASS, dtype_row
+from .op_costs import DTYPE_BYTES, GM_PATH, LOCAL_PATH, ON_CHIP_AT_PATH, OP_CLASS, dtype_row
 
 _ALL = int(Pipe.ALL)
 _INF = float("inf")
@@ -45,6 +45,9 @@ def _luts(soc: SocSpec) -> dict[str, np.ndarray]:
     names = sorted(soc.paths)
     for op, pname in GM_PATH.items():
         path_idx[int(op)] = names.index(pname)
+    chip_idx = np.full(65536, -1, np.int64)
+    for op, pname in ON_CHIP_AT_PATH.items():
+        chip_idx[int(op)] = names.index(pname)
     lat = np.array([soc.paths[n].latency_ns for n in names] + [0.0])
     peak = np.array([soc.paths[n].peak_bytes_per_ns for n in names] + [1.0])
     local_bpc = np.zeros(65536)
@@ -59,7 +62,7 @@ def _luts(soc: SocSpec) -> dict[str, np.ndarray]:
     for dt in (DType.F16, DType.BF16, DType.F32, DType.I8, DType.U8):
         macs[int(dt)] = soc.macs_per_cycle(dt.name)
     k0 = np.maximum(1.0, 32.0 / dsize)  # fractal K0: 16 fp16/bf16, 8 fp32, 32 int8
-    return dict(cpr=cpr, is_vec=is_vec, path_idx=path_idx, lat=lat, peak=peak,
+    return dict(cpr=cpr, is_vec=is_vec, path_idx=path_idx, chip_idx=chip_idx, lat=lat, peak=peak,
                 local_bpc=local_bpc, dsize=dsize, row=row, macs=macs, k0=k0)
 
 
@@ -110,6 +113,13 @@ def record_costs(rec: np.ndarray, soc: SocSpec, active: int, luts: dict | None =
             h = (1.0 - f) * h + f * beff / (float(soc.l2_gbps) / max(1, active))
         hbm[gm] = h
 
+    # on-chip moves at a GM path's rate (L0C -> L1): its latency + bytes / peak, no channel share
+    ci = lu["chip_idx"][op]
+    chip = instr & (ci >= 0)
+    if chip.any():
+        dur[chip] = lu["lat"][ci[chip]] + rec["bytes"][chip] / lu["peak"][ci[chip]]
+        ovh[chip] = lu["lat"][ci[chip]]
+
     # on-chip L1 -> L0 moves
     loc = instr & (lu["local_bpc"][op] > 0)
     if loc.any():
@@ -129,7 +139,7 @@ def record_costs(rec: np.ndarray, soc: SocSpec, active: int, luts: dict | None =
     dur[sc] = soc.scalar_access_cycles * cyc
 
     # anything else on a pipe: at least the per-call overhead
-    other = instr & ~(vec | gm | loc | mm | sc)
+    other = instr & ~(vec | gm | chip | loc | mm | sc)
     dur[other] = soc.vector_call_overhead_cycles * cyc
     ovh[other] = dur[other]
     return dur, hbm, ovh

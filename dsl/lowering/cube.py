@@ -29,6 +29,7 @@ from .cube_kernel import (
     cube_buffers,
     cube_kernel_class,
     defers_fixpipe,
+    l1_acc_checks,
     ordered_split_checks,
 )
 from .cube_mixed import (
@@ -325,6 +326,7 @@ def check_cube_budget(plan: CubePlan, dims: list[list[int]], params: dict[str, i
                        "allows (fewer ahead, or a deeper k_stages)")
     bias_checks(p, t, dims, soc.bt_kib * 1024)
     ordered_split_checks(p, t, soc.cube_cores)
+    l1_acc_checks(p, t)
     if ring_workspace(p) is not None:
         check_mixed(p, t, values)
     return t

@@ -31,10 +31,23 @@ def cube_buffers(p: ir.Program) -> list[Buf]:
         Buf("qB1", "B1", "sel(bWhole > 0, sel(bStream > 0, bk * bn * eb, 0), kl1 * bn * eb)", size_expr(c.stages), dt),
         Buf("qBW", "B1", "sel(bWhole > 0, sel(bAhead > 0, kl1 * bn * eb, align_up(bHold, 16) * bn * eb), 0)",
             "bwSlots", dt),
-        Buf("qA2", "A2", "bm * bk * eb", size_expr(c.l0_depth), dt),
-        Buf("qB2", "B2", "bk * bn * eb", size_expr(c.l0_depth), dt),
-        Buf("qC1", "CO1", "bm * bn * 4", size_expr(c.acc_depth), "f32"),
-    ] + bias_buffers(p) + ordered_buffers(p)
+        # (tile sizes: one tile's rows / columns)
+        Buf("qA2", "A2", "sel(l1Acc > 0, tm, bm) * bk * eb" if c.l1_acc else "bm * bk * eb", size_expr(c.l0_depth), dt),
+        Buf("qB2", "B2", "bk * sel(l1Acc > 0, tn, bn) * eb" if c.l1_acc else "bk * bn * eb", size_expr(c.l0_depth), dt),
+        Buf("qC1", "CO1", "sel(l1Acc > 0, tm * tn * 4, bm * bn * 4)" if c.l1_acc else "bm * bn * 4",
+            size_expr(c.acc_depth), "f32"),
+    ] + bias_buffers(p) + ordered_buffers(p) + l1_acc_buffers(p)
+
+
+def l1_acc_buffers(p: ir.Program) -> list[Buf]:
+    """tile_m= / tile_n=: the block's fp32 partial sums in L1 (each tile's Nz image as L0C holds it,
+    tm x tn apart); with ordered_split the combine stages its shares there too (after the last stage)."""
+    c = p.cube
+    if c is None or not c.l1_acc:
+        return []
+    # one image per tile (with stages in alternating order every tile leaves L0C at some boundary);
+    # the combine's staging fits (a share of the block is at most the block)
+    return [Buf("qAcc", "A1", "sel(l1Acc > 0, ceil_div(bm, tm) * ceil_div(bn, tn) * tm * tn * 4, 0)", "1", "f32")]
 
 
 def bias_buffers(p: ir.Program) -> list[Buf]:
@@ -328,9 +341,9 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
                  f"({mangle('arg', c.bias)}), static_cast<uint64_t>(td.N));")
     for b in t.buffers:
         if b.mem != "UB":
-            depth = "td.bwSlots" if b.name == "qBW" else "1" if b.name in ("qAW", "qW1") else _DEPTH_CONST[b.pos]
+            depth = "td.bwSlots" if b.name == "qBW" else "1" if b.name in ("qAW", "qW1", "qAcc") else _DEPTH_CONST[b.pos]
             init = f"pipe.InitBuffer({b.name}, {depth}, static_cast<uint32_t>(td.b_{b.name}));"
-            if b.name in ("qA1", "qAW", "qB1", "qBW", "qW1"):  # one of each pair is unused (0 B): a_whole / b_whole pick
+            if b.name in ("qA1", "qAW", "qB1", "qBW", "qW1", "qAcc"):  # one of each pair is unused (0 B): a_whole / b_whole pick
                 init = f"if (td.b_{b.name} > 0) {init}"
             L.append(f"        {init}")
     L.append("    }")
@@ -355,6 +368,7 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         *(["        LocalTensor<float> pC1;  // fix_defer: a block whose Fixpipe is held back, and where it goes",
            "        int64_t pBt = 0, pRow0 = 0, pCol0 = 0, pMB = 0, pNB = 0, pSplit = 0;",
            "        bool pend = false;"] if defers_fixpipe(c) else []),
+        *(_L1_ACC_PROLOGUE if c.l1_acc else []),
         *ordered_loop_head(c),
         *_WALK,
         "            const int64_t m16 = acx_align16(mB), n16 = acx_align16(nB);",
@@ -399,7 +413,8 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "                }",
         "            }",
         *_B_AHEAD_BLOCK,
-        "            LocalTensor<float> c1 = td_.fixSplit ? cW : qC1.AllocTensor<float>();",
+        *(_L1_ACC_BLOCK if c.l1_acc else
+          ["            LocalTensor<float> c1 = td_.fixSplit ? cW : qC1.AllocTensor<float>();"]),
         *_FIX_SPLIT_BLOCK,
     ]
     if c.bias is not None:
@@ -471,7 +486,7 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "                }",
         f"                b1 = td_.bAhead > 0 ? bP[(k1 - kBeg) / td_.kl1] : td_.bWhole ? bW : qB1.DeQue<{T}>();",
         "                const int64_t bRows = td_.bWhole && td_.bAhead == 0 ? kAll16 : k16;  // rows per column block of b1 (Nz)",
-        *_FIX_SPLIT_PARTS,
+        *(_L1_ACC_PARTS if c.l1_acc else _FIX_SPLIT_PARTS),
         "                for (int64_t k0 = 0; k0 < kB; k0 += td_.bk) {",
         "                    const int64_t kb0 = acx_min(td_.bk, kB - k0);",
         f"                    const int64_t kf0 = k0 / {c0}, k1f = (kb0 + {c0 - 1}) / {c0};  // K fractals (C0 = {c0})",
@@ -539,11 +554,13 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "                    mp.cmatrixInitVal = first;",
         ("                    if (first) Mmad(c1[hc0 * m16 + hr0 * n16], a2, b2, btab[hc0], mp);  // C = A0 * B0 + bias (bias table)\n"
          "                    else Mmad(c1[hc0 * m16 + hr0 * n16], a2, b2, mp);") if c.bias is not None else
+        "                    Mmad(td_.l1Acc ? cT : c1[hc0 * m16 + hr0 * n16], a2, b2, mp);" if c.l1_acc else
         "                    Mmad(c1[hc0 * m16 + hr0 * n16], a2, b2, mp);",
         "                    qA2.FreeTensor(a2);",
         "                    qB2.FreeTensor(b2);",
         "                }",
         *_fix_split_store(p),
+        *(_l1_acc_part_end(p) if c.l1_acc else []),
         "                }",
         "                if (!td_.aWhole) qA1.FreeTensor(a1);",
         "                if (!td_.bWhole) qB1.FreeTensor(b1);",
@@ -552,6 +569,7 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
            "                }"] if defers_fixpipe(c) else []),
         "            }",
         *(["            qBiasT.FreeTensor(btab);"] if c.bias is not None else []),
+        *(_l1_acc_block_end(p) if c.l1_acc else []),
         "            if (td_.fixSplit) continue;  // each part's Fixpipe ran in the last K stage",
         # a block of fewer stages than fix_defer: the held-back Fixpipe before this block's DeQue (its
         # wait for this block's Mmads would hold the Fixpipe pipe, and the next block's Mmads behind it)
@@ -622,6 +640,7 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "    TQue<TPosition::B2, L0DEPTH> qB2;",
         "    TQue<TPosition::CO1, ACCDEPTH> qC1;",
         *(["    TQue<TPosition::A1, 1> qW1;", "    GlobalTensor<float> wsGm;"] if c.ordered_split else []),
+        *(["    TQue<TPosition::A1, 1> qAcc;"] if c.l1_acc else []),
         *(["    TQue<TPosition::C1, 1> qBias1;", "    TQue<TPosition::C2, 1> qBiasT;",
            f"    GlobalTensor<{CTYPE[p.dtype_of(c.bias)]}> biasGm;"] if c.bias is not None else []),
         f"    GlobalTensor<{T}> aGm;",
@@ -651,87 +670,138 @@ def ordered_loop_head(c: ir.CubeStage) -> list[str]:
 
 def ordered_store(p: ir.Program, c: ir.CubeStage) -> list[str]:
     """ordered_split: every split writes its fp32 partial of the block into its own workspace slice
-    (Fixpipe, Nz as L0C holds it; all cores at once), then one SyncAll; after it each of the
-    block's S cores sums its share of the column blocks: the shares of slices 1 .. S-1, in that
-    order, are added into slice 0's with the atomic add of L1 -> GM copies (SetAtomicAdd: the A2
-    paths VECOUT/L0C/L1 -> GM; one core, program order, a barrier after each add), then the
-    complete fp32 sum goes GM -> L1 -> L0C (DataCopy A1 -> CO1) -> Fixpipe with the dtype
-    conversion: one rounding, a fixed add order (deterministic). A round of ``cubeDim`` (a
-    multiple of S) work items holds whole blocks. One split (short K): the direct store."""
-    q, out_t = QUANT[c.out_dtype], CTYPE[c.out_dtype]
+    (Fixpipe, Nz as L0C holds it; all cores at once), one Fixpipe per core's share of the column
+    blocks (the pieces :func:`ordered_combine` reads back), then the combine. One split (short K):
+    the direct store."""
     return [
         "            if (td_.splits == 1) {  // one K split: nothing to combine",
         *_fixpipe(p, "                ", "nB", "0"),
         "                qC1.FreeTensor(c1);",
         "                continue;",
         "            }",
-        "            // the block's fp32 image in a workspace slice: Nz column blocks of mB rows x 16",
-        "            const int64_t img = bt * td_.M * td_.n16All + row0 * td_.n16All + col0 * mB;",
-        "            FixpipeParamsV220 wp;",
-        "            wp.nSize = static_cast<uint16_t>(n16);",
-        "            wp.mSize = static_cast<uint16_t>(mB);",
-        "            wp.srcStride = static_cast<uint16_t>(m16);",
-        "            wp.dstStride = static_cast<uint32_t>(mB * 2);  // 32 B units: mB rows of 16 fp32",
-        "            wp.quantPre = QuantMode_t::NoQuant;",
-        "            wp.ndNum = 1;",
-        "            Fixpipe<float, float, CFG_NZ>(wsGm[split * td_.wsSlice + img], c1, wp);",
-        "            qC1.FreeTensor(c1);",
-        "            SyncAll();  // every partial of the round's blocks is in GM",
-        "            // this core's column blocks of the block: slices 1 .. S-1 added into slice 0, in order",
-        "            const int64_t per = (n16 / 16 + td_.splits - 1) / td_.splits;",
-        "            const int64_t jb0 = split * per, jb1 = acx_min(n16 / 16, jb0 + per);",
-        "            if (jb0 < jb1) {",
-        "                const int64_t sh = img + jb0 * mB * 16;",
-        "                const uint32_t len = static_cast<uint32_t>((jb1 - jb0) * mB * 16);",
-        "                for (int64_t s = 1; s < td_.splits; ++s) {",
-        "                    LocalTensor<float> p1 = qW1.AllocTensor<float>();",
-        "                    DataCopy(p1, wsGm[s * td_.wsSlice + sh], len);",
-        "                    qW1.EnQue(p1);",
-        "                    p1 = qW1.DeQue<float>();",
-        "                    DataCopyParams ap;",
-        "                    ap.blockCount = 1;",
-        "                    ap.blockLen = static_cast<uint16_t>(len / 8);  // 32 B units",
-        "                    ap.srcStride = 0;",
-        "                    ap.dstStride = 0;",
-        "                    SetAtomicAdd<float>();",
-        "                    DataCopy(wsGm[sh], p1, ap);  // L1 -> GM, accumulating",
-        "                    SetAtomicNone();",
-        "                    PipeBarrier<PIPE_ALL>();  // each add lands before the next read of slice 0",
-        "                    qW1.FreeTensor(p1);",
-        "                }",
-        "                LocalTensor<float> w1 = qW1.AllocTensor<float>();",
-        "                DataCopy(w1, wsGm[sh], len);  // the complete sum",
-        "                qW1.EnQue(w1);",
-        "                w1 = qW1.DeQue<float>();",
-        "                LocalTensor<float> c2 = qC1.AllocTensor<float>();",
-        "                DataCopyParams cp;  // L1 -> L0C: each column block's mB rows, padded to m16",
-        "                cp.blockCount = static_cast<uint16_t>(jb1 - jb0);",
-        "                cp.blockLen = static_cast<uint16_t>(mB * 2);",
-        "                cp.srcStride = 0;",
-        "                cp.dstStride = static_cast<uint16_t>((m16 - mB) * 2);",
-        "                DataCopy(c2, w1, cp);",
-        "                PipeBarrier<PIPE_ALL>();  // MTE1 -> FIX (no queue event covers the pair)",
-        "                qW1.FreeTensor(w1);",
-        "                FixpipeParamsV220 cf;",
-        "                cf.nSize = static_cast<uint16_t>(acx_min(nB - jb0 * 16, (jb1 - jb0) * 16));",
-        "                cf.mSize = static_cast<uint16_t>(mB);",
-        "                cf.srcStride = static_cast<uint16_t>(m16);",
-        "                cf.dstStride = static_cast<uint32_t>(td_.N);",
-        f"                cf.quantPre = {q};",
-        "                cf.reluEn = false;",
-        "                cf.ndNum = 1;",
-        f"                Fixpipe<{out_t}, float, CFG_ROW_MAJOR>(cGm[bt * td_.M * td_.N + row0 * td_.N + col0 + jb0 * 16], c2, cf);",
-        "                qC1.FreeTensor(c2);",
+        "            // the block's fp32 image in a workspace slice: Nz column blocks of mB rows x 16, share by share",
+        "            const int64_t perW = (n16 / 16 + td_.splits - 1) / td_.splits;  // column blocks of a share",
+        "            for (int64_t jb = 0; jb < n16 / 16; jb += perW) {",
+        "                FixpipeParamsV220 wp;",
+        "                wp.nSize = static_cast<uint16_t>(acx_min(perW, n16 / 16 - jb) * 16);",
+        "                wp.mSize = static_cast<uint16_t>(mB);",
+        "                wp.srcStride = static_cast<uint16_t>(m16);",
+        "                wp.dstStride = static_cast<uint32_t>(mB * 2);  // 32 B units: mB rows of 16 fp32",
+        "                wp.quantPre = QuantMode_t::NoQuant;",
+        "                wp.ndNum = 1;",
+        f"                Fixpipe<float, float, CFG_NZ>(wsGm[split * td_.wsSlice + {_IMG} + jb * mB * 16], c1[jb * m16 * 16], wp);",
         "            }",
+        "            qC1.FreeTensor(c1);",
+        *ordered_combine(p, c, "            "),
         "            continue;",
     ]
+
+
+_IMG = "bt * td_.M * td_.n16All + row0 * td_.n16All + col0 * mB"  # a block's image in a workspace slice
+
+
+def ordered_combine(p: ir.Program, c: ir.CubeStage, ind: str) -> list[str]:
+    """ordered_split, after every split wrote its partial: one SyncAll; then each of the block's S
+    cores sums its share of the column blocks. The shares of slices 1 .. S-1 are read into L1 in
+    groups (as many as the staging holds, each piece in the shape its Fixpipe wrote: a just-written
+    piece, which L2 serves), then added into slice 0's share in slice order with the atomic add of
+    L1 -> GM copies (SetAtomicAdd: the A2 paths VECOUT/L0C/L1 -> GM; one core, program order, a
+    barrier after each add); then the complete fp32 sum goes GM -> L1 -> L0C (DataCopy A1 -> CO1)
+    -> Fixpipe with the dtype conversion, in pieces of whole column blocks that fit one L0C buffer:
+    one rounding, a fixed add order (deterministic). A round of ``cubeDim`` (a multiple of S) work
+    items holds whole blocks."""
+    q, out_t = QUANT[c.out_dtype], CTYPE[c.out_dtype]
+    qs = "qS" if c.l1_acc else "qW1"
+    cap = "(td_.l1Acc ? td_.tm * td_.tn : td_.bm * td_.bn)" if c.l1_acc else "td_.bm * td_.bn"
+    # the pieces the partial was written in: tile rows x (share n tile columns); without tiles the
+    # whole block's rows x the share
+    rows = "(td_.l1Acc ? td_.tm : m16)" if c.l1_acc else "m16"
+    cols = "(td_.l1Acc ? td_.tn / 16 : n16 / 16)" if c.l1_acc else "n16 / 16"
+    staging = f"{'(td_.l1Acc ? td_.b_qAcc : td_.b_qW1)' if c.l1_acc else 'td_.b_qW1'} / 4"
+    body = [
+        "SyncAll();  // every partial of the round's blocks is in GM",
+        *(["TQue<TPosition::A1, 1>& qS = td_.l1Acc ? qAcc : qW1;  // the staging: the partial sums' L1, now free"]
+          if c.l1_acc else []),
+        "// this core's column blocks of the block: slices 1 .. S-1 added into slice 0, in order",
+        "const int64_t per = (n16 / 16 + td_.splits - 1) / td_.splits;",
+        "const int64_t jbA = split * per, jbZ = acx_min(n16 / 16, jbA + per);",
+        "if (jbA < jbZ) {",
+        f"    const int64_t sh = {_IMG} + jbA * mB * 16;",
+        "    const int64_t nb = jbZ - jbA;",
+        "    const int64_t len = nb * mB * 16;  // the share's floats",
+        f"    const int64_t fitS = acx_min(td_.splits - 1, {staging} / len);  // slices per staging group",
+        f"    const int64_t rT = {rows}, cT = {cols};",
+        "    DataCopyParams sp;  // the share as one piece: nb column blocks of mB rows",
+        "    sp.blockCount = static_cast<uint16_t>(nb);",
+        "    sp.blockLen = static_cast<uint16_t>(mB * 2);  // 32 B units",
+        "    sp.srcStride = 0;",
+        "    sp.dstStride = 0;",
+        "    for (int64_t s0 = 1; s0 < td_.splits; s0 += fitS) {",
+        "        const int64_t s1 = acx_min(td_.splits, s0 + fitS);",
+        f"        LocalTensor<float> p1 = {qs}.AllocTensor<float>();",
+        "        for (int64_t s = s0; s < s1; ++s)  // each piece as it was written",
+        "            for (int64_t r0 = 0; r0 < mB; r0 += rT)",
+        "                for (int64_t jb = jbA; jb < jbZ;) {",
+        "                    const int64_t jbE = acx_min(jbZ, (jb / cT + 1) * cT), rows = acx_min(rT, mB - r0);",
+        "                    DataCopyParams rp;",
+        "                    rp.blockCount = static_cast<uint16_t>(jbE - jb);",
+        "                    rp.blockLen = static_cast<uint16_t>(rows * 2);",
+        "                    rp.srcStride = static_cast<uint16_t>((mB - rows) * 2);",
+        "                    rp.dstStride = static_cast<uint16_t>((mB - rows) * 2);",
+        "                    DataCopy(p1[(s - s0) * len + (jb - jbA) * mB * 16 + r0 * 16],",
+        "                             wsGm[s * td_.wsSlice + sh + (jb - jbA) * mB * 16 + r0 * 16], rp);",
+        "                    jb = jbE;",
+        "                }",
+        f"        {qs}.EnQue(p1);",
+        f"        p1 = {qs}.DeQue<float>();",
+        "        for (int64_t s = s0; s < s1; ++s) {",
+        "            SetAtomicAdd<float>();",
+        "            DataCopy(wsGm[sh], p1[(s - s0) * len], sp);  // L1 -> GM, accumulating",
+        "            SetAtomicNone();",
+        "            PipeBarrier<PIPE_ALL>();  // each add lands before the next (and before slice 0 is read)",
+        "        }",
+        f"        {qs}.FreeTensor(p1);",
+        "    }",
+        f"    LocalTensor<float> w1 = {qs}.AllocTensor<float>();",
+        "    DataCopy(w1, wsGm[sh], sp);  // the complete sum",
+        f"    {qs}.EnQue(w1);",
+        f"    w1 = {qs}.DeQue<float>();",
+        f"    const int64_t capB = {cap} / (m16 * 16);  // column blocks per L0C piece",
+        "    for (int64_t jb0 = jbA; jb0 < jbZ; jb0 += capB) {",
+        "        const int64_t jb1 = acx_min(jbZ, jb0 + capB);",
+        "        LocalTensor<float> c2 = qC1.AllocTensor<float>();",
+        "        DataCopyParams cp;  // L1 -> L0C: each column block's mB rows, padded to m16",
+        "        cp.blockCount = static_cast<uint16_t>(jb1 - jb0);",
+        "        cp.blockLen = static_cast<uint16_t>(mB * 2);",
+        "        cp.srcStride = 0;",
+        "        cp.dstStride = static_cast<uint16_t>((m16 - mB) * 2);",
+        "        DataCopy(c2, w1[(jb0 - jbA) * mB * 16], cp);",
+        "        PipeBarrier<PIPE_ALL>();  // MTE1 -> FIX (no queue event covers the pair)",
+        "        FixpipeParamsV220 cf;",
+        "        cf.nSize = static_cast<uint16_t>(acx_min(nB - jb0 * 16, (jb1 - jb0) * 16));",
+        "        cf.mSize = static_cast<uint16_t>(mB);",
+        "        cf.srcStride = static_cast<uint16_t>(m16);",
+        "        cf.dstStride = static_cast<uint32_t>(td_.N);",
+        f"        cf.quantPre = {q};",
+        "        cf.reluEn = false;",
+        "        cf.ndNum = 1;",
+        f"        Fixpipe<{out_t}, float, CFG_ROW_MAJOR>(cGm[bt * td_.M * td_.N + row0 * td_.N + col0 + jb0 * 16], c2, cf);",
+        "        qC1.FreeTensor(c2);",
+        "    }",
+        f"    {qs}.FreeTensor(w1);",
+        "}",
+    ]
+    return [ind + x for x in body]
 
 def ordered_buffers(p: ir.Program) -> list[Buf]:
     """ordered_split: the L1 staging of one core's share of a block's fp32 sum (its column blocks)."""
     c = p.cube
     if c is None or c.ordered_split is None:
         return []
-    return [Buf("qW1", "A1", "sel(splits > 1, bm * 16 * ceil_div(ceil_div(bn, 16), splits) * 4, 0)", "1", "f32")]
+    # a group of up to two slices' shares (the combine reads a group, then adds it)
+    share = "sel(splits > 1, bm * 16 * ceil_div(ceil_div(bn, 16), splits) * 4 * min(2, splits - 1), 0)"
+    # (tile sizes: the combine stages its shares in the partial sums' L1, qAcc)
+    return [Buf("qW1", "A1", f"sel(l1Acc > 0, 0, {share})" if c.l1_acc else share, "1", "f32")]
 
 
 def ordered_split_checks(p: ir.Program, t: dict[str, int], cube_cores: int) -> None:
@@ -794,7 +864,7 @@ _FIX_SPLIT_PARTS = [
 ]
 
 
-def _fixpipe(p: ir.Program, ind: str, ncols: str, c0: str, part: bool = False) -> list[str]:
+def _fixpipe(p: ir.Program, ind: str, ncols: str, c0: str, part: bool = False, tile: str | None = None) -> list[str]:
     """Fixpipe of columns [c0, c0 + ncols) of the block's accumulator ``c1`` to the output (or
     workspace); ``part``: of the fix_split part's rows [hr0, hr0 + hm) too (its own Nz tile in L0C)."""
     c = p.cube
@@ -803,7 +873,7 @@ def _fixpipe(p: ir.Program, ind: str, ncols: str, c0: str, part: bool = False) -
     dst, src = ("col0", "c1") if c0 == "0" else (f"col0 + {c0}", f"c1[{c0} * m16]")
     rows, stride, r0 = ("hm", "hm16", "(row0 + hr0)") if part else ("mB", "m16", "row0")
     if part:
-        src = f"c1[{c0} * m16 + hr0 * n16]"
+        src = tile or f"c1[{c0} * m16 + hr0 * n16]"
     return [
         f"{ind}FixpipeParamsV220 fp;  // DSL line {c.store_loc.line}: L0C -> GM (Nz -> ND)",
         f"{ind}fp.nSize = static_cast<uint16_t>({ncols});",
@@ -816,6 +886,149 @@ def _fixpipe(p: ir.Program, ind: str, ncols: str, c0: str, part: bool = False) -
         f"{ind}Fixpipe<{CTYPE[c.out_dtype]}, float, CFG_ROW_MAJOR>(cGm[{slice_off}bt * td_.M * td_.N + {r0} * td_.N + "
         f"{dst}], {src}, fp);",
     ]
+
+
+# ---------------------------------------------------------------- tile_m / tile_n: partial sums in L1
+# A block of nP tiles (tm x tn; serpentine within a stage: one row of tiles, then the next
+# backwards, so neighbours share A rows or B columns) computes every K stage tile by tile, the
+# stages in alternating order (forwards, then backwards). With at most ACCDEPTH tiles each keeps its
+# own L0C buffer for the whole block. With more, the last ACCDEPTH tiles of a stage stay in L0C as
+# the first ones of the next; every other tile's fp32 partial sum goes L0C -> L1 (Fixpipe, Nz as
+# L0C holds it) after the stage and L1 -> L0C (DataCopy CO1 <- A1) before its next one, into the
+# buffer the tile ACCDEPTH places earlier left. One FIX -> MTE1 flag orders them: the k-th tile of a
+# stage that is swapped in waits for the k-th one swapped out (the Fixpipe that read its buffer,
+# issued after the Fixpipe that wrote the tile's image one stage earlier).
+
+_L1_ACC_PROLOGUE = [
+    "        LocalTensor<float> accL1;  // tile sizes: the block's tiles' fp32 partial sums in L1",
+    "        LocalTensor<float> cR[ACCDEPTH];  // the tiles kept in L0C (all of a block of <= ACCDEPTH tiles)",
+]
+
+_L1_ACC_BLOCK = [
+    "            // tile sizes: nP tiles of tm x tn; more than ACCDEPTH swap through L1 every K stage",
+    "            const int64_t nPn = td_.l1Acc ? (n16 + td_.tn - 1) / td_.tn : 1;",
+    "            const int64_t nP = td_.l1Acc ? (m16 + td_.tm - 1) / td_.tm * nPn : 1;",
+    "            const bool resident = nP <= ACCDEPTH;",
+    "            if (td_.l1Acc && !resident) accL1 = qAcc.AllocTensor<float>();",
+    "            LocalTensor<float> c1;",
+    "            if (!td_.l1Acc) c1 = td_.fixSplit ? cW : qC1.AllocTensor<float>();",
+]
+
+_L1_ACC_PARTS = [
+    "                const bool splitStage = false;  // (no fix_split with tile sizes)",
+    "                const int64_t stg = (k1 - kBeg) / td_.kl1;",
+    "                for (int64_t i = 0; i < nP; ++i) {",
+    "                const int64_t h = stg % 2 == 0 ? i : nP - 1 - i;  // this stage's i-th tile",
+    "                const int64_t pI = h / nPn, pJ = pI % 2 == 0 ? h % nPn : nPn - 1 - h % nPn;  // serpentine",
+    "                const int64_t hr0 = td_.l1Acc ? pI * td_.tm : 0, hm = td_.l1Acc ? acx_min(td_.tm, mB - hr0) : mB;",
+    "                const int64_t hm16 = td_.l1Acc ? acx_min(td_.tm, m16 - hr0) : m16;",
+    "                const int64_t hc0 = td_.l1Acc ? pJ * td_.tn : 0, hn = td_.l1Acc ? acx_min(td_.tn, nB - hc0) : nB;",
+    "                const int64_t hn16 = acx_align16(hn);",
+    "                LocalTensor<float> cT;  // this tile's accumulator",
+    "                if (td_.l1Acc && resident) {",
+    "                    if (k1 == kBeg) cR[h] = qC1.AllocTensor<float>();",
+    "                    cT = cR[h];",
+    "                } else if (td_.l1Acc && stg > 0 && i < ACCDEPTH) {",
+    "                    cT = cR[ACCDEPTH - 1 - i];  // kept in L0C from the end of the last stage",
+    "                } else if (td_.l1Acc) {",
+    "                    cT = qC1.AllocTensor<float>();",
+    "                    if (i >= ACCDEPTH) WaitFlag<HardEvent::FIX_MTE1>(0);  // the Fixpipe that read this buffer",
+    "                    if (stg > 0) {  // the tile's partial sum L1 -> L0C",
+    "                        DataCopyParams lp;",
+    "                        lp.blockCount = 1;",
+    "                        lp.blockLen = static_cast<uint16_t>(hm16 * hn16 / 8);  // 32 B units",
+    "                        lp.srcStride = 0;",
+    "                        lp.dstStride = 0;",
+    "                        DataCopy(cT, accL1[h * td_.tm * td_.tn], lp);",
+    "                    }",
+    "                }",
+]
+
+
+def _l1_acc_part_end(p: ir.Program) -> list[str]:
+    """tile sizes, after a tile's Mmads of a K stage: in the last stage its store (the output, or
+    with ordered_split its fp32 partial into the workspace image); before that, swapping, its partial
+    sum L0C -> L1."""
+    c = p.cube
+    assert c is not None
+    ind = "                        "
+    direct = _fixpipe(p, ind, "hn", "hc0", part=True, tile="cT")
+    if c.ordered_split:
+        store = [
+            "                        if (td_.splits > 1) {  // the tile's fp32 partial into this split's image, cut at the",
+            "                            // combine's shares (the pieces it reads back)",
+            "                            const int64_t perW = (n16 / 16 + td_.splits - 1) / td_.splits;",
+            "                            for (int64_t jb = hc0 / 16; jb < (hc0 + hn16) / 16;) {",
+            "                                const int64_t jbE = acx_min((hc0 + hn16) / 16, (jb / perW + 1) * perW);",
+            "                                FixpipeParamsV220 wp;",
+            "                                wp.nSize = static_cast<uint16_t>((jbE - jb) * 16);",
+            "                                wp.mSize = static_cast<uint16_t>(hm);",
+            "                                wp.srcStride = static_cast<uint16_t>(hm16);",
+            "                                wp.dstStride = static_cast<uint32_t>(mB * 2);  // 32 B units: mB rows of 16 fp32",
+            "                                wp.quantPre = QuantMode_t::NoQuant;",
+            "                                wp.ndNum = 1;",
+            f"                                Fixpipe<float, float, CFG_NZ>(wsGm[split * td_.wsSlice + {_IMG} + jb * mB * 16 + hr0 * 16],",
+            "                                                              cT[(jb - hc0 / 16) * hm16 * 16], wp);",
+            "                                jb = jbE;",
+            "                            }",
+            "                        } else {",
+            *["    " + x for x in direct],
+            "                        }",
+        ]
+    else:
+        store = direct
+    return [
+        "                if (td_.l1Acc) {",
+        "                    const bool lastStage = k1 + td_.kl1 >= kEnd;",
+        "                    if (!lastStage && (resident || i >= nP - ACCDEPTH)) {  // stays in L0C for the next stage",
+        "                        if (!resident) cR[i - (nP - ACCDEPTH)] = cT;",
+        "                    } else {",
+        "                        qC1.EnQue(cT);",
+        "                        cT = qC1.DeQue<float>();",
+        "                        if (lastStage) {",
+        *["    " + x for x in store],
+        "                        } else {  // the partial sum L0C -> L1, Nz as L0C holds it",
+        "                            FixpipeParamsV220 lp1;",
+        "                            lp1.nSize = static_cast<uint16_t>(hn16);",
+        "                            lp1.mSize = static_cast<uint16_t>(hm16);",
+        "                            lp1.srcStride = static_cast<uint16_t>(hm16);",
+        "                            lp1.dstStride = static_cast<uint32_t>(hm16 * 2);  // 32 B units",
+        "                            lp1.quantPre = QuantMode_t::NoQuant;",
+        "                            lp1.ndNum = 1;",
+        "                            Fixpipe<float, float, CFG_NZ>(accL1[h * td_.tm * td_.tn], cT, lp1);",
+        "                        }",
+        "                        if (!resident && i < nP - ACCDEPTH) SetFlag<HardEvent::FIX_MTE1>(0);  // its buffer is read",
+        "                        qC1.FreeTensor(cT);",
+        "                    }",
+        "                }",
+    ]
+
+
+def _l1_acc_block_end(p: ir.Program) -> list[str]:
+    """tile sizes, after the block's K stages: every tile was stored in the last one; the partial
+    sums' L1 is free (with ordered_split the combine stages its shares there)."""
+    c = p.cube
+    assert c is not None
+    return [
+        "            if (td_.l1Acc) {",
+        "                if (!resident) qAcc.FreeTensor(accL1);",
+        *([ "                if (td_.splits > 1) {", *ordered_combine(p, c, "                    "), "                }"]
+          if c.ordered_split else []),
+        "                continue;",
+        "            }",
+    ]
+
+
+def l1_acc_checks(p: ir.Program, t: dict[str, int]) -> None:
+    """tile sizes at these shapes: with ordered_split the combine's pieces are whole column blocks of
+    the block's rows in one L0C buffer (tm x tn >= bm x 16)."""
+    c = p.cube
+    if c is None or not c.l1_acc or not t.get("l1Acc") or not c.ordered_split or t["splits"] == 1:
+        return
+    if t["tm"] * t["tn"] < t["bm"] * 16:
+        raise DslError(f"tile_m= / tile_n= with ordered_split: a {t['tm']} x {t['tn']} tile's L0C buffer holds less "
+                       f"than one column block of the block's {t['bm']} rows (the combine's piece); larger tiles",
+                       c.loc)
 
 
 def defers_fixpipe(c: ir.CubeStage) -> bool:

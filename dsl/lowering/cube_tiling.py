@@ -199,6 +199,7 @@ def cube_formulas(p: ir.Program) -> list[tuple[str, str]]:
         ("bm", f"max(16, min({size_expr(c.m)}, align_up(M, 16)))"),
         ("bn", f"max(16, min({size_expr(c.n)}, align_up(N, 16)))"),
         ("bk", f"max(16, {size_expr(c.k_l0)})"),
+        *l1_acc_formulas(c),
         ("spl0", f"max(1, min({size_expr(c.split_k)}, ceil_div(K, bk)))"),
         # a split's K range: whole K steps; long ranges (>= 2048) in multiples of 256 elements, so
         # each split's A tiles start 512 B-aligned (fp16) in GM (modeled: 32 B-aligned moves run
@@ -273,6 +274,17 @@ def cube_formulas(p: ir.Program) -> list[tuple[str, str]]:
         ("fixDefer", f"0 * {size_expr(c.fix_defer)}" if c.ordered_split else
          f"sel({size_expr(c.acc_depth)} > 1, max(0, {size_expr(c.fix_defer)}), 0)"),
     ] + ordered_split_formulas(c)
+
+
+def l1_acc_formulas(c: ir.CubeStage) -> list[tuple[str, str]]:
+    """tile_m= / tile_n=: the block is computed as L0C tiles of tm x tn (multiples of 16, at most the
+    block); a block of more tiles than L0C buffers keeps their fp32 partial sums in L1 between K
+    stages (``l1Acc``). Off (no tile sizes): no fields."""
+    if not c.l1_acc:
+        return []
+    return [("tm", f"sel({size_expr(c.tile_m)} > 0, max(16, min(bm, align_down({size_expr(c.tile_m)}, 16))), bm)"),
+            ("tn", f"sel({size_expr(c.tile_n)} > 0, max(16, min(bn, align_down({size_expr(c.tile_n)}, 16))), bn)"),
+            ("l1Acc", "sel(tm < bm, 1, sel(tn < bn, 1, 0))")]
 
 
 def ordered_cube_dim(c: ir.CubeStage, plain: str) -> str:

@@ -32,6 +32,21 @@ UNSUPPORTED = {
 ARITH = (ir.Unary, ir.LeakyRelu, ir.Power, ir.Binary, ir.RowReduce, ir.Sinkhorn)
 
 
+def check_l1_acc(p: ir.Program) -> None:
+    """tile_m= / tile_n= (partial sums in L1) take the plain stage ring: the held-panel, bias, split
+    Fixpipe and ring forms have their own uses of L0C and L1 that this one does not join."""
+    c = p.cube
+    assert c is not None
+    if c.bias is not None:
+        raise DslError("tile_m= / tile_n=: no accumulator bias with partial sums in L1", c.loc)
+    for name in ("a_whole", "b_whole", "b_ahead", "b_hold", "fix_split", "fix_defer", "tail"):
+        v = getattr(c, name)
+        if isinstance(v, str) or int(v) > 0:
+            raise DslError(f"tile_m= / tile_n= (partial sums in L1) take the plain stage ring: drop {name}=", c.loc)
+    if any(w.ring for w in p.workspaces):
+        raise DslError("tile_m= / tile_n=: not in the ring (mixed) form", c.loc)
+
+
 def check_cube_supported(tp: TypedProgram) -> None:
     """Raise DslError for the first construct of a @cube_kernel the lowering cannot emit."""
     p = tp.program
@@ -44,6 +59,8 @@ def check_cube_supported(tp: TypedProgram) -> None:
                            f"not {prm.dtype}", prm.loc)
     if p.cube is not None and p.cube.ordered_split:
         check_ordered_split(p)
+    if p.cube is not None and p.cube.l1_acc:
+        check_l1_acc(p)
     v = p.vector
     if v is None:
         return

@@ -509,4 +509,52 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
             }
 }
 
+
+// ------------------------------------------------------------------------------ Fixpipe L0C -> L1
+// The accumulator into L1 (A1/B1) as Nz (asc_copy_l0c2l1: "after the matrix computation, quantises the
+// result and moves it to L1 Buffer", PIPE_FIX, Atlas A2 supported; asc-devkit docs/zh/api/SIMD-API/
+// C-API/cube_datamove/asc_copy_l0c2l1/asc_copy_l0c2l1_arch_2201.md): float -> float NoQuant (channel
+// split is documented for float to float only, so that pair exists), float -> half F322F16,
+// float -> bfloat16_t F322BF16. Emulated: CFG_NZ only (the Nz2ND form into L1 is refused), ndNum 1;
+// dstStride in 32 B units between the Nz column blocks, as for the GM Nz form. A later L1 -> L0C copy
+// of the image needs a FIX -> MTE1 flag (HardEvent::FIX_MTE1).
+template <class T, class U, const FixpipeConfig& config = CFG_NZ>
+inline void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p) {
+    const char* api = "Fixpipe(L0C->L1)";
+    constexpr uint8_t dt = acx::DT<T>::id, du = acx::DT<U>::id;
+    if (config.format != CO2Layout::NZ) acx::Fail("%s: only CFG_NZ is emulated into L1 (Nz, as the cube reads it)", api);
+    if (config.isToUB) acx::Fail("%s: isToUB is not supported on the split 910B (no L0C->UB path)", api);
+    int q = (int)p.quantPre;
+    bool ok = du == acx::DT_F32 && ((dt == acx::DT_F32 && q == NoQuant) || (dt == acx::DT_F16 && q == F322F16) ||
+                                    (dt == acx::DT_BF16 && q == F322BF16));
+    if (!ok)
+        acx::Fail("%s: %s -> %s with quantPre=%d is not supported (emulated: float->float NoQuant, float->half F322F16, "
+                  "float->bfloat16_t F322BF16)", api, acx::DT<U>::name, acx::DT<T>::name, q);
+    if (p.isChannelSplit) acx::Fail("%s: isChannelSplit is not emulated", api);
+    if (p.ndNum != 1) acx::Fail("%s: ndNum=%u; only 1 is supported with CFG_NZ", api, p.ndNum);
+    if (p.mSize == 0 || p.nSize == 0) return;  // documented NOP
+    if (p.nSize > 4095) acx::Fail("%s: nSize=%u not in [1, 4095]", api, p.nSize);
+    if (p.nSize % 16) acx::Fail("%s: nSize=%u must be a multiple of 16", api, p.nSize);
+    const uint64_t m = p.mSize, n = p.nSize, n1 = n / 16, c0o = 32 / sizeof(T);
+    if (p.srcStride < acx::CeilTo(m, 16))
+        acx::Fail("%s: srcStride=%u is below ceil(mSize, 16)=%llu (unit: 16-element rows of the L0C Nz matrix)", api,
+                  p.srcStride, (unsigned long long)acx::CeilTo(m, 16));
+    if (p.dstStride == 0 || (uint64_t)p.dstStride * c0o < m * 16)
+        acx::Fail("%s: dstStride=%u (32 B units) is below mSize*16 elements=%llu (Nz column blocks would overlap)", api,
+                  p.dstStride, (unsigned long long)(m * 16));
+    acx::CubeOperand(api, "src", src, acx::MEM_L0C, 64, (((n1 - 1) * p.srcStride + m - 1) * 16 + 16) * sizeof(U));
+    const uint64_t dext = (n1 - 1) * p.dstStride * c0o + m * 16;
+    acx::CubeOperand(api, "dst", dst, acx::MEM_L1, 32, dext * sizeof(T));
+    acx::EmitCube(acx::P_FIX, acx::OP_FIXPIPE_L0C2L1, dt, du, n1, m * n * sizeof(T), m * n, p.mSize, p.nSize, 0);
+    if (acx::TraceOnly()) return;
+    const U* s = src.ptr();
+    T* d = dst.ptr();
+    for (uint64_t j = 0; j < n; j++)
+        for (uint64_t i = 0; i < m; i++) {
+            U v = s[((j / 16) * p.srcStride + i) * 16 + j % 16];
+            if (p.reluEn && v < U(0)) v = U(0);
+            d[(j / 16) * p.dstStride * c0o + i * 16 + j % 16] = (T)v;
+        }
+}
+
 }  // namespace AscendC

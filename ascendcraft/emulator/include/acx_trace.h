@@ -42,6 +42,7 @@ enum TraceOp : uint16_t {
     OP_DATA_COPY_L1_BT = 133,  // appended: DataCopy L1 (C1) -> bias table (C2), MTE1
     OP_DATA_COPY_L1_L0C = 140,  // appended: DataCopy L1 (A1) -> L0C (CO1), MTE1 (split-K combine)
     OP_DATA_COPY_L12GM = 141,  // appended: DataCopy L1 (A1/B1) -> GM, MTE1 (split-K combine)
+    OP_FIXPIPE_L0C2L1 = 142,  // appended: Fixpipe L0C -> L1 (Nz), FIX (partial sums held in L1)
 };
 
 // trace record flags

@@ -171,7 +171,7 @@ inline void QueuePipes(TPosition p, uint8_t& prod, uint8_t& cons) {
 enum class HardEvent : uint8_t {
     MTE2_V, V_MTE2, V_MTE3, MTE3_V, V_S, S_V, MTE2_S, S_MTE2, MTE3_S, S_MTE3, MTE2_MTE3, MTE3_MTE2,
     MTE1_M, M_MTE1, M_FIX, FIX_M, MTE2_MTE1, MTE1_MTE2, M_V, V_M, FIX_S, S_FIX, MTE1_V, V_MTE1,
-    FIX_MTE2, MTE2_FIX, MTE2_M, M_MTE2, M_S, S_M, MTE1_S, S_MTE1, MAX
+    FIX_MTE2, MTE2_FIX, MTE2_M, M_MTE2, M_S, S_M, MTE1_S, S_MTE1, FIX_MTE1, MTE1_FIX, MAX
 };
 inline void EventPipes(HardEvent e, uint8_t& src, uint8_t& dst, const char*& name) {
     using namespace acx;
@@ -183,7 +183,8 @@ inline void EventPipes(HardEvent e, uint8_t& src, uint8_t& dst, const char*& nam
         {P_MTE2, P_MTE1, "MTE2_MTE1"}, {P_MTE1, P_MTE2, "MTE1_MTE2"}, {P_M, P_V, "M_V"}, {P_V, P_M, "V_M"},
         {P_FIX, P_S, "FIX_S"}, {P_S, P_FIX, "S_FIX"}, {P_MTE1, P_V, "MTE1_V"}, {P_V, P_MTE1, "V_MTE1"},
         {P_FIX, P_MTE2, "FIX_MTE2"}, {P_MTE2, P_FIX, "MTE2_FIX"}, {P_MTE2, P_M, "MTE2_M"}, {P_M, P_MTE2, "M_MTE2"},
-        {P_M, P_S, "M_S"}, {P_S, P_M, "S_M"}, {P_MTE1, P_S, "MTE1_S"}, {P_S, P_MTE1, "S_MTE1"}};
+        {P_M, P_S, "M_S"}, {P_S, P_M, "S_M"}, {P_MTE1, P_S, "MTE1_S"}, {P_S, P_MTE1, "S_MTE1"},
+        {P_FIX, P_MTE1, "FIX_MTE1"}, {P_MTE1, P_FIX, "MTE1_FIX"}};
     size_t i = (size_t)e;
     if (i >= sizeof(t) / sizeof(t[0])) acx::Fail("SetFlag/WaitFlag: invalid HardEvent %d", (int)e);
     src = t[i].s; dst = t[i].d; name = t[i].n;
