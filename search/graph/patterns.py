@@ -367,13 +367,20 @@ def host_candidates(task: Task, shape_sets: Sequence[Sequence[Shape]]
 
 
 def _match(vals: Sequence[float], cands: Sequence[tuple[str, Sequence[float]]]) -> str | None:
-    for name, f in _FORMULAS:
-        for expr, es in cands:
-            try:
-                if all(e and _close(f(float(e)), v) for e, v in zip(es, vals, strict=True)):
-                    return name.format(E=expr)
-            except (ValueError, ZeroDivisionError, OverflowError):
-                continue
+    """The first formula of a candidate extent that gives every shape set's value; failing that,
+    a constant multiple of one (``label_smoothing / C``: ``0.1 * (1.0 / size(x, 1))``), the factor
+    fitted on the first shape set and checked on the others (whose values differ from it)."""
+    for scaled in (False, True):
+        for name, f in _FORMULAS:
+            for expr, es in cands:
+                try:
+                    c = vals[0] / f(float(es[0])) if scaled and es[0] else 1.0
+                    if not math.isfinite(c) or c == 0.0:
+                        continue
+                    if all(e and _close(c * f(float(e)), v) for e, v in zip(es, vals, strict=True)):
+                        return name.format(E=expr) if not scaled else f"({float(c)!r} * {name.format(E=expr)})"
+                except (ValueError, ZeroDivisionError, OverflowError):
+                    continue
     return None
 
 

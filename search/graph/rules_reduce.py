@@ -95,7 +95,7 @@ def _moments(root: bool, with_mean: bool) -> Callable[..., Any]:
         if root:
             v = g.unary("sqrt", v)
         out = keep(g, v, x, dims, keepdim)
-        return [out, keep(g, m, x, dims, keepdim)] if with_mean else out
+        return [out, _stat(g, keep(g, m, x, dims, keepdim), x.dtype)] if with_mean else out
     return body
 
 
@@ -257,6 +257,13 @@ def _dot(g: PrimGraph, a: dict) -> Value:
 
 
 # ---------------------------------------------------------------- normalisations
+def _stat(g: PrimGraph, v: Value, dtype: torch.dtype) -> Value:
+    """A statistic returned beside the normalised output: its own node, so the rounding of a
+    16-bit output (eager returns mean / rstd in the input's dtype) does not reach the output,
+    which ATen's kernels compute from the unrounded (f32) statistics."""
+    return g.round_to(v, dtype) if dtype in (torch.float16, torch.bfloat16) else v
+
+
 @rule("native_layer_norm")
 def _native_layer_norm(g: PrimGraph, a: dict) -> list:
     x = a["input"]
@@ -269,7 +276,7 @@ def _native_layer_norm(g: PrimGraph, a: dict) -> list:
         out = g.binary("mul", out, a["weight"])
     if a.get("bias") is not None:
         out = g.binary("add", out, a["bias"])
-    return [out, m, rstd]
+    return [out, _stat(g, m, x.dtype), _stat(g, rstd, x.dtype)]
 
 
 @rule("_fused_rms_norm", "rms_norm")
@@ -284,7 +291,7 @@ def _rms_norm(g: PrimGraph, a: dict) -> Any:
     out = g.binary("mul", x, rstd)
     if a.get("weight") is not None:
         out = g.binary("mul", out, a["weight"])
-    return [out, rstd] if "_fused" in str(a.get("__op__", "")) else out
+    return [out, _stat(g, rstd, x.dtype)] if "_fused" in str(a.get("__op__", "")) else out
 
 
 def _channel(g: PrimGraph, w: Value, rank: int) -> Value:
