@@ -27,8 +27,8 @@ def test_an_overflowing_fp16_reference_does_not_fail_a_correct_kernel() -> None:
     for cand in propose(task):
         out = ev.evaluate(prepare(cand.name, cand.source), {}, timing=False)
         assert out.status == Status.OK, (cand.name, out.message)
-        assert "matches the correctly rounded result" in out.message
-        assert "float16 CPU reference, which rounds its intermediates" in out.message
+        assert "or of the correctly rounded result" in out.message
+        assert "float16 CPU reference alone, which rounds its intermediates" in out.message
         assert out.max_abs_err < 1e-3  # errors are against the rounded truth
 
 
