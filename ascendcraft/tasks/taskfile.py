@@ -463,9 +463,12 @@ def load_task_file(path: str | Path, name: str | None = None) -> Task:
     _refuse_unusable(specs, path)
     reference = ModuleReference(model_cls, init_args, positional=init_kwargs is None)
 
-    # build and run once on the meta device: catches broken __init__/forward early
+    # build and run once on the meta device: catches broken __init__/forward early. The module
+    # in the inputs' floating dtype, as the reference runs it (ModuleReference casts its
+    # parameters): PReLU's fp32 weight against fp16 inputs does not promote
+    float_in = next((s.dtype for s in specs if s.is_tensor and s.dtype.is_floating_point), None)
     try:
-        model = reference.build("meta")
+        model = reference.build("meta", float_in)
     except Exception as e:  # noqa: BLE001
         raise _located_error(path, "Model.__init__", e, _FIX_INIT) from None
     task = Task(

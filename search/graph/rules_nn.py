@@ -132,6 +132,17 @@ def _bce(g: PrimGraph, x: Value, t: Value, weight: Value | None) -> Value:
     return v if weight is None else g.binary("mul", v, weight)
 
 
+def _bce_logits(g: PrimGraph, x: Value, t: Value, weight: Value | None, pos_weight: Value | None) -> Value:
+    """(1 - t) x + (1 + (pw - 1) t) softplus(-x), softplus(-x) = max(-x, 0) + log(1 + exp(-|x|))
+    (no overflow for large |x|); the class weight multiplies the term."""
+    sp = g.binary("add", g.binary("max", g.unary("neg", x), 0.0),
+                  g.unary("log", g.binary("add", g.unary("exp", g.unary("neg", g.unary("abs", x))), 1.0)))
+    if pos_weight is not None:
+        sp = g.binary("mul", g.binary("add", g.binary("mul", g.binary("sub", pos_weight, 1.0), t), 1.0), sp)
+    v = g.binary("add", g.binary("mul", g.binary("sub", 1.0, t), x), sp)
+    return v if weight is None else g.binary("mul", v, weight)
+
+
 T = Arg("target")
 
 #: loss ATen op -> its pointwise term (X = ``self``, T = ``target``), before the reduction
@@ -142,6 +153,7 @@ LOSS_TERMS: dict[str, Formula] = {
     "huber_loss": Fn(_huber, abs_(X - T), arg("delta", 1.0)),
     "soft_margin_loss": log(exp(-T * X) + 1.0),
     "binary_cross_entropy": Fn(_bce, X, T, Arg("weight")),
+    "binary_cross_entropy_with_logits": Fn(_bce_logits, X, T, Arg("weight"), Arg("pos_weight")),
 }
 
 
