@@ -356,6 +356,18 @@ class _Checker:
             if d.form != "scalar" or (d.space or "H") != "H":
                 raise DslError(f"{what}: d is a host scalar (sizes, constants)", e.loc)
             return VType("tile", self.p.dtype_of(e.tensor), self.loop_space[e.at])
+        if isinstance(e, ir.LoadEvery):
+            d = self._expr(e.arg, scope, loop_var)
+            what = "load_every(v, t, d)"
+            if loop.kind != "rows" or loop.axis >= 0 or loop.flat:
+                raise DslError(f"{what} belongs to a rows loop (plain, dims= or groups=; not flat or axis=)", e.loc)
+            if e.at not in self.loop_space or e.at not in (loop_var, loop.var):
+                raise DslError(f"{what} at '{e.at}': use the rows variable or its chunk", e.loc)
+            if e.at == loop.var and any(isinstance(s, ir.InnerLoop) and s.kind == "chunks" for s in loop.body):
+                raise DslError(f"in a rows loop with column chunks, {what} is at the chunk", e.loc)
+            if d.form != "scalar" or (d.space or "H") != "H":
+                raise DslError(f"{what}: d is a host scalar (sizes, constants)", e.loc)
+            return VType("tile", self.p.dtype_of(e.tensor), self.loop_space[e.at])
         if isinstance(e, ir.LoadPerRowEvery):
             d = self._expr(e.arg, scope, loop_var)
             what = "load_per_row(v, t, d)"

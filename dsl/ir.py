@@ -351,6 +351,19 @@ class LoadPerRowEvery(Expr):
 
 
 @dataclass(frozen=True)
+class LoadEvery(Expr):
+    """``load_every(v, at, d)``: in a rows loop (plain, ``dims=`` or ``groups=``), the element
+    of flat index ``f`` of the loop's tensor takes ``v[(f // d) % numel(v)]`` (``d`` a host
+    scalar: a product of sizes). A per-channel operand inside the rows: GroupNorm's ``[C]``
+    weight against group rows of ``[N, C, H, W]`` is ``d = H * W``: runs of ``d`` elements share
+    a value, a row meets ``W / d + 1`` of them."""
+
+    arg: Expr
+    tensor: str
+    at: str
+
+
+@dataclass(frozen=True)
 class LoadSlice(Expr):
     """``load_slice(x, at, col)``: a column window of ``x``. In a rows loop of ``N`` rows of
     width ``W``, ``x`` is seen as ``N`` rows of pitch ``P = numel(x) / N`` and row ``g`` of the
@@ -628,7 +641,7 @@ class Program:
 def walk_exprs(e: Expr):
     """Yield ``e`` and all its sub-expressions, depth first, operands before users."""
     if isinstance(e, (Unary, LeakyRelu, Cast, RowReduce, GridReduce, RowLast, Index, Sinkhorn,
-                      IndexAddRows, LoadRowsBcast, LoadPerRowEvery, LoadSlice)):
+                      IndexAddRows, LoadRowsBcast, LoadPerRowEvery, LoadEvery, LoadSlice)):
         yield from walk_exprs(e.arg)
     elif isinstance(e, Power):
         yield from walk_exprs(e.base)

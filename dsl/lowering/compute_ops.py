@@ -176,6 +176,8 @@ class ComputeOps:
             return self._finish(self._load_rows_bcast(e), hint, pre)
         if isinstance(e, ir.LoadPerRowEvery):
             return self._load_per_row_every(e, hint, pre)
+        if isinstance(e, ir.LoadEvery):
+            return self._load_every(e, hint, pre)
         if isinstance(e, ir.LoadSlice):
             return self._finish(self._load_slice(e), hint, pre)
         if isinstance(e, ir.Scan):
@@ -533,6 +535,36 @@ class ComputeOps:
         self.emit("        ri += run;")
         self.emit("    }")
         self.emit("    SyncSV();")
+        self.emit("}")
+        return d
+
+    def _load_every(self, e: ir.LoadEvery, hint: Val | None, pre) -> Val:
+        """v[(f // d) % numel(v)] for each element of flat index f: runs of d elements share a
+        value, so per tile row one scalar GM read and one Duplicate per run it meets. The runs
+        are written last first, each Duplicate from its run's 32 B-aligned floor (a vector
+        write starts 32 B-aligned in UB); what it writes before its run belongs to the run
+        before, written next."""
+        dtype = self.p.param(e.tensor).dtype
+        self.roles[e.tensor] = "gather_src"
+        n = self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
+        div = self._scalar_cpp(e.arg)
+        d = self._dest("tile", dtype, hint, [], pre)
+        t = CTYPE[dtype]
+        lw = self._loop_width()
+        self.emit("{")
+        self.emit(f"    const float gdf = {div};")
+        self.emit(f"    const int64_t gd = static_cast<int64_t>(gdf), gv = {n}, ga = 32 / sizeof({t});")
+        self.emit("    if (gd < 1 || static_cast<float>(gd) != gdf || gv < 1) Trap();  // d not a whole number >= 1")
+        self.emit("    for (int64_t ri = 0; ri < r; ++ri) {")
+        self.emit(f"        const int64_t f0 = (gr + ri) * {lw} + c0;  // the row's first element, flat")
+        self.emit("        for (int64_t ce = w; ce > 0;) {  // the runs, last first")
+        self.emit("            const int64_t fl = f0 + ce - 1, cs = fl - fl % gd > f0 ? fl - fl % gd - f0 : 0;")
+        self.emit(f"            const {t} pv = {mangle('gm', e.tensor)}.GetValue((fl / gd) % gv);")
+        self.emit("            const int64_t ca = cs / ga * ga;")
+        self.emit(f"            Duplicate({d.cpp}[ri * wp + ca], pv, static_cast<int32_t>(ce - ca));")
+        self.emit("            ce = cs;")
+        self.emit("        }")
+        self.emit("    }")
         self.emit("}")
         return d
 

@@ -40,7 +40,7 @@ from ...tasks.task import Task
 from ..core_counts import CORES_TUNABLE, balanced_cores, with_cores_default
 from ..onepass import LOWEST_F32
 from .names import doc_text, dsl_name
-from .patterns import Plan, broadcast_rows_block, per_row_block
+from .patterns import Plan, broadcast_rows_block, per_row_block, segment_block
 from .prims import TRANSPARENT
 from .trace import Unsupported
 
@@ -60,7 +60,7 @@ RESERVED = {
     "total_max", "total_min", "numel", "size", "scan_sum", "scan_prod", "scan_max", "row_last",
     "rscan_sum", "rscan_prod", "rscan_max", "row_first",
     "pick", "windows", "taps", "w", "position", "load_scalar", "gather_rows", "gather_cols",
-    "index_add_rows", "load_rows_bcast", "select_cols", "window_recip", "load_slice",
+    "index_add_rows", "load_rows_bcast", "select_cols", "window_recip", "load_slice", "load_every",
 }
 SCAN_INIT = {"sum": 0.0, "prod": 1.0, "max": -math.inf}
 #: ops whose value is never an eager fp16 rounding step (data, constants, masks)
@@ -331,6 +331,9 @@ class Emitter:
         f = self.form(n)
         if f == "s":  # a one-element tensor: a kernel scalar, already f32
             return f"load_scalar({name})"
+        if f == "e":  # a per-channel operand inside the rows: runs of elements share a value
+            e = f"load_every({name}, {scope.at}, {self.every_divisor(n)})"
+            return e if d["dtype"] == torch.float32 else f"cast({e}, f32)"
         if f == "r":  # rows broadcast on both sides of a block of leading dims
             e = f"load_rows_bcast({name}, {scope.at}, {self.rows_divisor(n)})"
             return e if d["dtype"] == torch.float32 else f"cast({e}, f32)"
@@ -360,6 +363,17 @@ class Emitter:
             raise AssertionError("a per-row operand without its block of dims")
         _, i1, k = block
         return " * ".join(f"size({ref}, {j})" for j in range(i1, k)) or "1.0"
+
+    def every_divisor(self, n: int) -> str:
+        """The host product of the loop tensor's sizes after a per-channel operand's block of
+        dims (load_every's d)."""
+        dom = self.plan.domain
+        ref = self.outputs[dom.ref] if dom.on_output else self.param[dom.ref]
+        o = tuple(self.plan.full_shape)
+        block = segment_block(self.pg, n, o)
+        if block is None:
+            raise AssertionError("a per-channel operand without its block of dims")
+        return " * ".join(f"size({ref}, {j})" for j in range(block[1], len(o))) or "1.0"
 
     def rows_divisor(self, n: int) -> str:
         """The host product of the loop tensor's sizes between an operand's block of dims
@@ -881,7 +895,8 @@ def structures(plan: Plan) -> list[str]:
     order = ["chunked", "rows"] if w > (2048 if scans else 8192) else ["rows", "chunked"]
     reduce_only = all(f != "t" for _, f, _ in plan.outputs) and not any(
         plan.pg.op(n) in ("gather", "index_add") for n in plan.order)
-    if w % 256 and w <= 8192 and plan.domain.groups == 1 and not scans and reduce_only:
+    every = any(f == "e" for f in plan.forms.values())  # load_every: not in flat rows loops
+    if w % 256 and w <= 8192 and plan.domain.groups == 1 and not scans and reduce_only and not every:
         # row reductions of rows not 512 B aligned: whole rows, one aligned burst a tile
         order.insert(order.index("rows") + 1, "rows_flat")
     if online and kind == "rows":  # softmax / logsumexp in chunks: the statistics in one pass

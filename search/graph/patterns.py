@@ -508,7 +508,8 @@ def _fits(form: str, p: Shape, o: Shape, domain: Domain, ext: dict[str, int]) ->
 
 
 _FORM_NAMES = {"t": "a full tile", "o": "a per-row value", "c": "a per-column vector",
-               "s": "a scalar", "g": "a whole-tensor result", "w": "a window tap"}
+               "s": "a scalar", "g": "a whole-tensor result", "w": "a window tap",
+               "e": "a per-channel operand inside the rows"}
 #: elementwise ops the kernel can apply to a total_* result (a scalar outside loops)
 GRID_SCALAR_OPS = ("add", "sub", "mul", "div", "max", "min", "exp", "log", "sqrt", "rsqrt",
                    "abs", "reciprocal", "neg", "relu", "sigmoid", "tanh")
@@ -595,6 +596,9 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
 
     alive = set(live)
     src = gather_sources(pg, live)
+    # rows that reduce (GroupNorm's groups) read per-channel operands inside them (load_every);
+    # elementwise work keeps the channels loop / rows view of its per-channel operands
+    row_reduces = any(pg.op(u) == "reduce" and not is_grid_reduction(pg, u) for u in live)
     for n in live:
         d = pg.g.nodes[n]
         op = d["op"]
@@ -621,6 +625,9 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                 f = "c" if _fits("c", d["real"], ref_shape, domain, ext) else "o"
             elif kind == "rows" and m == col:
                 f = "c"
+            elif m == outer and kind == "rows" and row_reduces and _inside_rows(pg, n, ref_shape, ext["W"]):
+                f = "e"  # as many values as rows, but varying inside them (GroupNorm's [C] weight
+                # against N * G group rows when C = N * G): load_every
             elif m == outer and kind != "tiles":
                 f = "o"
             elif m == 1:
@@ -629,6 +636,8 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                 f = "o"  # v[(g // d) % numel(v)] per row g (load_per_row(v, t, d))
             elif bcast_rows and kind == "rows" and broadcast_rows_block(d["real"], ref_shape, ext["W"]):
                 f = "r"  # whole rows, each loop row reading row (g // d) % R (load_rows_bcast)
+            elif kind == "rows" and row_reduces and _inside_rows(pg, n, ref_shape, ext["W"]):
+                f = "e"  # element f of the loop's tensor reads v[(f // d) % numel(v)] (load_every)
             else:
                 raise Unsupported(f"input {d['name']!r} of shape {list(d['shape'])} does not fit "
                                   f"the {domain.describe(ref_shape)} loop: it is neither full "
@@ -721,7 +730,7 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
             _check_loop_reduce(pg, n, domain, ext, ref_shape)
             forms[n] = "o"
             continue
-        fs = ["t" if forms[a] == "r" else forms[a] for a in args]  # row-broadcast rows are tiles
+        fs = ["t" if forms[a] in ("r", "e") else forms[a] for a in args]  # (both load as tiles)
         nonscalar = {f for f in fs if f not in ("s", "g")}
         if "g" in fs and kind == "windows":
             raise Unsupported("a whole-tensor result used in a windows loop")
@@ -759,6 +768,10 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                               f"{names.get(f, 'per-column')} values (the DSL compares and "
                               "selects full tiles only)")
         uniform = math.prod(pg.attr(n, "real")) == 1  # a lifted runtime scalar
+        if f == "t" and "e" in {forms[a] for a in args} and math.prod(pg.attr(n, "real")) != full \
+                and all(forms[a] in ("e", "s", "g") for a in args):
+            forms[n] = "e"  # computed from per-channel operands alone (w * 2): read as they are
+            continue
         if f == "t" and "r" in {forms[a] for a in args} and math.prod(pg.attr(n, "real")) != full \
                 and all(forms[a] in ("r", "s", "g") for a in args):
             # computed from broadcast rows alone (~mask of a [T, T] buffer): each loop row
@@ -770,7 +783,7 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
         if f != "s" and not uniform:
             o = pg.attr(n, "real")
             for a in args:
-                fa = "t" if forms[a] == "r" else forms[a]
+                fa = "t" if forms[a] in ("r", "e") else forms[a]
                 if fa in ("s", "g") or fa == f or math.prod(pg.attr(a, "real")) == 1:
                     continue
                 if not _fits(fa, pg.attr(a, "real"), o, domain, ext):
@@ -816,6 +829,41 @@ def per_row_block(pg: PrimGraph, n: int, o: Shape, w: int) -> tuple[int, int, in
             lead = [i for i in range(k) if p[i] != 1]
             if lead and all(p[i] == o[i] for i in range(lead[0], lead[-1] + 1)):
                 return lead[0], lead[-1] + 1, k
+        stack += [v for v in pg.g.successors(u)
+                  if pg.op(v) in TRANSPARENT + tuple(UNARY) + tuple(BINARY)]
+    return None
+
+
+def _inside_rows(pg: PrimGraph, n: int, o: Shape, w: int) -> bool:
+    """Does input ``n`` vary inside the loop's rows (runs of fewer elements than a row)?"""
+    block = segment_block(pg, n, o)
+    return block is not None and math.prod(o[block[1]:]) < w
+
+
+def segment_block(pg: PrimGraph, n: int, o: Shape) -> tuple[int, int] | None:
+    """``(i0, i1)`` when input ``n`` meets a loop over ``o`` as one value per run of elements: it
+    varies along the block ``[i0, i1)`` of ``o``'s dims alone (as ``o`` does there) and is
+    broadcast over every other dim, so the element of flat index ``f`` reads ``n``'s element
+    ``(f // prod(o[i1:])) % prod(o[i0:i1])`` (``load_every``; GroupNorm's ``[C]`` weight against
+    ``[N, C, H, W]``). The block is read off the first value computed from ``n`` alone (views and
+    elementwise ops keep its element order) whose shape lines up with ``o``; runs shorter than
+    32 elements are refused (a Duplicate per run)."""
+    m = math.prod(pg.attr(n, "real"))
+    if m <= 1:
+        return None
+    seen, stack = set(), [n]
+    while stack:
+        u = stack.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        p = pg.attr(u, "real")
+        if math.prod(p) == m and len(p) <= len(o):
+            p = _pad(p, len(o))
+            var = [i for i in range(len(o)) if p[i] != 1]
+            if var and all(p[i] == o[i] for i in range(var[0], var[-1] + 1)) \
+                    and math.prod(o[var[-1] + 1:]) >= 32:
+                return var[0], var[-1] + 1
         stack += [v for v in pg.g.successors(u)
                   if pg.op(v) in TRANSPARENT + tuple(UNARY) + tuple(BINARY)]
     return None

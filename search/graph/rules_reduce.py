@@ -260,7 +260,8 @@ def _dot(g: PrimGraph, a: dict) -> Value:
 def _stat(g: PrimGraph, v: Value, dtype: torch.dtype) -> Value:
     """A statistic returned beside the normalised output: its own node, so the rounding of a
     16-bit output (eager returns mean / rstd in the input's dtype) does not reach the output,
-    which ATen's kernels compute from the unrounded (f32) statistics."""
+    which ATen's kernels compute from the unrounded (f32) statistics (a view would not do:
+    the rounding marks the storage a view shows)."""
     return g.round_to(v, dtype) if dtype in (torch.float16, torch.bfloat16) else v
 
 
@@ -311,7 +312,7 @@ def _batch_norm(g: PrimGraph, a: dict) -> list:
         dims = [0] + list(range(2, rank))
         v, m = var(g, x, dims, 0.0, True)
         invstd = g.unary("rsqrt", g.binary("add", v, eps))
-        stats = [g.view(m, [x.shape[1]]), g.view(invstd, [x.shape[1]])]
+        stats = [_stat(g, g.view(m, [x.shape[1]]), x.dtype), _stat(g, g.view(invstd, [x.shape[1]]), x.dtype)]
     else:
         m, invstd = _channel(g, rm, rank), g.unary("rsqrt", g.binary("add", _channel(g, rv, rank),
                                                                          eps))
@@ -337,7 +338,7 @@ def _group_norm(g: PrimGraph, a: dict) -> list:
         out = g.binary("mul", out, _channel(g, a["weight"], rank))
     if a.get("bias") is not None:
         out = g.binary("add", out, _channel(g, a["bias"], rank))
-    return [out, g.view(m, [n, groups]), g.view(rstd, [n, groups])]
+    return [out, _stat(g, g.view(m, [n, groups]), x.dtype), _stat(g, g.view(rstd, [n, groups]), x.dtype)]
 
 
 __all__ = ["OVER_DIMS", "RULES", "dims_of", "keep", "mean", "var", "vector_norm"]
