@@ -15,18 +15,9 @@ from ascendcraft.search.graph import propose_from_graph
 
 from ascendcraft.evaluate import Evaluator, prepare
 from ascendcraft.status import Status
-from ascendcraft.tasks.taskfile import load_task_file
+from tests.kernel_runs import inline_task
 
 SOC = "Ascend910B2"
-
-
-def _task(tmp_path: Path, forward: str, inputs: str, args: str) -> object:
-    p = tmp_path / "t.py"
-    p.write_text("import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
-                 f"    def forward(self, {args}):\n        return {forward}\n\n"
-                 f"def get_inputs():\n    return [{inputs}]\n\n"
-                 "def get_init_inputs():\n    return []\n")
-    return load_task_file(p)
 
 
 def _run(task, src: str):
@@ -59,7 +50,7 @@ def test_runs_match_pytorch(tmp_path: Path, dt: str, shape: str, loop: str, d: s
                             chunk: int) -> None:
     tdt = {"f32": "torch.float32", "f16": "torch.float16"}[dt]
     c = int(shape.split(",")[1])
-    task = _task(tmp_path, f"x * w.{view} + b.{view}",
+    task = inline_task(tmp_path, f"x * w.{view} + b.{view}",
                  f"torch.randn({shape}, dtype={tdt}), torch.randn({c}, dtype={tdt}), "
                  f"torch.randn({c}, dtype={tdt})", "x, w, b")
     body = (F32 if dt == "f32" else F16).format(d=d)
@@ -83,7 +74,7 @@ def test_group_norm_affine_from_the_graph(tmp_path: Path) -> None:
     """F.group_norm with gamma / beta passed in: 8 channels in 4 groups of a [2, 8, 3, 11] input,
     so the channel count equals the number of group rows (2 x 4) and gamma must still be read
     inside the rows, not as one value per row."""
-    task = _task(tmp_path, "torch.nn.functional.group_norm(x, 4, g, b, eps=1e-5)",
+    task = inline_task(tmp_path, "torch.nn.functional.group_norm(x, 4, g, b, eps=1e-5)",
                  "torch.randn(2, 8, 3, 11), torch.rand(8) + 0.5, torch.randn(8)", "x, g, b")
     cands = propose_from_graph(task)
     assert cands and all("load_every(g, " in c.source for c in cands)

@@ -511,20 +511,24 @@ class ComputeOps:
             "if (gd < 1 || gr_ < 1) Trap();  // a divisor or row count below 1"],
             "((gr + ri) / gd) % gr_")
 
+    def _runs_head(self, e: ir.LoadPerRowEvery | ir.LoadEvery) -> None:
+        """Open the block of a per-run operand: ``gd`` (d, checked to be a whole number >= 1)
+        and ``gv`` (numel(v), >= 1) as C++ values; v read by scalar GM reads."""
+        self.roles[e.tensor] = "gather_src"
+        n = self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
+        self.emit("{")
+        self.emit(f"    const float gdf = {self._scalar_cpp(e.arg)};")
+        self.emit(f"    const int64_t gd = static_cast<int64_t>(gdf), gv = {n};")
+        self.emit("    if (gd < 1 || static_cast<float>(gd) != gdf || gv < 1) Trap();  // d not a whole number >= 1")
+
     def _load_per_row_every(self, e: ir.LoadPerRowEvery, hint: Val | None, pre) -> Val:
         """v[(g // d) % numel(v)] for each tile row g: rows come in runs of d sharing one value,
         so one scalar GM read per run (a tile of R rows meets at most R // d + 2 runs) and one
         scalar UB write per row."""
         dtype = self.p.param(e.tensor).dtype
-        self.roles[e.tensor] = "gather_src"
-        n = self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
-        div = self._scalar_cpp(e.arg)
         d = self._dest("row", dtype, hint, [], pre)
         t = CTYPE[dtype]
-        self.emit("{")
-        self.emit(f"    const float gdf = {div};")
-        self.emit(f"    const int64_t gd = static_cast<int64_t>(gdf), gv = {n};")
-        self.emit("    if (gd < 1 || static_cast<float>(gd) != gdf || gv < 1) Trap();  // d not a whole number >= 1")
+        self._runs_head(e)
         self.emit("    SyncVS();")
         self.emit("    for (int64_t ri = 0; ri < r;) {  // one scalar read per run of rows sharing a value")
         self.emit("        const int64_t g_ = gr + ri, run = gd - g_ % gd < r - ri ? gd - g_ % gd : r - ri;")
@@ -545,16 +549,11 @@ class ComputeOps:
         write starts 32 B-aligned in UB); what it writes before its run belongs to the run
         before, written next."""
         dtype = self.p.param(e.tensor).dtype
-        self.roles[e.tensor] = "gather_src"
-        n = self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
-        div = self._scalar_cpp(e.arg)
         d = self._dest("tile", dtype, hint, [], pre)
         t = CTYPE[dtype]
         lw = self._loop_width()
-        self.emit("{")
-        self.emit(f"    const float gdf = {div};")
-        self.emit(f"    const int64_t gd = static_cast<int64_t>(gdf), gv = {n}, ga = 32 / sizeof({t});")
-        self.emit("    if (gd < 1 || static_cast<float>(gd) != gdf || gv < 1) Trap();  // d not a whole number >= 1")
+        self._runs_head(e)
+        self.emit(f"    const int64_t ga = 32 / sizeof({t});  // elements a 32 B block")
         self.emit("    for (int64_t ri = 0; ri < r; ++ri) {")
         self.emit(f"        const int64_t f0 = (gr + ri) * {lw} + c0;  // the row's first element, flat")
         self.emit("        for (int64_t ce = w; ce > 0;) {  // the runs, last first")

@@ -34,7 +34,7 @@ scalars ``numel(x)`` / ``size(x, d)`` (and products of adjacent sizes).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -812,6 +812,19 @@ def per_row_block(pg: PrimGraph, n: int, o: Shape, w: int) -> tuple[int, int, in
     ``[i0, i1)`` of its own: row ``g`` reads ``n``'s element ``(g // prod(o[i1:k])) %
     prod(o[i0:i1])``. The block is read off the first value computed from ``n`` alone (views
     and elementwise ops keep its element order) whose shape lines up with ``o``."""
+    for p in _own_shapes(pg, n, len(o)):
+        for k in range(len(o)):
+            if math.prod(o[k:]) != w or any(p[i] != 1 for i in range(k, len(o))):
+                continue
+            lead = [i for i in range(k) if p[i] != 1]
+            if lead and all(p[i] == o[i] for i in range(lead[0], lead[-1] + 1)):
+                return lead[0], lead[-1] + 1, k
+    return None
+
+
+def _own_shapes(pg: PrimGraph, n: int, rank: int) -> Iterator[Shape]:
+    """The real shapes, padded to ``rank``, of ``n`` and of the values computed from it alone
+    (views and elementwise ops keep its element order), nearest first."""
     m = math.prod(pg.attr(n, "real"))
     seen, stack = set(), [n]
     while stack:
@@ -820,18 +833,10 @@ def per_row_block(pg: PrimGraph, n: int, o: Shape, w: int) -> tuple[int, int, in
             continue
         seen.add(u)
         p = pg.attr(u, "real")
-        if math.prod(p) != m or len(p) > len(o):
-            continue
-        p = _pad(p, len(o))
-        for k in range(len(o)):
-            if math.prod(o[k:]) != w or any(p[i] != 1 for i in range(k, len(o))):
-                continue
-            lead = [i for i in range(k) if p[i] != 1]
-            if lead and all(p[i] == o[i] for i in range(lead[0], lead[-1] + 1)):
-                return lead[0], lead[-1] + 1, k
+        if math.prod(p) == m and len(p) <= rank:
+            yield _pad(p, rank)
         stack += [v for v in pg.g.successors(u)
                   if pg.op(v) in TRANSPARENT + tuple(UNARY) + tuple(BINARY)]
-    return None
 
 
 def _inside_rows(pg: PrimGraph, n: int, o: Shape, w: int) -> bool:
@@ -848,24 +853,12 @@ def segment_block(pg: PrimGraph, n: int, o: Shape) -> tuple[int, int] | None:
     ``[N, C, H, W]``). The block is read off the first value computed from ``n`` alone (views and
     elementwise ops keep its element order) whose shape lines up with ``o``; runs shorter than
     32 elements are refused (a Duplicate per run)."""
-    m = math.prod(pg.attr(n, "real"))
-    if m <= 1:
+    if math.prod(pg.attr(n, "real")) <= 1:
         return None
-    seen, stack = set(), [n]
-    while stack:
-        u = stack.pop()
-        if u in seen:
-            continue
-        seen.add(u)
-        p = pg.attr(u, "real")
-        if math.prod(p) == m and len(p) <= len(o):
-            p = _pad(p, len(o))
-            var = [i for i in range(len(o)) if p[i] != 1]
-            if var and all(p[i] == o[i] for i in range(var[0], var[-1] + 1)) \
-                    and math.prod(o[var[-1] + 1:]) >= 32:
-                return var[0], var[-1] + 1
-        stack += [v for v in pg.g.successors(u)
-                  if pg.op(v) in TRANSPARENT + tuple(UNARY) + tuple(BINARY)]
+    for p in _own_shapes(pg, n, len(o)):
+        var = [i for i in range(len(o)) if p[i] != 1]
+        if var and all(p[i] == o[i] for i in range(var[0], var[-1] + 1)) and math.prod(o[var[-1] + 1:]) >= 32:
+            return var[0], var[-1] + 1
     return None
 
 
