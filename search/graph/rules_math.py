@@ -23,6 +23,7 @@ from .formulas import (
     abs_,
     arg,
     clamp,
+    clamp_values,
     erf,
     exp,
     log,
@@ -72,6 +73,12 @@ def softplus(g: PrimGraph, x: Value, beta: float, threshold: float) -> Value:
     return g.where(g.cmp("gt", bx, threshold), x, soft, x.dtype)
 
 
+def _logit(g: PrimGraph, x: Value, eps: Any) -> Value:
+    """log(z / (1 - z)), z = x clamped to [eps, 1 - eps] when eps is given (torch.logit)."""
+    z = x if eps is None else clamp_values(g, x, float(eps), 1.0 - float(eps))
+    return g.unary("log", g.binary("div", z, g.binary("sub", 1.0, z)))
+
+
 def _log_sigmoid(g: PrimGraph, x: Value) -> Value:
     soft = g.unary("log", g.binary("add", g.unary("exp", g.unary("neg", g.unary("abs", x))), 1.0))
     return g.binary("sub", g.binary("min", x, 0.0), soft)
@@ -118,6 +125,7 @@ FORMULAS: dict[str, Any] = {
     "hardsigmoid": clamp(X + 3.0, 0.0, 6.0) / 6.0,
     "log_sigmoid": Fn(_log_sigmoid, X),
     "hardshrink": where(abs_(X) > arg("lambd", 0.5), X, 0.0, X),
+    "logit": Fn(_logit, X, Arg("eps")),
     "_prelu_kernel": where(X > 0.0, X, Arg("weight") * X, X),
     "addcmul": X + Fn(scaled, Arg("tensor1") * Arg("tensor2"), Arg("value", 1)),
     "addcdiv": X + Fn(scaled, Arg("tensor1") / Arg("tensor2"), Arg("value", 1)),
