@@ -16,6 +16,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from .task import SEEDED_RNG
+
 
 class ModuleReference:
     """``reference(*inputs)`` for a task file: builds ``Model(*init_args)`` lazily.
@@ -40,7 +42,7 @@ class ModuleReference:
 
     def build(self, device: str | torch.device = "cpu", dtype: torch.dtype | None = None) -> nn.Module:
         """Instantiate the module on ``device`` (deterministic parameters)."""
-        with torch.random.fork_rng(devices=[]):
+        with SEEDED_RNG, torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.seed)
             with torch.device(device):
                 if self.positional:

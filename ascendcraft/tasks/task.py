@@ -12,11 +12,17 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+
+#: Held while a seeded draw uses torch's process-wide generator (inputs, a module's parameters):
+#: fork_rng + manual_seed are not thread-safe, and a thread drawing between another's seed and
+#: its draws would get (and leave) other numbers (the corpus checks run tasks on threads)
+SEEDED_RNG = threading.RLock()
 
 CATEGORIES: tuple[str, ...] = (
     "activation",
@@ -392,7 +398,7 @@ class Task:
         Deterministic in ``seed`` and isolated from the caller's RNG state.
         """
         shapes = self._check_shapes(shapes)
-        with torch.random.fork_rng(devices=[]):
+        with SEEDED_RNG, torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             return [
                 self._state_value(spec, shape) if spec.kind == "state"
