@@ -58,6 +58,19 @@ def _fail(msg: str, n_bad: int = 0, first: tuple[int, ...] | None = None) -> Com
     return CompareResult(False, nan, nan, nan, n_bad, first, msg)
 
 
+def _elementwise(a64: torch.Tensor, e64: torch.Tensor, tol: Tolerance
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per element (float64, same shape): both finite; a special-value mismatch (NaN must match
+    NaN, inf the same inf); a finite value out of tolerance; the finite |a - e| (0 elsewhere)."""
+    e_nan, a_nan = torch.isnan(e64), torch.isnan(a64)
+    e_inf, a_inf = torch.isinf(e64), torch.isinf(a64)
+    finite = torch.isfinite(e64) & torch.isfinite(a64)
+    special_bad = (e_nan != a_nan) | (e_inf & (a64 != e64)) | (a_inf & ~e_inf)
+    diff = torch.where(finite, (a64 - e64).abs(), torch.zeros_like(a64))
+    value_bad = finite & (diff > tol.atol + tol.rtol * e64.abs())
+    return finite, special_bad, value_bad, diff
+
+
 def compare(
     actual: Any, expected: Any, tolerance: Tolerance | tuple[float, float] | None = None
 ) -> CompareResult:
@@ -118,13 +131,7 @@ def compare(
             f"was never written (NaN-filled) would match it, so nothing can be verified; fix the "
             f"task's inputs or forward"
         )
-    e_inf, a_inf = torch.isinf(e64), torch.isinf(a64)
-    finite = torch.isfinite(e64) & torch.isfinite(a64)
-    # special positions: NaN must match NaN, inf must match the same inf
-    special_bad = (e_nan != a_nan) | (e_inf & (a64 != e64)) | (a_inf & ~e_inf)
-    diff = torch.where(finite, (a64 - e64).abs(), torch.zeros_like(a64))
-    limit = tol.atol + tol.rtol * e64.abs()
-    value_bad = finite & (diff > limit)
+    finite, special_bad, value_bad, diff = _elementwise(a64, e64, tol)
     bad = special_bad | value_bad
     n_bad = int(bad.sum())
     n_special = int(special_bad.sum())
@@ -173,11 +180,8 @@ def compare_either(actual: Any, expected: Any, alternative: Any,
     a = _as_tensor(actual).to(torch.float64).reshape(-1)
     bad = None
     for ref in (expected, alternative):
-        e = _as_tensor(ref).to(torch.float64).reshape(-1)
-        fin = torch.isfinite(e) & torch.isfinite(a)
-        off = ~fin & ~((torch.isnan(e) & torch.isnan(a)) | (torch.isinf(e) & (a == e)))
-        out = off | (fin & ((a - e).abs() > tol.atol + tol.rtol * e.abs()))
-        bad = out if bad is None else bad & out
+        _, special, value, _ = _elementwise(a, _as_tensor(ref).to(torch.float64).reshape(-1), tol)
+        bad = special | value if bad is None else bad & (special | value)
     n_bad = int(bad.sum())
     if n_bad:
         return replace_message(alt, f"{n_bad} elements are out of tolerance of both references; "

@@ -372,6 +372,8 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         *ordered_loop_head(c),
         *_WALK,
         "            const int64_t m16 = acx_align16(mB), n16 = acx_align16(nB);",
+        *(["            const int64_t per = (n16 / 16 + td_.splits - 1) / td_.splits;  // ordered_split: column "
+           "blocks of a share"] if c.ordered_split else []),
         "            const int64_t kBeg = split * td_.kPerSplit, kEnd = acx_min(td_.K, kBeg + td_.kPerSplit);",
         "            if (td_.aWhole) {  // the whole A panel of this block, loaded when it changes",
         "                const int64_t key = ((bt * td_.M + row0) * (td_.bm + 1) + mB) * td_.splits + split;",
@@ -414,8 +416,7 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "            }",
         *_B_AHEAD_BLOCK,
         *(_L1_ACC_BLOCK if c.l1_acc else
-          ["            LocalTensor<float> c1 = td_.fixSplit ? cW : qC1.AllocTensor<float>();"]),
-        *_FIX_SPLIT_BLOCK,
+          ["            LocalTensor<float> c1 = td_.fixSplit ? cW : qC1.AllocTensor<float>();", *_FIX_SPLIT_BLOCK]),
     ]
     if c.bias is not None:
         L += _bias_load(p, CTYPE[p.dtype_of(c.bias)])
@@ -559,8 +560,7 @@ def cube_kernel_class(p: ir.Program, t: CubeTiling) -> str:
         "                    qA2.FreeTensor(a2);",
         "                    qB2.FreeTensor(b2);",
         "                }",
-        *_fix_split_store(p),
-        *(_l1_acc_part_end(p) if c.l1_acc else []),
+        *(_l1_acc_part_end(p) if c.l1_acc else _fix_split_store(p)),
         "                }",
         "                if (!td_.aWhole) qA1.FreeTensor(a1);",
         "                if (!td_.bWhole) qB1.FreeTensor(b1);",
@@ -680,16 +680,9 @@ def ordered_store(p: ir.Program, c: ir.CubeStage) -> list[str]:
         "                continue;",
         "            }",
         "            // the block's fp32 image in a workspace slice: Nz column blocks of mB rows x 16, share by share",
-        "            const int64_t perW = (n16 / 16 + td_.splits - 1) / td_.splits;  // column blocks of a share",
-        "            for (int64_t jb = 0; jb < n16 / 16; jb += perW) {",
-        "                FixpipeParamsV220 wp;",
-        "                wp.nSize = static_cast<uint16_t>(acx_min(perW, n16 / 16 - jb) * 16);",
-        "                wp.mSize = static_cast<uint16_t>(mB);",
-        "                wp.srcStride = static_cast<uint16_t>(m16);",
-        "                wp.dstStride = static_cast<uint32_t>(mB * 2);  // 32 B units: mB rows of 16 fp32",
-        "                wp.quantPre = QuantMode_t::NoQuant;",
-        "                wp.ndNum = 1;",
-        f"                Fixpipe<float, float, CFG_NZ>(wsGm[split * td_.wsSlice + {_IMG} + jb * mB * 16], c1[jb * m16 * 16], wp);",
+        "            for (int64_t jb = 0; jb < n16 / 16; jb += per) {",
+        *_fixpipe_nz_f32("                ", f"wsGm[split * td_.wsSlice + {_IMG} + jb * mB * 16]", "c1[jb * m16 * 16]",
+                         "acx_min(per, n16 / 16 - jb) * 16", "mB", "m16", "mB * 2"),
         "            }",
         "            qC1.FreeTensor(c1);",
         *ordered_combine(p, c, "            "),
@@ -722,8 +715,7 @@ def ordered_combine(p: ir.Program, c: ir.CubeStage, ind: str) -> list[str]:
         "SyncAll();  // every partial of the round's blocks is in GM",
         *(["TQue<TPosition::A1, 1>& qS = td_.l1Acc ? qAcc : qW1;  // the staging: the partial sums' L1, now free"]
           if c.l1_acc else []),
-        "// this core's column blocks of the block: slices 1 .. S-1 added into slice 0, in order",
-        "const int64_t per = (n16 / 16 + td_.splits - 1) / td_.splits;",
+        "// this core's column blocks of the block (per: a share's): slices 1 .. S-1 added into slice 0, in order",
         "const int64_t jbA = split * per, jbZ = acx_min(n16 / 16, jbA + per);",
         "if (jbA < jbZ) {",
         f"    const int64_t sh = {_IMG} + jbA * mB * 16;",
@@ -906,23 +898,21 @@ _L1_ACC_PROLOGUE = [
 
 _L1_ACC_BLOCK = [
     "            // tile sizes: nP tiles of tm x tn; more than ACCDEPTH swap through L1 every K stage",
-    "            const int64_t nPn = td_.l1Acc ? (n16 + td_.tn - 1) / td_.tn : 1;",
-    "            const int64_t nP = td_.l1Acc ? (m16 + td_.tm - 1) / td_.tm * nPn : 1;",
+    "            // (l1Acc 0: tm = bm and tn = bn, one tile, the block)",
+    "            const int64_t nPn = (n16 + td_.tn - 1) / td_.tn, nP = (m16 + td_.tm - 1) / td_.tm * nPn;",
     "            const bool resident = nP <= ACCDEPTH;",
     "            if (td_.l1Acc && !resident) accL1 = qAcc.AllocTensor<float>();",
     "            LocalTensor<float> c1;",
-    "            if (!td_.l1Acc) c1 = td_.fixSplit ? cW : qC1.AllocTensor<float>();",
+    "            if (!td_.l1Acc) c1 = qC1.AllocTensor<float>();",
 ]
 
 _L1_ACC_PARTS = [
-    "                const bool splitStage = false;  // (no fix_split with tile sizes)",
     "                const int64_t stg = (k1 - kBeg) / td_.kl1;",
     "                for (int64_t i = 0; i < nP; ++i) {",
     "                const int64_t h = stg % 2 == 0 ? i : nP - 1 - i;  // this stage's i-th tile",
     "                const int64_t pI = h / nPn, pJ = pI % 2 == 0 ? h % nPn : nPn - 1 - h % nPn;  // serpentine",
-    "                const int64_t hr0 = td_.l1Acc ? pI * td_.tm : 0, hm = td_.l1Acc ? acx_min(td_.tm, mB - hr0) : mB;",
-    "                const int64_t hm16 = td_.l1Acc ? acx_min(td_.tm, m16 - hr0) : m16;",
-    "                const int64_t hc0 = td_.l1Acc ? pJ * td_.tn : 0, hn = td_.l1Acc ? acx_min(td_.tn, nB - hc0) : nB;",
+    "                const int64_t hr0 = pI * td_.tm, hm = acx_min(td_.tm, mB - hr0), hm16 = acx_min(td_.tm, m16 - hr0);",
+    "                const int64_t hc0 = pJ * td_.tn, hn = acx_min(td_.tn, nB - hc0);",
     "                const int64_t hn16 = acx_align16(hn);",
     "                LocalTensor<float> cT;  // this tile's accumulator",
     "                if (td_.l1Acc && resident) {",
@@ -957,18 +947,10 @@ def _l1_acc_part_end(p: ir.Program) -> list[str]:
         store = [
             "                        if (td_.splits > 1) {  // the tile's fp32 partial into this split's image, cut at the",
             "                            // combine's shares (the pieces it reads back)",
-            "                            const int64_t perW = (n16 / 16 + td_.splits - 1) / td_.splits;",
             "                            for (int64_t jb = hc0 / 16; jb < (hc0 + hn16) / 16;) {",
-            "                                const int64_t jbE = acx_min((hc0 + hn16) / 16, (jb / perW + 1) * perW);",
-            "                                FixpipeParamsV220 wp;",
-            "                                wp.nSize = static_cast<uint16_t>((jbE - jb) * 16);",
-            "                                wp.mSize = static_cast<uint16_t>(hm);",
-            "                                wp.srcStride = static_cast<uint16_t>(hm16);",
-            "                                wp.dstStride = static_cast<uint32_t>(mB * 2);  // 32 B units: mB rows of 16 fp32",
-            "                                wp.quantPre = QuantMode_t::NoQuant;",
-            "                                wp.ndNum = 1;",
-            f"                                Fixpipe<float, float, CFG_NZ>(wsGm[split * td_.wsSlice + {_IMG} + jb * mB * 16 + hr0 * 16],",
-            "                                                              cT[(jb - hc0 / 16) * hm16 * 16], wp);",
+            "                                const int64_t jbE = acx_min((hc0 + hn16) / 16, (jb / per + 1) * per);",
+            *_fixpipe_nz_f32("                                ", f"wsGm[split * td_.wsSlice + {_IMG} + jb * mB * 16 + hr0 * 16]",
+                             "cT[(jb - hc0 / 16) * hm16 * 16]", "(jbE - jb) * 16", "hm", "hm16", "mB * 2"),
             "                                jb = jbE;",
             "                            }",
             "                        } else {",
@@ -988,14 +970,8 @@ def _l1_acc_part_end(p: ir.Program) -> list[str]:
         "                        if (lastStage) {",
         *["    " + x for x in store],
         "                        } else {  // the partial sum L0C -> L1, Nz as L0C holds it",
-        "                            FixpipeParamsV220 lp1;",
-        "                            lp1.nSize = static_cast<uint16_t>(hn16);",
-        "                            lp1.mSize = static_cast<uint16_t>(hm16);",
-        "                            lp1.srcStride = static_cast<uint16_t>(hm16);",
-        "                            lp1.dstStride = static_cast<uint32_t>(hm16 * 2);  // 32 B units",
-        "                            lp1.quantPre = QuantMode_t::NoQuant;",
-        "                            lp1.ndNum = 1;",
-        "                            Fixpipe<float, float, CFG_NZ>(accL1[h * td_.tm * td_.tn], cT, lp1);",
+        *_fixpipe_nz_f32("                            ", "accL1[h * td_.tm * td_.tn]", "cT", "hn16", "hm16", "hm16",
+                         "hm16 * 2"),
         "                        }",
         "                        if (!resident && i < nP - ACCDEPTH) SetFlag<HardEvent::FIX_MTE1>(0);  // its buffer is read",
         "                        qC1.FreeTensor(cT);",
@@ -1029,6 +1005,22 @@ def l1_acc_checks(p: ir.Program, t: dict[str, int]) -> None:
         raise DslError(f"tile_m= / tile_n= with ordered_split: a {t['tm']} x {t['tn']} tile's L0C buffer holds less "
                        f"than one column block of the block's {t['bm']} rows (the combine's piece); larger tiles",
                        c.loc)
+
+
+def _fixpipe_nz_f32(ind: str, dst: str, src: str, cols: str, rows: str, src_stride: str, dst_stride: str) -> list[str]:
+    """An fp32 Fixpipe L0C -> ``dst`` (GM workspace or L1) that keeps the Nz layout: ``cols``
+    columns (16 a block) of ``rows`` rows, ``src_stride`` rows a column block in L0C and
+    ``dst_stride`` 32 B units between column blocks at ``dst``."""
+    return [
+        f"{ind}FixpipeParamsV220 np_;",
+        f"{ind}np_.nSize = static_cast<uint16_t>({cols});",
+        f"{ind}np_.mSize = static_cast<uint16_t>({rows});",
+        f"{ind}np_.srcStride = static_cast<uint16_t>({src_stride});",
+        f"{ind}np_.dstStride = static_cast<uint32_t>({dst_stride});",
+        f"{ind}np_.quantPre = QuantMode_t::NoQuant;",
+        f"{ind}np_.ndNum = 1;",
+        f"{ind}Fixpipe<float, float, CFG_NZ>({dst}, {src}, np_);",
+    ]
 
 
 def defers_fixpipe(c: ir.CubeStage) -> bool:

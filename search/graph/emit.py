@@ -356,38 +356,38 @@ class Emitter:
         """The host product of the loop tensor's sizes between a per-row operand's block of
         dims and the row dims (load_per_row's d)."""
         dom = self.plan.domain
-        ref = self.outputs[dom.ref] if dom.on_output else self.param[dom.ref]
         o = tuple(self.plan.full_shape)
         block = per_row_block(self.pg, n, o, math.prod(o[len(o) - dom.dim:]))
         if block is None:
             raise AssertionError("a per-row operand without its block of dims")
-        _, i1, k = block
-        return " * ".join(f"size({ref}, {j})" for j in range(i1, k)) or "1.0"
+        return self._ref_sizes(block[1], block[2])
 
     def every_divisor(self, n: int) -> str:
         """The host product of the loop tensor's sizes after a per-channel operand's block of
         dims (load_every's d)."""
-        dom = self.plan.domain
-        ref = self.outputs[dom.ref] if dom.on_output else self.param[dom.ref]
         o = tuple(self.plan.full_shape)
         block = segment_block(self.pg, n, o)
         if block is None:
             raise AssertionError("a per-channel operand without its block of dims")
-        return " * ".join(f"size({ref}, {j})" for j in range(block[1], len(o))) or "1.0"
+        return self._ref_sizes(block[1], len(o))
 
     def rows_divisor(self, n: int) -> str:
         """The host product of the loop tensor's sizes between an operand's block of dims
         and its row dims (load_rows_bcast's d)."""
         dom = self.plan.domain
-        ref = self.outputs[dom.ref] if dom.on_output else self.param[dom.ref]
         o = tuple(self.plan.pg.outputs[dom.ref].shape) if dom.on_output else \
             tuple(self.task.inputs[dom.ref].shape)
         w = math.prod(o[len(o) - dom.dim:])
         block = broadcast_rows_block(self.pg.attr(n, "real"), o, w)
         if block is None:
             raise AssertionError("a row-broadcast operand without its block of dims")
-        _, i1, k = block
-        return " * ".join(f"size({ref}, {j})" for j in range(i1, k)) or "1.0"
+        return self._ref_sizes(block[1], block[2])
+
+    def _ref_sizes(self, lo: int, hi: int) -> str:
+        """``size(ref, lo) * ... * size(ref, hi - 1)`` of the loop's tensor (``1.0`` when empty)."""
+        dom = self.plan.domain
+        ref = self.outputs[dom.ref] if dom.on_output else self.param[dom.ref]
+        return " * ".join(f"size({ref}, {j})" for j in range(lo, hi)) or "1.0"
 
     # ------------------------------------------------------------ scopes
     def needed(self, roots: list[int], scope: Scope) -> tuple[list[int], list[int]]:

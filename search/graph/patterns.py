@@ -625,9 +625,11 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                 f = "c" if _fits("c", d["real"], ref_shape, domain, ext) else "o"
             elif kind == "rows" and m == col:
                 f = "c"
-            elif m == outer and kind == "rows" and row_reduces and _inside_rows(pg, n, ref_shape, ext["W"]):
-                f = "e"  # as many values as rows, but varying inside them (GroupNorm's [C] weight
-                # against N * G group rows when C = N * G): load_every
+            elif kind == "rows" and row_reduces and _inside_rows(pg, n, ref_shape, ext["W"]):
+                # element f of the loop's tensor reads v[(f // d) % numel(v)] (load_every); before the
+                # per-row forms: GroupNorm's [C] weight has as many values as N * G group rows when
+                # C = N * G, but varies inside them
+                f = "e"
             elif m == outer and kind != "tiles":
                 f = "o"
             elif m == 1:
@@ -636,8 +638,6 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                 f = "o"  # v[(g // d) % numel(v)] per row g (load_per_row(v, t, d))
             elif bcast_rows and kind == "rows" and broadcast_rows_block(d["real"], ref_shape, ext["W"]):
                 f = "r"  # whole rows, each loop row reading row (g // d) % R (load_rows_bcast)
-            elif kind == "rows" and row_reduces and _inside_rows(pg, n, ref_shape, ext["W"]):
-                f = "e"  # element f of the loop's tensor reads v[(f // d) % numel(v)] (load_every)
             else:
                 raise Unsupported(f"input {d['name']!r} of shape {list(d['shape'])} does not fit "
                                   f"the {domain.describe(ref_shape)} loop: it is neither full "
