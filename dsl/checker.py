@@ -378,6 +378,16 @@ class _Checker:
             if d.form != "scalar" or (d.space or "H") != "H":
                 raise DslError(f"{what}: d is a host scalar (sizes, constants)", e.loc)
             return VType("row", self.p.dtype_of(e.tensor))
+        if isinstance(e, ir.RowPosition):
+            what = "row_position(t, d, n)"
+            if loop.kind != "rows" or loop.axis >= 0 or loop.groups != 1 or self.p.cube is not None:
+                raise DslError(f"{what} belongs to a plain rows loop", e.loc)
+            if e.at != loop.var:
+                raise DslError(f"{what} at '{e.at}': use the rows variable", e.loc)
+            for a in (self._expr(e.arg, scope, loop_var), self._expr(e.count, scope, loop_var)):
+                if a.form != "scalar" or (a.space or "H") != "H":
+                    raise DslError(f"{what}: d and n are host scalars (sizes, constants)", e.loc)
+            return VType("row", "f32")
         if isinstance(e, ir.LoadSlice):
             return self._load_slice(e, scope, loop, loop_var)
         if isinstance(e, ir.IndexAddRows):

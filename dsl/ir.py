@@ -127,6 +127,17 @@ class Position(Expr):
 
 
 @dataclass(frozen=True)
+class RowPosition(Expr):
+    """``row_position(t, d, n)``: in a plain rows loop, row ``g`` of the tile takes
+    ``(g // d) % n`` as f32 (``d``, ``n`` host scalars: products of sizes) -- the index of each
+    row along one of the row dims (a causal mask compares it with ``position(t)``)."""
+
+    arg: Expr
+    count: Expr
+    at: str
+
+
+@dataclass(frozen=True)
 class WindowRecip(Expr):
     """``window_recip(t[, padded])`` in a windows loop: for each output element 1 / the number
     of its window's taps inside the input (``padded`` = 1: inside the input and its padding,
@@ -648,6 +659,9 @@ def walk_exprs(e: Expr):
     elif isinstance(e, Scan):
         yield from walk_exprs(e.arg)
         yield from walk_exprs(e.carry)
+    elif isinstance(e, RowPosition):
+        yield from walk_exprs(e.arg)
+        yield from walk_exprs(e.count)
     elif isinstance(e, (Binary, Compare)):
         yield from walk_exprs(e.lhs)
         yield from walk_exprs(e.rhs)

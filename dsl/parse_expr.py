@@ -242,6 +242,9 @@ class ExprParser:
         if f == "position":
             want(1)
             return ir.Position(loc, self._loop_var(args[0]))
+        if f == "row_position":
+            want(3)
+            return ir.RowPosition(loc, sub(1), sub(2), self._loop_var(args[0]))
         if f == "window_recip":
             want(1, 2)
             padded = self._static_int(args[1]) if len(args) == 2 else 0

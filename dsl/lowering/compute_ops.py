@@ -206,6 +206,8 @@ class ComputeOps:
             self.emit(f"    CreateVecIndex({d.cpp}[ri * wp], static_cast<float>(c0), static_cast<uint32_t>(wp));")
             self.emit("}")
             return d
+        if isinstance(e, ir.RowPosition):
+            return self._row_position(e, hint, pre)
         if isinstance(e, ir.WindowRecip):
             return self._window_recip(e, hint, pre)
         if isinstance(e, ir.Fill):
@@ -537,6 +539,23 @@ class ComputeOps:
         self.emit(f"            {d.cpp}.SetValue(ri + k, pv);")
         self.emit("        }")
         self.emit("        ri += run;")
+        self.emit("    }")
+        self.emit("    SyncSV();")
+        self.emit("}")
+        return d
+
+    def _row_position(self, e: ir.RowPosition, hint: Val | None, pre) -> Val:
+        """(g // d) % n for each tile row g, as f32: one scalar UB write per row (exact below
+        2^24, where every f32 index is)."""
+        d = self._dest("row", "f32", hint, [], pre)
+        self.emit("{")
+        self.emit(f"    const float pdf = {self._scalar_cpp(e.arg)}, pnf = {self._scalar_cpp(e.count)};")
+        self.emit("    const int64_t pd = static_cast<int64_t>(pdf), pn = static_cast<int64_t>(pnf);")
+        self.emit("    if (pd < 1 || pn < 1 || static_cast<float>(pd) != pdf || static_cast<float>(pn) != pnf) "
+                  "Trap();  // d, n whole numbers >= 1")
+        self.emit("    SyncVS();")
+        self.emit("    for (int64_t ri = 0; ri < r; ++ri) {  // each row's index along its dim")
+        self.emit(f"        {d.cpp}.SetValue(ri, static_cast<float>(((gr + ri) / pd) % pn));")
         self.emit("    }")
         self.emit("    SyncSV();")
         self.emit("}")

@@ -28,7 +28,7 @@ UNSUPPORTED = {
     ir.Scan: "scan_*()", ir.RowLast: "row_last()",
     ir.Pick: "pick()", ir.GridReduce: "total_*()",
     ir.LoadSlice: "load_slice()", ir.LoadPerRowEvery: "load_per_row(v, t, d)",
-    ir.LoadEvery: "load_every(v, t, d)",
+    ir.LoadEvery: "load_every(v, t, d)", ir.RowPosition: "row_position(t, d, n)",
 }
 ARITH = (ir.Unary, ir.LeakyRelu, ir.Power, ir.Binary, ir.RowReduce, ir.Sinkhorn)
 

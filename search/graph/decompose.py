@@ -57,7 +57,7 @@ for _n in ("max_unpool2d", "max_unpool3d"):
     REASONS[_n] = "unpooling scatters by the indices of a max pooling, which has no DSL form"
 for _n in ("cat", "stack", "select", "index", "index_select", "gather",
            "scatter", "scatter_add", "flip", "roll", "constant_pad_nd", "pad", "repeat",
-           "unbind", "diagonal", "tril", "triu",
+           "unbind", "diagonal",
            "index_put", "masked_scatter", "take", "unfold", "as_strided", "embedding"):
     REASONS[_n] = "data movement (slicing, concatenation, indexing) has no DSL form"
 for _n in ("nll_loss2d_forward", "multi_margin_loss", "multilabel_margin_loss_forward",

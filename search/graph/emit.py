@@ -40,7 +40,7 @@ from ...tasks.task import Task
 from ..core_counts import CORES_TUNABLE, balanced_cores, with_cores_default
 from ..onepass import LOWEST_F32
 from .names import doc_text, dsl_name
-from .patterns import Plan, broadcast_rows_block, per_row_block, segment_block
+from .patterns import Plan, broadcast_rows_block, per_row_block, row_position_dim, segment_block
 from .prims import TRANSPARENT
 from .trace import Unsupported
 
@@ -61,6 +61,7 @@ RESERVED = {
     "rscan_sum", "rscan_prod", "rscan_max", "row_first",
     "pick", "windows", "taps", "w", "position", "load_scalar", "gather_rows", "gather_cols",
     "index_add_rows", "load_rows_bcast", "select_cols", "window_recip", "load_slice", "load_every",
+    "row_position",
 }
 SCAN_INIT = {"sum": 0.0, "prod": 1.0, "max": -math.inf}
 #: ops whose value is never an eager fp16 rounding step (data, constants, masks)
@@ -220,9 +221,26 @@ class Emitter:
         e = self._ex(n, scope)
         d = self.pg.g.nodes[n]
         if rounded and n in self.pg.rounded and d["op"] not in ROUND_EXEMPT and \
-                self.form(n) not in ("s", "g") and d["dtype"] in DSL_DTYPE:
+                self.form(n) not in ("s", "g") and d["dtype"] in DSL_DTYPE and \
+                not (d["op"] == "where" and self.exact_in(n, d["dtype"])):
             return f"cast(cast({bare(e)}, {DSL_DTYPE[d['dtype']]}), f32)"
         return e
+
+    def exact_in(self, n: int, dtype: torch.dtype, depth: int = 0) -> bool:
+        """Is every value ``n`` can take already a ``dtype`` number (so rounding it is the
+        identity)? A where() choosing between such values is (masked_fill of an fp16 tensor
+        with -inf): inputs of that dtype, constants it represents, values rounded to it."""
+        n = self.base(n)
+        d = self.pg.g.nodes[n]
+        if d["op"] == "const":
+            c = float(d["value"])
+            return math.isnan(c) or float(torch.tensor(c, dtype=dtype)) == c
+        if d["op"] in ("input", "slice"):
+            return d["dtype"] == dtype
+        if d["op"] == "where" and depth < MAX_INLINE_DEPTH:
+            return all(self.exact_in(a, dtype, depth + 1) for a in d["args"][1:])
+        return n in self.pg.rounded and d["dtype"] == dtype and d["op"] not in ROUND_EXEMPT and \
+            self.form(n) not in ("s", "g")
 
     def _ex(self, n: int, scope: Scope) -> str:
         d = self.pg.g.nodes[n]
@@ -243,6 +261,11 @@ class Emitter:
             e = f"load_slice({self.param[x['index']]}, {scope.at}, {col})"
             return e if x["dtype"] == torch.float32 else f"cast({e}, f32)"
         if op == "position":
+            if self.form(n) == "o":  # an index along a row dim: one value per row
+                ref = tuple(self.plan.full_shape)
+                big = row_position_dim(self.pg, n, self.plan.domain, self.plan.domain.extents(ref), ref)
+                assert big is not None
+                return f"row_position(t, {self._ref_sizes(big + 1, len(ref) - 1)}, {self._ref_sizes(big, big + 1)})"
             return f"position({scope.at})"
         if op == "pool_recip":
             return f"window_recip({scope.at}{', 1' if d['padded'] else ''})"

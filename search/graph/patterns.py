@@ -550,13 +550,49 @@ def _position_form(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int],
     step of a slabs loop over it: a full tile either way."""
     shape, dim = pg.attr(n, "shape"), pg.attr(n, "dim")
     inner = math.prod(shape[dim + 1:])
-    if domain.kind == "rows" and domain.groups == 1 and inner == 1 and shape[dim] == ext["W"]:
+    lead = len(ref_shape) - len(shape)  # the index's dims line up with the loop tensor's last ones
+    broadcast_after = lead >= 0 and any(shape[j] != ref_shape[lead + j] for j in range(dim + 1, len(shape)))
+    if domain.kind == "rows" and domain.groups == 1 and inner == 1 and shape[dim] == ext["W"] \
+            and not broadcast_after:  # (not i[:, None], a row index broadcast over the columns)
         return "t"
     if domain.kind == "slabs" and math.prod(shape[:dim]) == ext["A"] and shape[dim] == ext["K"] \
             and inner == ext["B"]:
         return "t"
-    raise Unsupported(f"an index along dim {dim} of a {list(shape)} value (argmax/argmin) is "
-                      f"neither the row of the {domain.describe(ref_shape)} loop nor its step axis")
+    if row_position_dim(pg, n, domain, ext, ref_shape) is not None:
+        return "o"  # one index per row: row_position(t, d, n)
+    raise Unsupported(f"an index along dim {dim} of a {list(shape)} value (argmax/argmin, triu/tril) is "
+                      f"neither the row of the {domain.describe(ref_shape)} loop, one of its row dims, "
+                      "nor its step axis")
+
+
+def _check_index_view(pg: PrimGraph, n: int, of: int) -> None:
+    """A view (or expand) of a value computed from indices keeps every index on its dim only
+    when it adds or drops leading size-1 dims: the forms are read off each position's own
+    shape, lined up with the loop tensor's last dims. (A view of a position itself is a new
+    position, ``PrimGraph.view``.)"""
+    a, b = list(pg.attr(of, "shape")), list(pg.attr(n, "shape"))
+    while a and a[0] == 1:
+        a.pop(0)
+    while b and b[0] == 1:
+        b.pop(0)
+    if pg.op(n) == "view" and a != b:
+        raise Unsupported(f"a view from {list(pg.attr(of, 'shape'))} to {list(pg.attr(n, 'shape'))} of a "
+                          "value computed from an index (arange) moves the dim it walks: view the "
+                          "arange itself (torch.arange(n)[:, None] + 1, not (torch.arange(n) + 1)[:, None])")
+
+
+def row_position_dim(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int], ref_shape: Shape) -> int | None:
+    """The dim of the loop tensor ``ref_shape`` that index ``n`` (a position prim) walks, when it
+    is one of the row dims of a plain rows loop (row ``g``'s index is ``(g // prod(ref[D+1:-1]))
+    % ref[D]``), else None. The index's own shape lines up with the loop tensor's last dims."""
+    shape, dim = pg.attr(n, "shape"), pg.attr(n, "dim")
+    big = len(ref_shape) - len(shape) + dim
+    if domain.kind != "rows" or domain.groups != 1 or len(shape) > len(ref_shape) or \
+            not 0 <= big < len(ref_shape) - 1 or shape[dim] != ref_shape[big] or shape[dim] == 1:
+        return None
+    if ext["W"] != ref_shape[-1] or ext["outer"] != math.prod(ref_shape[:-1]):
+        return None  # rows that are not the loop tensor's last dim
+    return big
 
 
 def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[Shape],
@@ -595,6 +631,7 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                               "(a partial broadcast)")
 
     alive = set(live)
+    indexed: set[int] = set()  # values computed from positions (and scalars) alone
     src = gather_sources(pg, live)
     # rows that reduce (GroupNorm's groups) read per-channel operands inside them (load_every);
     # elementwise work keeps the channels loop / rows view of its per-channel operands
@@ -652,6 +689,7 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
             continue
         if op == "position":
             forms[n] = _position_form(pg, n, domain, ext, ref_shape)
+            indexed.add(n)
             continue
         if op in ("const", "scalar"):
             forms[n] = "s"
@@ -675,6 +713,9 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                               "inputs are read as class targets or gather indices, or as numbers "
                               "once cast to a float: x.float())")
         if op in TRANSPARENT:
+            if args[0] in indexed:
+                _check_index_view(pg, n, args[0])
+                indexed.add(n)
             forms[n] = forms[args[0]]
             continue
         if op == "pick":
@@ -778,13 +819,15 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
             # loads its own broadcast row, so the value is a full tile, read again as one
             forms[n] = "r"
             continue
-        if not uniform:
+        if any(a in indexed for a in args) and all(a in indexed or forms[a] in ("s", "g") for a in args):
+            indexed.add(n)  # computed from the loop's own indices (a triangle mask): nothing is read
+        elif not uniform:
             check_numel(n, f)
         if f != "s" and not uniform:
             o = pg.attr(n, "real")
             for a in args:
                 fa = "t" if forms[a] in ("r", "e") else forms[a]
-                if fa in ("s", "g") or fa == f or math.prod(pg.attr(a, "real")) == 1:
+                if fa in ("s", "g") or fa == f or math.prod(pg.attr(a, "real")) == 1 or a in indexed:
                     continue
                 if not _fits(fa, pg.attr(a, "real"), o, domain, ext):
                     raise Unsupported(f"{_what(pg, a)} ({_FORM_NAMES[fa]}) is broadcast "

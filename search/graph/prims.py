@@ -16,7 +16,8 @@ ATen ops are decomposed (:mod:`.decompose`) into a handful of primitives held in
 - ``scan`` (attribute ``red``: ``sum prod max``, ``dim``): an inclusive running op;
 - ``pick`` (x, index): per row, ``x[row, index[row]]`` of a task input ``x``;
 - ``position`` (attribute ``dim``, a leaf): each element's index along ``dim`` as f32 (the
-  argmax/argmin decompositions: the first position where a slice reaches its extreme);
+  argmax/argmin decompositions: the first position where a slice reaches its extreme; triu /
+  tril: the column index against the row index, ``row_position`` in a rows loop);
 - ``pool`` (attributes ``red`` ``sum``/``max``, ``dims``, ``kernel``, ``stride``, ``padding``):
   a window reduction over the last ``dims`` dims (padding reads as the op's identity;
   ``ceil``: PyTorch's ceil_mode output size; ``dilation``: taps that far apart);
@@ -335,6 +336,8 @@ class PrimGraph:
         c = self.const_value(a)
         if c is not None:
             return self.const(c, shape, a.dtype)
+        if self.op(a) == "position":  # an index keeps its own shape: the dim it walks, moved
+            return self._position_view(a, shape)
         if a.real != a.shape:
             real = _view_real(a.shape, a.real, shape)
             if real is None:
@@ -344,6 +347,20 @@ class PrimGraph:
             real = shape
         base = self._arg(a, 0) if self.op(a) == "view" else a
         return self._add("view", (base,), shape, real, a.dtype)
+
+    def _position_view(self, a: Value, shape: Shape) -> Value:
+        """A view of an index that only adds or drops size-1 dims (``i[:, None]``): the index
+        along the same dim, renumbered; any other reshape is refused (the form analysis reads
+        a position's dim off its own shape)."""
+        dim = self.attr(a, "dim")
+        if a.shape[dim] == 1:
+            return self.const(0.0, shape)
+        old = [d for d in a.shape if d != 1]
+        if old != [d for d in shape if d != 1]:
+            raise Unsupported(f"a reshape of an index (arange) from {list(a.shape)} to {list(shape)}")
+        k = sum(1 for d in a.shape[:dim] if d != 1)
+        new = [i for i, d in enumerate(shape) if d != 1][k]
+        return self._add("position", (), shape, shape, torch.float32, dim=new)
 
     def expand(self, a: Value, shape: Sequence[int]) -> Value:
         shape = tuple(int(s) for s in shape)

@@ -86,6 +86,34 @@ FORMULAS: dict[str, Any] = {
 RULES.update(FORMULAS)
 
 
+#: the largest integer every element of a 16-bit float arange must hold exactly
+_EXACT_INT = {torch.float16: 2048, torch.bfloat16: 256}
+
+
+@rule("arange")
+def _arange(g: PrimGraph, a: dict) -> Value:
+    """start + step * k for k in 0 .. n - 1: each element's index (``position``) scaled; whole
+    numbers only (a fractional start or step would be rounded differently from eager's)."""
+    end, start, step = a.get("end"), a.get("start"), a.get("step")
+    start = 0 if start is None else start
+    step = 1 if step is None else step
+    if any(isinstance(v, Value) for v in (start, end, step)):
+        raise Unsupported("arange with a tensor bound")
+    if end is None or any(float(v) != int(v) for v in (start, end, step)) or step == 0:
+        raise Unsupported("arange with fractional bounds or step (only whole numbers are computed exactly)")
+    start, end, step = int(start), int(end), int(step)
+    n = max(0, -(-(end - start) // step))
+    if n == 0:
+        raise Unsupported("an empty arange")
+    dtype = a.get("dtype")
+    top = max(abs(start), abs(start + step * (n - 1)))
+    if top >= 1 << 24 or top > _EXACT_INT.get(dtype, 1 << 24):
+        raise Unsupported(f"arange up to {top}: past the integers the kernel's f32 "
+                          f"(or the asked-for {dtype}) holds exactly")
+    k = g.position(g.const(0.0, (n,)), 0)
+    return g.binary("add", g.binary("mul", k, float(step)), float(start))
+
+
 @rule("copy")
 def _copy(g: PrimGraph, a: dict) -> Value:
     x, src = a["self"], a["src"]

@@ -331,4 +331,33 @@ def _xor(g: PrimGraph, a: dict) -> Value:
     return g.cmp("ne", x, y)
 
 
+# ---------------------------------------------------------------- triangles (causal masks)
+def _triangle(g: PrimGraph, a: dict, upper: bool) -> Value:
+    """triu / tril over the last two dims: the elements with column - row >= k (<= k) kept,
+    the others 0 (False): a comparison of the two indices (``position(t)`` against the row's
+    ``row_position``), no mask tensor read."""
+    x, k = a["self"], a.get("diagonal") or 0
+    if len(x.shape) < 2:
+        raise Unsupported("triu / tril of a tensor of fewer than 2 dims")
+    if isinstance(k, Value):
+        raise Unsupported("triu / tril with a diagonal that is a tensor")
+    keep = g.cmp("ge" if upper else "le", g.binary("sub", g.position(x, -1), g.position(x, -2)), float(k))
+    if not x.is_mask:
+        return g.where(keep, x, 0.0)
+    c = g.const_value(x)
+    if c is not None:  # a triangle of ones: the comparison itself (or all False)
+        return keep if c else x
+    return g.cmp("gt", g.binary("mul", g.as_float(x), g.as_float(keep)), 0.5)
+
+
+@rule("triu")
+def _triu(g: PrimGraph, a: dict) -> Value:
+    return _triangle(g, a, True)
+
+
+@rule("tril")
+def _tril(g: PrimGraph, a: dict) -> Value:
+    return _triangle(g, a, False)
+
+
 __all__ = ["FORMULAS", "RULES", "elu", "gelu", "power", "scaled", "softplus"]

@@ -1,5 +1,6 @@
 """A causal mask built in forward by factory calls without device= (torch.ones(...).tril()): it
-loads and traces (the factory runs on meta beside the inputs), and is refused for tril itself."""
+loads and traces (the factory runs on meta beside the inputs); the mask is a comparison of
+each element's column with its row's index (row_position), no mask tensor."""
 import torch
 from torch import nn
 
