@@ -378,6 +378,18 @@ class _Checker:
             if d.form != "scalar" or (d.space or "H") != "H":
                 raise DslError(f"{what}: d is a host scalar (sizes, constants)", e.loc)
             return VType("row", self.p.dtype_of(e.tensor))
+        if isinstance(e, ir.LoadBcastEvery):
+            d = self._expr(e.arg, scope, loop_var)
+            what = "load_bcast_every(v, t, d)"
+            if loop.kind != "rows" or loop.axis >= 0 or loop.groups != 1 or loop.flat or self.p.cube is not None:
+                raise DslError(f"{what} belongs to a plain rows loop", e.loc)
+            if e.at != loop.var:
+                raise DslError(f"{what} at '{e.at}': use the rows variable", e.loc)
+            if any(isinstance(s, ir.InnerLoop) and s.kind == "chunks" for s in ir.walk_stmts(loop.body)):
+                raise DslError(f"{what} reads whole rows: a rows loop without column chunks", e.loc)
+            if d.form != "scalar" or (d.space or "H") != "H":
+                raise DslError(f"{what}: d is a host scalar (sizes, constants)", e.loc)
+            return VType("col", self.p.dtype_of(e.tensor), self.loop_space[e.at])
         if isinstance(e, ir.RowPosition):
             what = "row_position(t, d, n)"
             if loop.kind != "rows" or loop.axis >= 0 or loop.groups != 1 or self.p.cube is not None:

@@ -362,6 +362,18 @@ class LoadPerRowEvery(Expr):
 
 
 @dataclass(frozen=True)
+class LoadBcastEvery(Expr):
+    """``load_bcast_every(v, at, d)``: in a rows loop of whole rows, a column vector (one value
+    per column, the same for every row) whose column ``c`` takes ``v[(c // d) % numel(v)]``
+    (``d`` a host scalar). A per-channel ``[C]`` operand against rows that are whole ``[C, L]``
+    planes of an ``[N, C, L]`` tensor is ``d = L``: built once per core, not read per row."""
+
+    arg: Expr
+    tensor: str
+    at: str
+
+
+@dataclass(frozen=True)
 class LoadEvery(Expr):
     """``load_every(v, at, d)``: in a rows loop (plain, ``dims=`` or ``groups=``), the element
     of flat index ``f`` of the loop's tensor takes ``v[(f // d) % numel(v)]`` (``d`` a host
@@ -652,7 +664,7 @@ class Program:
 def walk_exprs(e: Expr):
     """Yield ``e`` and all its sub-expressions, depth first, operands before users."""
     if isinstance(e, (Unary, LeakyRelu, Cast, RowReduce, GridReduce, RowLast, Index, Sinkhorn,
-                      IndexAddRows, LoadRowsBcast, LoadPerRowEvery, LoadEvery, LoadSlice)):
+                      IndexAddRows, LoadRowsBcast, LoadPerRowEvery, LoadEvery, LoadBcastEvery, LoadSlice)):
         yield from walk_exprs(e.arg)
     elif isinstance(e, Power):
         yield from walk_exprs(e.base)

@@ -308,6 +308,9 @@ class ExprParser:
         if f == "load_slice":
             want(3)
             return ir.LoadSlice(loc, sub(2), self._tensor_name(args[0], "in"), self._loop_var(args[1]))
+        if f == "load_bcast_every":
+            want(3)
+            return ir.LoadBcastEvery(loc, sub(2), self._tensor_name(args[0], "in"), self._loop_var(args[1]))
         if f == "load_every":
             want(3)
             return ir.LoadEvery(loc, sub(2), self._tensor_name(args[0], "in"), self._loop_var(args[1]))

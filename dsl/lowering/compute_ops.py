@@ -178,6 +178,8 @@ class ComputeOps:
             return self._load_per_row_every(e, hint, pre)
         if isinstance(e, ir.LoadEvery):
             return self._load_every(e, hint, pre)
+        if isinstance(e, ir.LoadBcastEvery):
+            return self._load_bcast_every(e)
         if isinstance(e, ir.LoadSlice):
             return self._finish(self._load_slice(e), hint, pre)
         if isinstance(e, ir.Scan):
@@ -513,7 +515,7 @@ class ComputeOps:
             "if (gd < 1 || gr_ < 1) Trap();  // a divisor or row count below 1"],
             "((gr + ri) / gd) % gr_")
 
-    def _runs_head(self, e: ir.LoadPerRowEvery | ir.LoadEvery) -> None:
+    def _runs_head(self, e: ir.LoadPerRowEvery | ir.LoadEvery | ir.LoadBcastEvery) -> None:
         """Open the block of a per-run operand: ``gd`` (d, checked to be a whole number >= 1)
         and ``gv`` (numel(v), >= 1) as C++ values; v read by scalar GM reads."""
         self.roles[e.tensor] = "gather_src"
@@ -560,6 +562,36 @@ class ComputeOps:
         self.emit("    SyncSV();")
         self.emit("}")
         return d
+
+    def _load_bcast_every(self, e: ir.LoadBcastEvery) -> Val:
+        """Column c of every row takes v[(c // d) % numel(v)]: a row the same for every tile, so
+        built once per core (on its first tile) into a UB buffer that stays resident - one scalar
+        GM read and one Duplicate per run of d columns (runs written last first, each from its
+        32 B-aligned floor, as load_every) - and then read like a resident load_bcast row."""
+        dtype = self.p.param(e.tensor).dtype
+        key = f"resev:{e.tensor}:{repr(_strip_loc(e.arg))}"
+        buf = self.queues.get(key)
+        if buf is None:
+            k = sum(1 for q in self.queues if q.startswith("resev:"))
+            buf = Buffer(mangle(f"rev{k}", e.tensor), "res", f"align_up(colElems, 128) * {NBYTES[dtype]}",
+                         tensor=e.tensor, dtype=dtype, form="col")
+            self.queues[key] = buf
+        t = CTYPE[dtype]
+        self.counter += 1
+        name = mangle(f"ld{self.counter}", e.tensor)
+        self.emit(f"LocalTensor<{t}> {name} = {buf.name}.Get<{t}>();")
+        self.emit("if (i == 0) {  // this core's first tile: the row stays resident for the rest")
+        self._runs_head(e)
+        self.emit(f"    const int64_t ga = 32 / sizeof({t});  // elements a 32 B block")
+        self.emit("    for (int64_t ce = w; ce > 0;) {  // the runs, last first")
+        self.emit("        const int64_t fl = ce - 1, cs = fl - fl % gd, ca = cs / ga * ga;")
+        self.emit(f"        const {t} pv = {mangle('gm', e.tensor)}.GetValue((fl / gd) % gv);")
+        self.emit(f"        Duplicate({name}[ca], pv, static_cast<int32_t>(ce - ca));")
+        self.emit("        ce = cs;")
+        self.emit("    }")
+        self.emit("}")
+        self.emit("}")
+        return Val("col", dtype, name, buf, temp=False)
 
     def _load_every(self, e: ir.LoadEvery, hint: Val | None, pre) -> Val:
         """v[(f // d) % numel(v)] for each element of flat index f: runs of d elements share a

@@ -29,6 +29,7 @@ UNSUPPORTED = {
     ir.Pick: "pick()", ir.GridReduce: "total_*()",
     ir.LoadSlice: "load_slice()", ir.LoadPerRowEvery: "load_per_row(v, t, d)",
     ir.LoadEvery: "load_every(v, t, d)", ir.RowPosition: "row_position(t, d, n)",
+    ir.LoadBcastEvery: "load_bcast_every(v, t, d)",
 }
 ARITH = (ir.Unary, ir.LeakyRelu, ir.Power, ir.Binary, ir.RowReduce, ir.Sinkhorn)
 

@@ -40,7 +40,14 @@ from ...tasks.task import Task
 from ..core_counts import CORES_TUNABLE, balanced_cores, with_cores_default
 from ..onepass import LOWEST_F32
 from .names import doc_text, dsl_name
-from .patterns import Plan, broadcast_rows_block, per_row_block, row_position_dim, segment_block
+from .patterns import (
+    Plan,
+    broadcast_rows_block,
+    col_block,
+    per_row_block,
+    row_position_dim,
+    segment_block,
+)
 from .prims import TRANSPARENT
 from .trace import Unsupported
 
@@ -61,7 +68,7 @@ RESERVED = {
     "rscan_sum", "rscan_prod", "rscan_max", "row_first",
     "pick", "windows", "taps", "w", "position", "load_scalar", "gather_rows", "gather_cols",
     "index_add_rows", "load_rows_bcast", "select_cols", "window_recip", "load_slice", "load_every",
-    "row_position",
+    "row_position", "load_bcast_every",
 }
 SCAN_INIT = {"sum": 0.0, "prod": 1.0, "max": -math.inf}
 #: ops whose value is never an eager fp16 rounding step (data, constants, masks)
@@ -354,6 +361,9 @@ class Emitter:
         f = self.form(n)
         if f == "s":  # a one-element tensor: a kernel scalar, already f32
             return f"load_scalar({name})"
+        if f == "b":  # a per-channel operand repeated along every row: one resident row
+            e = f"load_bcast_every({name}, t, {self.col_divisor(n)})"
+            return e if d["dtype"] == torch.float32 else f"cast({e}, f32)"
         if f == "e":  # a per-channel operand inside the rows: runs of elements share a value
             e = f"load_every({name}, {scope.at}, {self.every_divisor(n)})"
             return e if d["dtype"] == torch.float32 else f"cast({e}, f32)"
@@ -384,6 +394,15 @@ class Emitter:
         if block is None:
             raise AssertionError("a per-row operand without its block of dims")
         return self._ref_sizes(block[1], block[2])
+
+    def col_divisor(self, n: int) -> str:
+        """The host product of the loop tensor's sizes after a repeated per-channel operand's
+        block of dims (load_bcast_every's d)."""
+        o = tuple(self.plan.full_shape)
+        block = col_block(self.pg, n, o, self.plan.domain.extents(o)["W"])
+        if block is None:
+            raise AssertionError("a repeated per-channel operand without its block of dims")
+        return self._ref_sizes(block[1], len(o))
 
     def every_divisor(self, n: int) -> str:
         """The host product of the loop tensor's sizes after a per-channel operand's block of
@@ -914,6 +933,8 @@ def structures(plan: Plan) -> list[str]:
     if kind in ("tiles", "slabs", "channels"):
         return [kind]
     w = ext["W"]
+    if any(f == "b" for f in plan.forms.values()):
+        return ["rows"]  # load_bcast_every: a resident row, whole rows only
     scans = any(plan.pg.op(n) == "scan" for n in plan.order)  # scans need 4 extra row buffers
     order = ["chunked", "rows"] if w > (2048 if scans else 8192) else ["rows", "chunked"]
     reduce_only = all(f != "t" for _, f, _ in plan.outputs) and not any(

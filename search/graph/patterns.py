@@ -509,7 +509,8 @@ def _fits(form: str, p: Shape, o: Shape, domain: Domain, ext: dict[str, int]) ->
 
 _FORM_NAMES = {"t": "a full tile", "o": "a per-row value", "c": "a per-column vector",
                "s": "a scalar", "g": "a whole-tensor result", "w": "a window tap",
-               "e": "a per-channel operand inside the rows"}
+               "e": "a per-channel operand inside the rows",
+               "b": "a per-channel operand repeated along the row (the same for every row)"}
 #: elementwise ops the kernel can apply to a total_* result (a scalar outside loops)
 GRID_SCALAR_OPS = ("add", "sub", "mul", "div", "max", "min", "exp", "log", "sqrt", "rsqrt",
                    "abs", "reciprocal", "neg", "relu", "sigmoid", "tanh")
@@ -667,6 +668,11 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                 # per-row forms: GroupNorm's [C] weight has as many values as N * G group rows when
                 # C = N * G, but varies inside them
                 f = "e"
+            elif row_blocks and kind == "rows" and ext["W"] <= COL_BLOCK_MAX_W and \
+                    col_block(pg, n, ref_shape, ext["W"]):
+                # v[(c // d) % numel(v)] at column c of every row (load_bcast_every(v, t, d)); before
+                # the per-row form, which a count alone would give when C happens to equal N
+                f = "b"
             elif m == outer and kind != "tiles":
                 f = "o"
             elif m == 1:
@@ -771,7 +777,7 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
             _check_loop_reduce(pg, n, domain, ext, ref_shape)
             forms[n] = "o"
             continue
-        fs = ["t" if forms[a] in ("r", "e") else forms[a] for a in args]  # (both load as tiles)
+        fs = ["t" if forms[a] in ("r", "e") else "c" if forms[a] == "b" else forms[a] for a in args]
         nonscalar = {f for f in fs if f not in ("s", "g")}
         if "g" in fs and kind == "windows":
             raise Unsupported("a whole-tensor result used in a windows loop")
@@ -819,6 +825,9 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
             # loads its own broadcast row, so the value is a full tile, read again as one
             forms[n] = "r"
             continue
+        if "b" in {forms[a] for a in args} and all(forms[a] in ("b", "s", "g") for a in args):
+            forms[n] = "b"  # computed from repeated per-channel operands alone: one more such row
+            continue
         if any(a in indexed for a in args) and all(a in indexed or forms[a] in ("s", "g") for a in args):
             indexed.add(n)  # computed from the loop's own indices (a triangle mask): nothing is read
         elif not uniform:
@@ -827,7 +836,8 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
             o = pg.attr(n, "real")
             for a in args:
                 fa = "t" if forms[a] in ("r", "e") else forms[a]
-                if fa in ("s", "g") or fa == f or math.prod(pg.attr(a, "real")) == 1 or a in indexed:
+                if fa in ("s", "g") or fa == f or math.prod(pg.attr(a, "real")) == 1 or a in indexed \
+                        or forms[a] == "b":
                     continue
                 if not _fits(fa, pg.attr(a, "real"), o, domain, ext):
                     raise Unsupported(f"{_what(pg, a)} ({_FORM_NAMES[fa]}) is broadcast "
@@ -847,6 +857,27 @@ def gather_sources(pg: PrimGraph, live: Sequence[int]) -> set[int]:
         if pg.op(n) == "input" and users and all(_reads_as_source(pg, u, n) for u in users):
             out.add(n)
     return out
+
+
+COL_BLOCK_MAX_W = 4096
+"""Widest row that reads repeated per-channel operands (form ``b``): each is a resident row
+(16 KiB in f32 at this width), several of them beside a tile's input and output rows in UB."""
+
+
+def col_block(pg: PrimGraph, n: int, o: Shape, w: int) -> tuple[int, int, int] | None:
+    """``(i0, i1, k)`` when input ``n`` meets a rows loop over ``o`` (rows: the dims from ``k``
+    on, ``w`` elements) as one value per column, the same for every row, broadcast over the row
+    dims outside the block ``[i0, i1)`` of its own: column ``c`` reads ``n``'s element ``(c //
+    prod(o[i1:])) % prod(o[i0:i1])`` (a per-channel ``[C, 1]`` against rows that are whole
+    ``[C, L]`` planes of ``[N, C, L]``)."""
+    for p in _own_shapes(pg, n, len(o)):
+        for k in range(len(o)):
+            if math.prod(o[k:]) != w or any(p[i] != 1 for i in range(k)):
+                continue
+            inner = [i for i in range(k, len(o)) if p[i] != 1]
+            if inner and all(p[i] == o[i] for i in range(inner[0], inner[-1] + 1)):
+                return inner[0], inner[-1] + 1, k
+    return None
 
 
 def per_row_block(pg: PrimGraph, n: int, o: Shape, w: int) -> tuple[int, int, int] | None:
