@@ -591,6 +591,8 @@ class _Checker:
         if e.loop_var != loop_var:
             raise DslError("position(at) takes the innermost loop variable (a step, chunk or rows tile)", e.loc)
         if loop.kind == "slabs" and e.loop_var != loop.var:
+            if loop.step_rows is not None:  # a block of steps a copy: row j of the block is step k0 + j
+                return VType("tile", "f32", self.loop_space[e.loop_var])
             return VType("scalar", "f32", "L")
         if loop.kind == "rows" and loop.axis < 0 and loop.groups == 1 and self.p.cube is None:
             return VType("tile", "f32", self.loop_space[e.loop_var])

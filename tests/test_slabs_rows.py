@@ -73,7 +73,6 @@ def sum_dim(x: In[f32], y: Out[f32]):
 @pytest.mark.parametrize("update,match", [
     ("acc * 0.5 + load(x, k)", "must be a fold"),
     ("acc + load(x, k) * acc", "must be a fold"),
-    ("acc + load(x, k) * position(k)", "position"),
 ])
 def test_a_steps_body_that_is_not_a_fold_is_refused(update: str, match: str) -> None:
     with pytest.raises(Exception, match=match):
@@ -102,42 +101,43 @@ def test_the_graph_frontend_offers_the_blocked_slabs_and_it_is_correct(path: str
     assert out.status is Status.OK, out.message
 
 
-@pytest.mark.parametrize("path", ["corpus/argmax_middim.py", "corpus/cummin_middim_ties.py"])
-def test_no_blocked_slabs_for_step_indices_or_scans(path: str) -> None:
-    names = [c.name for c in propose_from_graph(load_task_file(TASKS / path))]
+def test_no_blocked_slabs_for_scans() -> None:
+    names = [c.name for c in propose_from_graph(load_task_file(TASKS / "corpus/cummin_middim_ties.py"))]
     assert any(n.endswith("/graph-slabs") for n in names), names
     assert not any(n.endswith("/graph-slabs_rows") for n in names), names
 
 
-# the blocked loop of BAD, then a second distribution loop without rows=
-TWO_LOOPS = BAD.format(update="acc + load(x, k)").replace("        store(y, t, acc)\n", """        tot = total_sum(acc)
-    for t in slabs(x, dim=1, tile=64):
-        store(y, t, tile_fill(0.0) + tot)
-""")
+@needs_gxx
+@pytest.mark.parametrize("path,dtype", [("corpus/argmax_middim.py", None), ("corpus/argmax_middim.py", "fp16")])
+def test_step_indices_in_blocks(path: str, dtype: str | None) -> None:
+    """position(k) in a blocked steps loop is a tile whose row j holds step k0 + j: argmax over a
+    middle dim (the first index of the max, with a ragged last block) is offered blocked and right."""
+    task = load_task_file(TASKS / path)
+    if dtype:
+        task = task.with_shape(task.inputs[0].shape, dtype)
+    cand = next(c for c in propose_from_graph(task) if c.name.endswith("/graph-slabs_rows"))
+    ev = Evaluator(task, "Ascend910B2", seeds=(0, 1))
+    out = ev.evaluate(prepare(cand.name, cand.source), {"TILE": 32, "ROWS": 8, "CORES": 4, "DEPTH": 2}, timing=False)
+    assert out.status is Status.OK, out.message
 
 
-def test_every_slabs_loop_of_a_kernel_copies_the_same_steps() -> None:
-    # the loops share one tiling (one stepRows): a second header without rows= is refused
-    with pytest.raises(Exception, match="same header"):
-        prepare("sum_dim/two", TWO_LOOPS).lower({})
-
-
-@pytest.mark.parametrize("body,match", [
-    # a running sum stored per step is a scan: its rows would hold partial sums
-    (["acc = acc + load(x, k)", "store(y2, k, acc)"], "store per step"),
-    # a fold of another accumulator's partial rows
-    (["m = maximum(m, load(x, k))", "acc = acc + exp(load(x, k) - m)", "store(y2, k, load(x, k))"],
-     "must be a fold"),
-])
-def test_steps_that_read_partial_folds_are_refused(body: list[str], match: str) -> None:
-    src = '''
+WEIGHTED = '''
 @kernel(category="reduce")
-def f(x: In[f32], y: Out[f32], y2: Out[f32]):
-    for t in slabs(x, dim=1, tile=64, rows=8):
+def k(x: In[f32], y: Out[f32]):
+    for t in slabs(x, dim=1, tile=32, rows=8):
         acc = tile_fill(0.0)
-        m = tile_fill(-inf)
         for k in steps(t):
-''' + "".join(f"            {ln}\n" for ln in body) + '''        store(y, t, acc + m)
+            acc = acc + load(x, k) * position(k)
+        store(y, t, acc)
 '''
-    with pytest.raises(Exception, match=match):
-        prepare("f/bad", src).lower({})
+
+
+@needs_gxx
+def test_a_weighted_sum_of_step_indices(tmp_path: Path) -> None:
+    """sum_k k * x[:, k, :] over K = 37 in blocks of 8 (the last of 5): each row of a block is
+    weighted by its own step."""
+    from tests.kernel_runs import inline_task
+    task = inline_task(tmp_path, "(x * torch.arange(x.shape[1]).view(1, -1, 1)).sum(1)", "torch.randn(3, 37, 45)", "x")
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
+    out = ev.evaluate(prepare("k", WEIGHTED), {}, timing=False)
+    assert out.status is Status.OK, out.message

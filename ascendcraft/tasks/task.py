@@ -163,7 +163,9 @@ class InputSpec:
     ``high_from=(i, d)`` makes an index range follow ``inputs[i].shape[d]`` so class
     targets stay valid at reduced shapes.  ``chain`` holds shape-preserving ops that a
     task file applied after the factory call (replayed by the generator); ``data`` a
-    small constant tensor recorded from a task file (its dims are then never reduced).
+    small constant tensor recorded from a task file (its dims are then never reduced);
+    ``special = (v, p)`` an index value the task file wrote over about a share ``p`` of its
+    draw (``t[::7] = -100``: padding targets), written over the same share of every draw.
     """
 
     name: str
@@ -178,6 +180,7 @@ class InputSpec:
     high_from: tuple[int, int] | None = None
     chain: tuple = field(default=(), compare=False, repr=False)
     data: torch.Tensor | None = field(default=None, compare=False, repr=False)
+    special: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in INPUT_KINDS:
@@ -228,6 +231,8 @@ def generate_input(spec: InputSpec, shape: Shape, shapes: Sequence[Shape], signe
         low = int(spec.low or 0)
         high = int(_resolve_high(spec, shapes))
         t = torch.randint(low, max(high, low + 1), shape, dtype=torch.int64)
+        if spec.special is not None and t.numel():
+            t[torch.rand(shape) < spec.special[1]] = int(spec.special[0])
         return _apply_chain(t, spec).to(spec.dtype) if spec.chain else t.to(spec.dtype)
     if spec.kind == "mask" and not spec.chain and spec.dist not in ("rand", "randn"):
         p = spec.high if spec.high is not None else 0.5

@@ -50,6 +50,7 @@ class _Hint:
     high: float | None = None
     chain: tuple | None = ()  # None: derived by ops we cannot replay
     data: torch.Tensor | None = None
+    special: tuple[float, float] | None = None  # (value, fraction) written over the draw: t[::7] = -100
 
 
 _RANDOM: dict[Callable[..., Any], str] = {
@@ -74,6 +75,20 @@ _INPLACE_FILL = {
 _SKIP_CHAIN = {torch.Tensor.requires_grad_, torch.Tensor.contiguous, torch.Tensor.detach,
                torch.Tensor.clone}
 _MAX_DATA = 1 << 16
+
+
+def _set_fraction(shape: tuple[int, ...], index: Any) -> float:
+    """The share of a tensor of ``shape`` that ``t[index] = v`` writes (1/8 when the index cannot
+    be replayed on a CPU mask: a tensor index on meta, or a shape too large to count)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    try:
+        if math.prod(shape) > 1 << 22 or any(isinstance(p, torch.Tensor) for p in parts):
+            raise ValueError  # (a mask or index tensor drawn on meta has no values to replay)
+        m = torch.zeros(shape, dtype=torch.bool, device="cpu")
+        m[index] = True
+        return max(float(m.float().mean()), 1e-6)
+    except Exception:  # noqa: BLE001 - any index we cannot replay
+        return 0.125
 
 
 def _numbers(args: Sequence[Any]) -> list[float]:
@@ -126,6 +141,12 @@ class _MetaCapture(TorchFunctionMode):
                 hi = nums[1] if len(nums) > 1 else None
                 self._record(out, _Hint(dist, lo, hi))
             return out
+        if func is torch.Tensor.__setitem__ and len(args) == 3 and id(args[0]) in self.hints \
+                and isinstance(args[2], (int, float)) and not isinstance(args[2], bool):
+            func(*args, **kwargs)  # a number written over part of a drawn tensor (padding targets)
+            h = self.hints[id(args[0])]
+            self.hints[id(args[0])] = replace(h, special=(float(args[2]), _set_fraction(args[0].shape, args[1])))
+            return None
         out = func(*args, **kwargs)
         self._propagate(func, args, kwargs, out)
         return out
@@ -352,7 +373,7 @@ def _spec_from(name: str, value: Any, hint: _Hint | None, idx: int,
         hi = hint.high if hint.dist == "randint" else None
         high_from = _pick_high_from(idx, hi, shapes)
         return InputSpec(name, shape, dtype, kind="index", dist="randint", low=lo,
-                         high=hi if hi is not None else 2, high_from=high_from,
+                         high=hi if hi is not None else 2, high_from=high_from, special=hint.special,
                          **{**kw, "signed_ok": False})
     if hint.dist == "randint":
         return InputSpec(name, shape, dtype, dist="randint", low=hint.low, high=hint.high,

@@ -202,6 +202,12 @@ class ComputeOps:
                 self.emit("SyncSV();")
             self._done([a], d)
             return d
+        if isinstance(e, ir.Position) and self.loop.kind == "slabs":  # blocked steps: row j is step k0 + j
+            d = self._dest("tile", "f32", hint, [], pre)
+            self.emit("for (int64_t j = 0; j < kb; ++j) {  // each step's index on its row of the block")
+            self.emit(f"    Duplicate({d.cpp}[j * cntp], static_cast<float>(k0 + j), static_cast<int32_t>(cntp));")
+            self.emit("}")
+            return d
         if isinstance(e, ir.Position):
             d = self._dest("tile", "f32", hint, [], pre)
             self.emit("for (int64_t ri = 0; ri < r; ++ri) {  // each element's column in its row")
@@ -418,7 +424,8 @@ class ComputeOps:
             self._release(v)
 
     def _pick(self, e: ir.Pick, hint: Val | None, pre) -> Val:
-        """x[row, idx[row]] per row: two scalar GM reads per row (an index gather)."""
+        """x[row, idx[row]] per row: two scalar GM reads per row (an index gather); an index
+        outside the row (an ignore_index target, -100) stops the kernel (Trap) before the read."""
         dtype = self.p.param(e.tensor).dtype
         self.roles[e.index] = "index"
         self.roles.setdefault(e.tensor, "tile")
@@ -426,6 +433,7 @@ class ComputeOps:
         self.emit("SyncVS();")
         self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
         self.emit(f"    const int64_t ix = static_cast<int64_t>({mangle('gm', e.index)}.GetValue(gr + ri));")
+        self.emit("    if (ix < 0 || ix >= td_.W) Trap();  // a class index outside the row")
         self.emit(f"    {d.cpp}.SetValue(ri, {mangle('gm', e.tensor)}.GetValue((gr + ri) * td_.W + ix));")
         self.emit("}")
         self.emit("SyncSV();")

@@ -56,7 +56,7 @@ for _n in ("fractional_max_pool2d", "fractional_max_pool3d"):
 for _n in ("max_unpool2d", "max_unpool3d"):
     REASONS[_n] = "unpooling scatters by the indices of a max pooling, which has no DSL form"
 for _n in ("cat", "stack", "select", "index", "index_select", "gather",
-           "scatter", "scatter_add", "flip", "roll", "constant_pad_nd", "pad", "repeat",
+           "scatter", "scatter_add", "flip", "roll", "constant_pad_nd", "pad",
            "unbind", "diagonal",
            "index_put", "masked_scatter", "take", "unfold", "as_strided", "embedding"):
     REASONS[_n] = "data movement (slicing, concatenation, indexing) has no DSL form"
@@ -110,6 +110,8 @@ def decompose(ag: AtenGraph, task_inputs: list[Any]) -> PrimGraph:
             shape, dtype = d["outputs"][0]
             if dtype in (torch.int64, torch.int32):
                 values[n] = [g.index(d["index"], spec.name, shape, dtype)]
+                if getattr(spec, "special", None) is not None:  # e.g. ignore_index padding written in
+                    g.index_special[values[n][0].node] = float(spec.special[0])
                 continue
             if dtype != torch.bool and not dtype.is_floating_point:
                 values[n] = [None]

@@ -559,7 +559,7 @@ class Emitter:
             doc += f"; {self.plan.loops} loops, each after a whole-tensor reduction"
         doc += f") for: {ops}."
         if any(self.pg.op(n) == "pick" for n in self.plan.order):
-            doc += " Class targets are assumed valid (no ignore_index entries)."
+            doc += " Class targets must be valid (an ignore_index entry stops the kernel)."
         doc = doc_text(doc, limit=2000)
         self.lines += [f'@kernel(category="{task.category}")',
                        f"def {kname}({', '.join(params)}):",
@@ -922,9 +922,10 @@ def structures(plan: Plan) -> list[str]:
     kind = plan.domain.kind
     ext = plan.domain.extents(plan.full_shape)
     online = has_online_pair(plan)
-    if kind == "slabs" and not any(plan.pg.op(n) in ("scan", "position") for n in plan.order):
+    if kind == "slabs" and not any(plan.pg.op(n) == "scan" for n in plan.order):
         # folds and stores only: also several steps a copy, and read flat when a row of B is
-        # not 512 B aligned (B not a multiple of 256 elements: 512 B in fp16; search/flat.py)
+        # not 512 B aligned (B not a multiple of 256 elements: 512 B in fp16; search/flat.py);
+        # an argmax's step index is then a block's rows (position(k): row j is step k0 + j)
         out = ["slabs", "slabs_rows"] + (["slabs_flat"] if ext["B"] % 256 else [])
         # a max and the sum of exp(x - max): beside the two passes, one (the search decides)
         return out + [f"{s}-online" for s in out if online]

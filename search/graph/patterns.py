@@ -631,6 +631,9 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                               f"is not {_FORM_NAMES[f]} of the {domain.describe(ref_shape)} loop "
                               "(a partial broadcast)")
 
+    if any(pg.op(n) == "repeat" for n in live):  # before the forms of what it repeats
+        raise Unsupported("a repeat (data movement) that is not an instance norm's weight or bias "
+                          "has no DSL form")
     alive = set(live)
     indexed: set[int] = set()  # values computed from positions (and scalars) alone
     src = gather_sources(pg, live)

@@ -49,6 +49,7 @@ UNARY = ("exp", "log", "abs", "sqrt", "rsqrt", "reciprocal", "relu", "neg", "sig
          "erf", "round")  # round: the value itself, rounded by the emitter (an f32 input cast to 16 bits)
 BINARY = ("add", "sub", "mul", "div", "max", "min")
 CMPS = ("lt", "gt", "le", "ge", "eq", "ne")
+CMP_SWAP = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
 CMP_INVERSE = {"lt": "ge", "ge": "lt", "gt": "le", "le": "gt", "eq": "ne", "ne": "eq"}
 LEAVES = ("input", "index", "scalar", "const", "extent")
 TRANSPARENT = ("view", "expand")
@@ -137,6 +138,12 @@ class PrimGraph:
         #: nodes that are an ATen op's fp16/bf16 result: eager rounds them, so a kernel that
         #: computes in f32 rounds them too (an fp16 chain then matches eager op by op)
         self.rounded: set[int] = set()
+        #: index inputs read as class targets (``pick``) -> the class count C: their values are
+        #: taken to lie in [0, C) (a target outside stops the kernel), so a comparison with a
+        #: constant outside (``target == ignore_index``, -100) is decided here
+        self.class_range: dict[int, int] = {}
+        #: index inputs -> a value the task file writes over part of them (padding: -100)
+        self.index_special: dict[int, float] = {}
 
     # ------------------------------------------------------------ raw nodes
     def _add(self, op: str, args: Sequence[Value], shape: Shape, real: Shape,
@@ -200,6 +207,8 @@ class PrimGraph:
         n = of.node
         while self.op(n) == "view":
             n = self.g.nodes[n]["args"][0]
+        if self.op(n) != "reduce":
+            raise Unsupported("the element count of a reduction folded to a constant (a mean of a constant)")
         return self._add("extent", (), (), (), torch.float32, of=n)
 
     def position(self, like: Value, dim: int) -> Value:
@@ -275,12 +284,28 @@ class PrimGraph:
     def cmp(self, op: str, a: Value | float, b: Value | float) -> Value:
         assert op in CMPS, op
         a, b = self._operands(a, b)
+        known = self._class_cmp(op, a, b)
+        if known is not None:
+            return self.const(float(known), _bcast(a.shape, b.shape), torch.bool)
         a, b = self.numbers(self.as_float(a)), self.numbers(self.as_float(b))
         shape = _bcast(a.shape, b.shape)
         ca, cb = self.const_value(a), self.const_value(b)
         if ca is not None and cb is not None:
             return self.const(float(_py_cmp(op, ca, cb)), shape, torch.bool)
         return self._add("cmp", (a, b), shape, _bcast(a.real, b.real), torch.bool, cmp=op)
+
+    def _class_cmp(self, op: str, a: Value, b: Value) -> bool | None:
+        """``target <op> c`` for a class-target input (values in [0, C)) and a constant ``c``
+        when every value gives the same answer (``target == -100`` is False), else None."""
+        for t, c, o in ((a, b, op), (b, a, CMP_SWAP[op])):
+            n = self.class_range.get(t.node) if self.op(t) == "index" else None
+            k = self.const_value(c)
+            if n is None or k is None:
+                continue
+            lo, hi = _py_cmp(o, 0.0, k), _py_cmp(o, float(n - 1), k)
+            if lo == hi and (o in ("eq", "ne") and not 0 <= k <= n - 1 or o not in ("eq", "ne")):
+                return bool(lo)
+        return None
 
     def logical_not(self, m: Value) -> Value:
         if not m.is_mask:
@@ -381,11 +406,17 @@ class PrimGraph:
             dims = tuple(range(rank))
         norm = tuple(sorted({d % rank if rank else 0 for d in dims})) if rank else ()
         shape = tuple(1 if i in norm else s for i, s in enumerate(a.shape))
+        c = self.const_value(a)
+        if c is not None:  # a count of a mask that is decided (label smoothing's valid targets)
+            n = math.prod(a.shape[d] for d in norm) if rank else 1
+            v = {"sum": c * n, "max": c, "min": c}.get(red)
+            if v is None or not math.isfinite(v):
+                raise Unsupported(f"a {red} of a constant")
+            out = shape if keepdim else tuple(s for i, s in enumerate(a.shape) if i not in norm)
+            return self.const(v, out, a.dtype)
         if a.real != a.shape:
             raise Unsupported(f"a reduction over dims {list(norm)} of a broadcast value "
                               f"(shape {list(a.shape)})")
-        if self.const_value(a) is not None:
-            raise Unsupported("a reduction of a constant")
         # one node per reduction (keepdim=True), a view drops the dims: shared by mean/var
         r = self._add("reduce", (a,), shape, shape, a.dtype, red=red, dims=norm)
         if keepdim:
@@ -412,6 +443,13 @@ class PrimGraph:
     def pick(self, x: Value, idx: Value) -> Value:
         """Per row of the 2-D input ``x``, the element at column ``idx[row]``."""
         shape = x.shape[:1]
+        n = int(x.shape[-1])
+        special = self.index_special.get(idx.node)
+        if special is not None and not 0 <= special < n:
+            raise Unsupported(f"class targets that hold {special:g} (ignore_index padding the task's inputs "
+                              "write): the kernel's class-index gather has no masked form")
+        if self.op(idx) == "index":
+            self.class_range[idx.node] = n
         return self._add("pick", (x, idx), shape, shape, x.dtype)
 
     def gather(self, x: Value, idx: Value, dim: int, shape: Shape) -> Value:

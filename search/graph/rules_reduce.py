@@ -300,9 +300,53 @@ def _channel(g: PrimGraph, w: Value, rank: int) -> Value:
     return g.view(w, list(w.shape) + [1] * (rank - 2))
 
 
+@rule("repeat")
+def _repeat(g: PrimGraph, a: dict) -> Value:
+    """A 1-D vector tiled along its one dim (``w.repeat(N)``): kept as a marker that only the
+    batch norm of an instance norm reads (its per-(n, c) weight, see :func:`_instance_norm`);
+    anything else is data movement, refused when the loop is analysed."""
+    x, reps = a["self"], [int(r) for r in a["repeats"]]
+    if len(x.shape) != 1 or len(reps) != 1:
+        raise Unsupported("repeat (data movement) other than a 1-D vector tiled along its dim")
+    return g.marker("repeat", x, (x.shape[0] * reps[0],), times=reps[0])
+
+
+def _instance_norm(g: PrimGraph, a: dict) -> list | None:
+    """F.instance_norm's form: a batch norm of x [N, C, ...] viewed as [1, N * C, ...] with the
+    [C] weight and bias repeated N times. Computed on x itself (statistics over its trailing
+    dims, the weight per channel) and viewed back: no repeated vector is made. None when the
+    call is not of that form."""
+    x, w, b = a["input"], a.get("weight"), a.get("bias")
+    if not any(v is not None and g.op(v) == "repeat" for v in (w, b)) or g.op(x) != "view":
+        return None
+    base = g.value(g.g.nodes[x.node]["args"][0])
+    n = base.shape[0] if len(base.shape) >= 2 else 0
+    if len(x.shape) < 2 or x.shape[0] != 1 or len(base.shape) != len(x.shape) or \
+            x.shape[1] != n * base.shape[1] or tuple(x.shape[2:]) != tuple(base.shape[2:]):
+        return None
+    parts = []
+    for v in (w, b):
+        if v is not None and (g.op(v) != "repeat" or g.attr(v, "times") != n):
+            return None
+        parts.append(None if v is None else g.value(g.g.nodes[v.node]["args"][0]))
+    rank = len(base.shape)
+    v_, m = var(g, base, list(range(2, rank)), 0.0, True)
+    invstd = g.unary("rsqrt", g.binary("add", v_, float(a["eps"])))
+    out = g.binary("mul", g.binary("sub", base, m), invstd)
+    if parts[0] is not None:
+        out = g.binary("mul", out, _channel(g, parts[0], rank))
+    if parts[1] is not None:
+        out = g.binary("add", out, _channel(g, parts[1], rank))
+    c = x.shape[1]
+    return [g.view(out, x.shape), _stat(g, g.view(m, [c]), x.dtype), _stat(g, g.view(invstd, [c]), x.dtype)]
+
+
 @rule("native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_functional",
       "_native_batch_norm_legit_no_training")
 def _batch_norm(g: PrimGraph, a: dict) -> list:
+    inst = _instance_norm(g, a)
+    if inst is not None:
+        return inst
     x = a["input"]
     rank = len(x.shape)
     training = a.get("training", False) if "training" in a else False
