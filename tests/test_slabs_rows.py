@@ -141,3 +141,41 @@ def test_a_weighted_sum_of_step_indices(tmp_path: Path) -> None:
     ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
     out = ev.evaluate(prepare("k", WEIGHTED), {}, timing=False)
     assert out.status is Status.OK, out.message
+
+
+ARG = '''
+@kernel(category="reduce")
+def k(x: In[f32], y: Out[i64]):
+    for t in slabs(x, dim=1, tile=32, rows={rows}{split}):
+        m = tile_fill({init})
+        i = tile_fill(0.0)
+        for k in steps(t):
+            a = load(x, k)
+            i = where(a {cmp} m, position(k), i)
+            m = {fold}(m, a)
+        store(y, t, cast(i, i64))
+'''
+
+
+@needs_gxx
+@pytest.mark.parametrize("cmp, fold, ref", [(">", "maximum", "argmax"), ("<", "minimum", "argmin")])
+@pytest.mark.parametrize("rows", [1, 8])
+def test_the_index_of_a_running_extreme_in_one_pass(tmp_path: Path, cmp: str, fold: str, ref: str, rows: int) -> None:
+    """i = where(a > m, position(k), i) before m = maximum(m, a): per row of a block the first step of
+    its extreme, then the smallest index among the rows holding the folded extreme - the first
+    index overall, on data of 3 levels (ties everywhere), K = 37 in blocks of 8 (the last of 5)."""
+    from tests.kernel_runs import inline_task
+    task = inline_task(tmp_path, f"torch.{ref}(x, dim=1)", "torch.randint(0, 3, (3, 37, 45)).float()", "x")
+    ev = Evaluator(task, "Ascend910B2", seeds=(0, 1), shape_sets=[list(task.shapes)])
+    src = ARG.format(rows=rows, split="", cmp=cmp, fold=fold, init="-inf" if cmp == ">" else "inf")
+    out = ev.evaluate(prepare("k", src), {}, timing=False)
+    assert out.status is Status.OK, out.message
+
+
+@pytest.mark.parametrize("fold, split, match", [
+    ("minimum", "", "must be a max fold"),  # where(a > m, ...) follows a max, not a min
+    ("maximum", ", split=2, flat=True", "no split combine"),
+])
+def test_an_index_fold_that_cannot_be_split_is_refused(fold: str, split: str, match: str) -> None:
+    with pytest.raises(Exception, match=match):
+        prepare("k", ARG.format(rows=8, split=split, cmp=">", fold=fold, init="-inf")).lower({})

@@ -599,6 +599,15 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         self.hoisted = outer_hoisted
         self._drop_row_blocks(outer_blocks)
 
+    def _acc_val(self, d: int) -> Val:
+        """An accumulator update's value after its loop: its own def while live, else the outer
+        def whose buffer every loop-carried update shares."""
+        if d in self.live_defs:
+            return self.live_defs[d]
+        while d in self.carried:
+            d = self.carried[d]
+        return self.live_defs[d]
+
     def _fold_step_rows(self, s: ir.InnerLoop, folds: list[tuple[int, str, str]]) -> None:
         """After a blocked steps loop: each accumulator's stepRows partial rows folded into
         every row. A rescaled sum (partial row j relative to its own max m_j) is first scaled
@@ -607,15 +616,25 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         saved = {}
         for _, _, rel in folds:
             if rel and rel not in saved:
-                m = self.live_defs[by_name[rel]]
+                m = self._acc_val(by_name[rel])
                 saved[rel] = self._new("tile", "f32")
                 self.emit(f"Muls({saved[rel].cpp}, {m.cpp}, 1.0f, cnt);  // the partial maxima m_j")
         for d, op, rel in folds:
             if not rel:
-                self.emit(f"AcxFoldRows<{FOLD_OP[op]}>({self.live_defs[d].cpp}, td_.stepRows, cntp);")
-        for d, _, rel in folds:
-            if rel:
-                mj, big, acc = saved[rel].cpp, self.live_defs[by_name[rel]].cpp, self.live_defs[d].cpp
+                self.emit(f"AcxFoldRows<{FOLD_OP[op]}>({self._acc_val(d).cpp}, td_.stepRows, cntp);")
+        for d, op, rel in folds:
+            if rel and op.startswith("arg"):  # the first index among the rows holding the folded extreme
+                mj, big, acc = saved[rel].cpp, self._acc_val(by_name[rel]).cpp, self._acc_val(d).cpp
+                mask, mk = self._mask()
+                full = "acx_align_up(cnt, 64)"
+                self.emit("PipeBarrier<PIPE_V>();")
+                self.emit(f"Compare({mk}, {mj}, {big}, CMPMODE::EQ, {full});")
+                self.emit("PipeBarrier<PIPE_V>();")
+                self.emit(f"Select({acc}, {mk}, {acc}, ACX_INF, SELMODE::VSEL_TENSOR_SCALAR_MODE, {full});")
+                self.emit(f"AcxFoldRows<ACX_MIN>({acc}, td_.stepRows, cntp);")
+                self.pools["mask"].put(mask)
+            elif rel:
+                mj, big, acc = saved[rel].cpp, self._acc_val(by_name[rel]).cpp, self._acc_val(d).cpp
                 self.emit("PipeBarrier<PIPE_V>();")
                 self.emit(f"Sub({mj}, {mj}, {big}, cnt);")
                 self.emit("PipeBarrier<PIPE_V>();")

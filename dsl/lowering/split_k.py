@@ -47,6 +47,9 @@ class SplitKOps:
             return [(inner[m], "max", None), (inner[acc], "add", inner[m])]
         out = []
         for d, op, rel in step_folds(s, self.def_id, self.carried):
+            if op.startswith("arg"):
+                raise DslError("slabs(split=...): the index of a running extreme (where(a > m, position(k), "
+                               "i)) has no split combine: drop split=", s.loc)
             out.append((d, op, inner[rel] if rel else None))
         return out
 

@@ -64,14 +64,38 @@ def _rescaled_sum(e: ir.Expr, acc: str, temps: dict[str, ir.Expr]) -> tuple[str,
     return None
 
 
+def _arg_update(e: ir.Expr, acc: str) -> tuple[str, str] | None:
+    """``where(x > m, position(k), acc)`` (``x < m``: an argmin), ``m`` an accumulator, x free of
+    acc: the step where the running extreme last grew, so the first index of the extreme when
+    ``m`` is updated after it. (m, "argmax" | "argmin"), else None."""
+    if not (isinstance(e, ir.Select) and _is_var(e.if_false, acc) and isinstance(e.if_true, ir.Position)):
+        return None
+    c = e.cond
+    if c.op not in ("gt", "lt"):
+        return None
+    if isinstance(c.rhs, ir.Var) and not isinstance(c.lhs, ir.Var):
+        m, x, op = c.rhs.name, c.lhs, c.op
+    elif isinstance(c.lhs, ir.Var) and not isinstance(c.rhs, ir.Var):
+        m, x, op = c.lhs.name, c.rhs, {"gt": "lt", "lt": "gt"}[c.op]
+    elif isinstance(c.lhs, ir.Var) and isinstance(c.rhs, ir.Var):
+        m, x, op = c.rhs.name, c.lhs, c.op  # x a named temporary of the step
+    else:
+        return None
+    if m == acc or acc in _reads(x):
+        return None
+    return m, "argmax" if op == "gt" else "argmin"
+
+
 def step_folds(s: ir.InnerLoop, def_id: dict[int, int], carried: dict[int, int]) -> list[tuple[int, str, str]]:
     """The accumulators a blocked steps loop updates, as (def, fold op, the max accumulator a
     rescaled sum is relative to): every row of an accumulator holds the fold of its own steps,
     so the loop must be plain folds (``acc = acc + e``, ``acc * e``, ``maximum(acc, e)``,
     ``minimum(acc, e)``, e free of acc, or ``m = mn`` with ``mn = maximum(m, e)``), the online
-    log-sum-exp's rescaled sum (``s = s * exp(m - mn) + e``), temporaries and stores at the
+    log-sum-exp's rescaled sum (``s = s * exp(m - mn) + e``), the index of a running extreme
+    (``i = where(e > m, position(k), i)``: folded as the smallest index among the rows that hold
+    the folded extreme), temporaries and stores at the
     step (``kb`` rows out in one copy); anything else would change the meaning and is an error."""
-    out, temps = [], {}
+    out, temps, ops = [], {}, {}
     accs = {st.target for st in s.body if isinstance(st, ir.Assign) and def_id.get(id(st)) in carried}
     partial = set(accs)  # names whose rows hold partial folds inside the loop
     for st in s.body:
@@ -101,9 +125,19 @@ def step_folds(s: ir.InnerLoop, def_id: dict[int, int], carried: dict[int, int])
             m, mn = pair
             if not _reads(v) & (others - {m, mn}) and not _reads(temps[mn]) & (others - {m, mn}):
                 op, rel = "add", m
+        if op is None and (arg := _arg_update(v, st.target)) and arg[0] in accs and \
+                not _reads(v) & (others - {arg[0]}):
+            rel, op = arg
         if op is None:
             raise DslError(f"slabs(rows=...): '{st.target}' must be a fold (acc = acc + e, acc * e, "
                            "maximum(acc, e) or minimum(acc, e), e free of the loop's accumulators) "
                            "to be split over rows", st.loc)
         out.append((def_id[id(st)], op, rel))
+        ops[st.target] = op
+    for st in s.body:  # an index's extreme must be a max (argmax) / min (argmin) fold of the loop
+        if isinstance(st, ir.Assign) and ops.get(st.target, "").startswith("arg"):
+            m = _arg_update(st.value, st.target)[0]
+            if ops.get(m) != ops[st.target][3:]:
+                raise DslError(f"slabs(rows=...): '{st.target}' follows where '{m}' grows, so '{m}' must be "
+                               f"a {ops[st.target][3:]} fold of the same steps loop", st.loc)
     return out

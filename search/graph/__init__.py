@@ -108,7 +108,7 @@ class GraphProposer:
 def _split_k(prog: str, plan) -> str | None:
     """The flat slabs program with K split across cores (search/split_k.py) when it is one
     pass of folds (one steps loop, no total_*: what slabs(split=...) admits), else None."""
-    if prog.count(" in steps(") != 1 or "total_" in prog:
+    if prog.count(" in steps(") != 1 or "total_" in prog or "position(" in prog:
         return None
     try:
         return split_slabs(prog, plan.domain.extents(plan.full_shape)["A"])

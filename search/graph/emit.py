@@ -717,6 +717,9 @@ class Emitter:
         roots = [xs[r] for r in grids] + [self.plan.outputs[k][0] for k in outs]
         reds = self._loop_reductions(roots, outer.names) + parts
         pairs = online_pairs(self.pg, reds) if self.online else {}
+        # an arg-extreme's index folded into its extreme's pass (steps only: a step's slice is one
+        # element a column, so "the step where the running extreme last grew" is the first index)
+        apairs = arg_pairs(self.pg, reds) if steps else {}
         level: dict[int, int] = {}
         for r in sorted(reds, key=self.pos.__getitem__):  # plan.order is topological
             below = {x: level[x] for x in reds if x in level and x != r and _reaches(self.pg.g, x, r)}
@@ -727,6 +730,12 @@ class Emitter:
                     level[r] = level[m]
                 else:
                     del pairs[r]
+            if r in apairs:
+                m = apairs[r]
+                if 1 + max((v for x, v in below.items() if x != m), default=0) <= level[m]:
+                    level[r] = level[m]
+                else:
+                    del apairs[r]
         maxes = {m: s for s, m in pairs.items()}
         self.online_used = self.online_used or bool(pairs)
         part_acc: dict[int, str] = {}
@@ -765,20 +774,28 @@ class Emitter:
         for lv in sorted(set(level.values())):
             group = [r for r in reds if level[r] == lv]
             rts = [self.args(r)[0] for r in group]
-            scope = prepare(rts, {m: "" for m in group if m in maxes})
+            scope = prepare([x for r, x in zip(group, rts, strict=True) if r not in apairs],
+                            {m: "" for m in group if m in maxes})
             accs = []
             for r in group:
                 acc = self.fresh("r")
                 accs.append(acc)
-                init = LOWEST_F32 if r in maxes else literal(INIT[self.pg.attr(r, 'red')])
+                init = LOWEST_F32 if r in maxes else "0.0" if r in apairs else literal(INIT[self.pg.attr(r, 'red')])
                 self.emit(outer, f"{acc} = {self.fill}({init})")
 
             def body(group=group, accs=accs, rts=rts, scope=scope) -> None:
                 plain = [(r, acc, x) for r, acc, x in zip(group, accs, rts, strict=True)
-                         if r not in pairs and r not in maxes]
+                         if r not in pairs and r not in maxes and r not in apairs]
+                args = [self.args(apairs[r])[0] for r in group if r in apairs]  # the extreme's operand
                 self.evaluate([x for *_, x in plain] + [x for r, _, x in zip(group, accs, rts, strict=True)
-                                                         if r in maxes], scope, force=bool(maxes))
+                                                         if r in maxes] + args, scope,
+                              force=bool(maxes) or bool(args))
                 acc_of = dict(zip(group, accs, strict=True))
+                for r in (r for r in group if r in apairs):  # before its extreme's update: the old one
+                    m = apairs[r]
+                    a = bare(self.ex(self.args(m)[0], scope))
+                    cmp = ">" if self.pg.attr(m, "red") == "max" else "<"
+                    self.emit(scope, f"{acc_of[r]} = where({a} {cmp} {acc_of[m]}, position({inner_var}), {acc_of[r]})")
                 for r in (r for r in group if r in maxes):
                     self.online_stmts(r, maxes[r], acc_of[r], acc_of[maxes[r]], scope)
                 for r, acc, x in plain:
@@ -891,6 +908,28 @@ def online_pairs(pg, reds: list[int]) -> dict[int, int]:
         if m in reds and pg.op(m) == "reduce" and pg.attr(m, "red") == "max" and \
                 pg.attr(m, "dims") == pg.attr(s, "dims") and arg(m) == arg(d, 0):
             out[s] = m
+    return out
+
+
+def arg_pairs(pg, reds: list[int]) -> dict[int, int]:
+    """The min reductions of ``where(x == m, position, inf)`` with ``m`` a max (min) reduction of
+    the same ``x`` over the same one dim (argmax / argmin: the first index of the extreme): index
+    -> its extreme, the pairs one steps pass computes together (``i = where(x > m, position(k),
+    i)`` before ``m = maximum(m, x)``)."""
+    def arg(n: int, i: int = 0) -> int:
+        return pg.storage(pg.g.nodes[n]["args"][i])
+
+    out = {}
+    for r in reds:
+        if pg.attr(r, "red") != "min" or pg.op(w := arg(r)) != "where" or pg.op(c := arg(w)) != "cmp" \
+                or pg.attr(c, "cmp") != "eq" or pg.op(arg(w, 1)) != "position" or pg.op(arg(w, 2)) != "const" \
+                or pg.attr(arg(w, 2), "value") != math.inf:
+            continue
+        x, m = arg(c), arg(c, 1)
+        if m in reds and pg.op(m) == "reduce" and pg.attr(m, "red") in ("max", "min") and \
+                pg.attr(m, "dims") == pg.attr(r, "dims") and len(pg.attr(r, "dims")) == 1 and arg(m) == x \
+                and pg.attr(arg(w, 1), "dim") == pg.attr(r, "dims")[0]:
+            out[r] = m
     return out
 
 
