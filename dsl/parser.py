@@ -9,6 +9,7 @@ through here and nothing else.
 from __future__ import annotations
 
 import ast
+import threading
 
 from . import ir
 from . import names as N
@@ -51,6 +52,17 @@ def _loc(node: ast.AST) -> Loc:
     return Loc(getattr(node, "lineno", 0), getattr(node, "col_offset", 0) + 1)
 
 
+_AST_LOCK = threading.Lock()
+
+
+def parse_python(source: str) -> ast.Module:
+    """``ast.parse`` one thread at a time: CPython 3.11's AST conversion keeps its recursion depth
+    in state the threads share, so parses on two threads at once can fail with a spurious
+    "AST constructor recursion depth mismatch" SystemError (python/cpython#106905)."""
+    with _AST_LOCK:
+        return ast.parse(source, mode="exec")
+
+
 def parse_tree(source: str) -> ast.Module:
     """``ast.parse`` within the DSL's limits: source size and nesting depth are checked, and
     whatever the Python parser raises on hostile text (too deep, too long a literal) is a
@@ -61,7 +73,7 @@ def parse_tree(source: str) -> ast.Module:
     if size > MAX_SOURCE_BYTES:
         raise DslError(f"program is {size} bytes; the limit is {MAX_SOURCE_BYTES}")
     try:
-        tree = ast.parse(source, mode="exec")
+        tree = parse_python(source)
     except SyntaxError as e:
         raise DslError(f"syntax error: {e.msg}", Loc(e.lineno or 0, e.offset or 0)) from None
     except (RecursionError, MemoryError):

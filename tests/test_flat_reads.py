@@ -117,6 +117,16 @@ def test_flat_is_refused_where_it_does_not_apply(loop: str, body: str, match: st
         prepare("f/bad", ROWS_SRC.format(loop=loop, body=body)).lower({})
 
 
+def test_a_one_byte_tile_is_never_read_flat() -> None:
+    """A flat read gathers each tile input, and Gather has no 1-byte form: a bool mask read as tiles
+    is a named error before any build (the graph frontend offers no flat structure for it)."""
+    src = ('@kernel(category="reduce")\ndef f(x: In[f32], m: In[bool], y: Out[f32]):\n'
+           '    for t in rows(x, rows=4, flat=True):\n'
+           '        store(y, t, row_sum(where(cast(load(m, t), f32) > 0.5, load(x, t), 0.0)))\n')
+    with pytest.raises(Exception, match="no 1-byte form"):
+        prepare("f/bad", src).lower({})
+
+
 TASKS = Path(__file__).parent / "taskfiles"
 
 

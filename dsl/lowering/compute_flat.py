@@ -14,6 +14,7 @@ under the copy of the next tile when the kernel is memory-bound. Mixed into
 from __future__ import annotations
 
 from .. import ir
+from ..errors import DslError
 from ..names import mangle
 from .compute_ops import CTYPE, NBYTES, Val
 from .tiling import FLAT_ROWS
@@ -62,6 +63,9 @@ class FlatOps:
             self.roles[e.tensor] = "step"
             start, rows, stride, total = "(a * td_.K + k0) * td_.B", "kb", "cntp", "td_.A * td_.K * td_.B"
         size = NBYTES[dtype]
+        if size < 2:
+            raise DslError(f"flat=True reads '{e.tensor}' ({dtype}) through Gather, which has no 1-byte form "
+                           "(bool / u8 / i8): drop flat=", e.loc)
         table = self._flat_table(size, "td_.chunkPad" if rows_loop else "td_.tileLen")
         q = self._queue(e.tensor, "inq", "flat")
         t = CTYPE[dtype]

@@ -965,7 +965,7 @@ def structures(plan: Plan) -> list[str]:
         # folds and stores only: also several steps a copy, and read flat when a row of B is
         # not 512 B aligned (B not a multiple of 256 elements: 512 B in fp16; search/flat.py);
         # an argmax's step index is then a block's rows (position(k): row j is step k0 + j)
-        out = ["slabs", "slabs_rows"] + (["slabs_flat"] if ext["B"] % 256 else [])
+        out = ["slabs", "slabs_rows"] + (["slabs_flat"] if ext["B"] % 256 and not _byte_tiles(plan) else [])
         # a max and the sum of exp(x - max): beside the two passes, one (the search decides)
         return out + [f"{s}-online" for s in out if online]
     if kind == "windows":
@@ -980,13 +980,21 @@ def structures(plan: Plan) -> list[str]:
     reduce_only = all(f != "t" for _, f, _ in plan.outputs) and not any(
         plan.pg.op(n) in ("gather", "index_add") for n in plan.order)
     every = any(f == "e" for f in plan.forms.values())  # load_every: not in flat rows loops
-    if w % 256 and w <= 8192 and plan.domain.groups == 1 and not scans and reduce_only and not every:
+    if w % 256 and w <= 8192 and plan.domain.groups == 1 and not scans and reduce_only and not every \
+            and not _byte_tiles(plan):
         # row reductions of rows not 512 B aligned: whole rows, one aligned burst a tile
         order.insert(order.index("rows") + 1, "rows_flat")
     if online and kind == "rows":  # softmax / logsumexp in chunks: the statistics in one pass
         order.insert(order.index("chunked") + 1, "chunked-online")
     # scans: the blocked scan offered beside Hillis-Steele (the search decides)
     return [v for s in order for v in ((s, f"{s}-blocked") if scans and "-" not in s else (s,))]
+
+
+def _byte_tiles(plan: Plan) -> bool:
+    """Does the loop read a 1-byte input (a bool mask) as tiles? A flat read gathers every tile
+    input, and Gather has no 1-byte form."""
+    return any(plan.pg.op(n) == "input" and plan.forms.get(n) == "t" and
+               plan.pg.attr(n, "dtype") in (torch.bool, torch.uint8, torch.int8) for n in plan.order)
 
 
 def has_online_pair(plan: Plan) -> bool:

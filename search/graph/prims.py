@@ -254,6 +254,8 @@ class PrimGraph:
         assert op in BINARY, op
         a, b = self._operands(a, b)
         a, b = self.as_float(a), self.as_float(b)
+        if op in ("max", "min"):  # a clamp of integers makes no new value: exact on their f32 reads
+            a, b = self.numbers(a), self.numbers(b)
         dtype = dtype or _promote(a, b)
         shape = _bcast(a.shape, b.shape)
         ca, cb = self.const_value(a), self.const_value(b)
@@ -276,10 +278,22 @@ class PrimGraph:
         """An integer input read as numbers (``counts.float()``, ``mask == 0``): the input in
         its own dtype, cast to ``dtype`` on load (exact below 2^24 in magnitude, rounded to
         nearest beyond, as torch's cast rounds)."""
+        if self.op(v) == "view" and self.op(self.storage(v)) == "index" and \
+                all(self.op(n) != "expand" for n in self._chain(v)):  # lengths[:, None]
+            base = self.numbers(self.value(self.storage(v)), dtype)
+            return self.view(base, v.shape)
         if self.op(v) != "index":
             return v
         read = self.input(self.attr(v, "index"), self.attr(v, "name"), v.shape, v.dtype)
         return Value(read.node, read.shape, read.real, dtype)
+
+    def _chain(self, v: Value) -> list[int]:
+        """The view / expand nodes between ``v`` and the data it shows."""
+        out, n = [], v.node
+        while self.op(n) in TRANSPARENT:
+            out.append(n)
+            n = self.g.nodes[n]["args"][0]
+        return out
 
     def cmp(self, op: str, a: Value | float, b: Value | float) -> Value:
         assert op in CMPS, op

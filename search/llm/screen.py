@@ -21,7 +21,7 @@ import re
 
 from ...dsl.errors import DslError
 from ...dsl.names import check_category, check_name, check_public_name
-from ...dsl.parser import MAX_SOURCE_BYTES, parse_tree
+from ...dsl.parser import MAX_SOURCE_BYTES, parse_python, parse_tree
 
 #: Names that would execute, import or reflect if the text were Python (or a shell).
 ESCAPES = frozenset({
@@ -76,7 +76,7 @@ def _syntax_tree(dsl: str) -> ast.Module | None:
     if len(dsl.encode("utf-8", "surrogatepass")) > MAX_SOURCE_BYTES:
         return None
     try:
-        return ast.parse(dsl, mode="exec")
+        return parse_python(dsl)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
