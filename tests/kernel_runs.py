@@ -28,6 +28,13 @@ def run_one_output(task: Task, cand: Any, x: torch.Tensor, params: dict[str, int
     return res.outputs[0]
 
 
+def evaluate_at_task_shapes(task: Task, src: str, seeds: tuple[int, ...] = (0,)) -> Any:
+    """The outcome of DSL program ``src`` (tunables at their defaults) checked at the task's own
+    shapes, without timing."""
+    ev = Evaluator(task, "Ascend910B2", seeds=seeds, shape_sets=[list(task.shapes)])
+    return ev.evaluate(prepare("k", src), {}, timing=False)
+
+
 def inline_task(tmp_path: Path, forward: str, inputs: str, args: str) -> Task:
     """A KernelBench-style task file whose ``forward(args)`` returns ``forward``."""
     p = tmp_path / "t.py"

@@ -14,9 +14,8 @@ from ascendcraft.dsl.checker import check_program
 from ascendcraft.dsl.parser import DslError, parse
 from ascendcraft.search.graph import propose_from_graph
 
-from ascendcraft.evaluate import Evaluator, prepare
 from ascendcraft.status import Status
-from tests.kernel_runs import assert_all_pass, inline_task
+from tests.kernel_runs import assert_all_pass, evaluate_at_task_shapes, inline_task
 
 KERNEL = '''
 @kernel
@@ -42,9 +41,7 @@ def test_repeated_rows_match_pytorch(tmp_path: Path, dt: str, shape: str, d: str
     task = inline_task(tmp_path, "x * w.view(1, -1, 1) + b.view(1, -1, 1)",
                        f"torch.randn({shape}, dtype={tdt}), torch.randn({c}, dtype={tdt}), "
                        f"torch.randn({c}, dtype={tdt})", "x, w, b")
-    src = KERNEL.format(dt=dt, body=(F32 if dt == "f32" else F16).format(d=d))
-    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
-    out = ev.evaluate(prepare("k", src), {}, timing=False)
+    out = evaluate_at_task_shapes(task, KERNEL.format(dt=dt, body=(F32 if dt == "f32" else F16).format(d=d)))
     assert out.status == (Status.OK if ok else Status.WRONG), out.message
 
 

@@ -15,14 +15,9 @@ from ascendcraft.search.graph import propose_from_graph
 
 from ascendcraft.evaluate import Evaluator, prepare
 from ascendcraft.status import Status
-from tests.kernel_runs import inline_task
+from tests.kernel_runs import evaluate_at_task_shapes, inline_task
 
-SOC = "Ascend910B2"
-
-
-def _run(task, src: str):
-    ev = Evaluator(task, SOC, seeds=(0,), shape_sets=[list(task.shapes)])
-    return ev.evaluate(prepare("k", src), {}, timing=False)
+_run = evaluate_at_task_shapes
 
 
 KERNEL = '''
@@ -79,6 +74,6 @@ def test_group_norm_affine_from_the_graph(tmp_path: Path) -> None:
     cands = propose_from_graph(task)
     assert cands and all("load_every(g, " in c.source for c in cands)
     for c in cands:
-        out = Evaluator(task, SOC, seeds=(0,), shape_sets=[list(task.shapes)]).evaluate(
+        out = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)]).evaluate(
             prepare(c.name, c.source), {}, timing=False)
         assert out.status == Status.OK, (c.name, out.message)

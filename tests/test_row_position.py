@@ -13,16 +13,10 @@ from ascendcraft.dsl.checker import check_program
 from ascendcraft.dsl.parser import DslError, parse
 from ascendcraft.search.graph import propose_from_graph
 
-from ascendcraft.evaluate import Evaluator, prepare
 from ascendcraft.status import Status
-from tests.kernel_runs import assert_all_pass, inline_task
+from tests.kernel_runs import assert_all_pass, evaluate_at_task_shapes, inline_task
 
-SOC = "Ascend910B2"
-
-
-def _run(task, src: str):
-    ev = Evaluator(task, SOC, seeds=(0,), shape_sets=[list(task.shapes)])
-    return ev.evaluate(prepare("k", src), {}, timing=False)
+_run = evaluate_at_task_shapes
 
 
 CAUSAL = '''

@@ -19,6 +19,7 @@ from ascendcraft.evaluate import Evaluator, prepare
 from ascendcraft.status import Status
 from ascendcraft.tasks.registry import get_task
 from ascendcraft.tasks.taskfile import load_task_file
+from tests.kernel_runs import evaluate_at_task_shapes, inline_task
 
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is needed")
 
@@ -121,25 +122,12 @@ def test_step_indices_in_blocks(path: str, dtype: str | None) -> None:
     assert out.status is Status.OK, out.message
 
 
-WEIGHTED = '''
-@kernel(category="reduce")
-def k(x: In[f32], y: Out[f32]):
-    for t in slabs(x, dim=1, tile=32, rows=8):
-        acc = tile_fill(0.0)
-        for k in steps(t):
-            acc = acc + load(x, k) * position(k)
-        store(y, t, acc)
-'''
-
-
 @needs_gxx
 def test_a_weighted_sum_of_step_indices(tmp_path: Path) -> None:
     """sum_k k * x[:, k, :] over K = 37 in blocks of 8 (the last of 5): each row of a block is
     weighted by its own step."""
-    from tests.kernel_runs import inline_task
     task = inline_task(tmp_path, "(x * torch.arange(x.shape[1]).view(1, -1, 1)).sum(1)", "torch.randn(3, 37, 45)", "x")
-    ev = Evaluator(task, "Ascend910B2", seeds=(0,), shape_sets=[list(task.shapes)])
-    out = ev.evaluate(prepare("k", WEIGHTED), {}, timing=False)
+    out = evaluate_at_task_shapes(task, BAD.format(update="acc + load(x, k) * position(k)"))
     assert out.status is Status.OK, out.message
 
 
@@ -164,7 +152,6 @@ def test_the_index_of_a_running_extreme_in_one_pass(tmp_path: Path, cmp: str, fo
     """i = where(a > m, position(k), i) before m = maximum(m, a): per row of a block the first step of
     its extreme, then the smallest index among the rows holding the folded extreme - the first
     index overall, on data of 3 levels (ties everywhere), K = 37 in blocks of 8 (the last of 5)."""
-    from tests.kernel_runs import inline_task
     task = inline_task(tmp_path, f"torch.{ref}(x, dim=1)", "torch.randint(0, 3, (3, 37, 45)).float()", "x")
     ev = Evaluator(task, "Ascend910B2", seeds=(0, 1), shape_sets=[list(task.shapes)])
     src = ARG.format(rows=rows, split="", cmp=cmp, fold=fold, init="-inf" if cmp == ">" else "inf")
