@@ -223,3 +223,14 @@ def test_cli_check_nested_power_builds_a_small_kernel(tmp_path: Path, capsys) ->
                         capsys)
     assert rc == 0 and "Traceback" not in out
     assert "PASS" in out, out
+
+
+def test_cli_check_marks_a_candidate_nothing_fits_as_skipped(tmp_path: Path, capsys) -> None:
+    """A program whose only tile size is too large for UB is never run: SKIP with the budget it
+    needs, not FAIL (no kernel was wrong), and the check fails for want of a passing candidate."""
+    src = ('@kernel(category="activation")\ndef k(x: In[f32], y: Out[f32]):\n'
+           "    T = tunable(choice(1048576), default=1048576)\n"
+           "    for t in tiles(x, tile=T):\n        store(y, t, load(x, t) + 1.0)\n")
+    rc, out = run_check(tmp_path, src.encode(), capsys)
+    assert rc == 1 and "Traceback" not in out
+    assert "  SKIP prog/file" in out and "[infeasible]" in out and "UB budget" in out and "  FAIL prog" not in out, out

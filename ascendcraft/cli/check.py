@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ..status import Status
 from ..version import MODEL_VERSION
 from .shell import kind_word, proposer_config, task_from_args
 
@@ -31,7 +32,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if report.note:
         print(f"  note: {report.note}")
     for r in report.candidates:
-        mark = "PASS" if r.correct else "FAIL"
+        # a candidate no assignment of its tunables fits was never run: not a wrong kernel
+        mark = "PASS" if r.correct else "SKIP" if r.status is Status.INFEASIBLE else "FAIL"
         line = f"  {mark} {r.candidate:<28}" + (f" ({r.origin})" if report.llm is not None else "")
         if r.correct:
             line += f" max abs err {r.max_abs_err:.3g}  max rel err {r.max_rel_err:.3g}"
