@@ -51,6 +51,9 @@ def check_program(program: ir.Program) -> TypedProgram:
     return _Checker(program).run()
 
 
+ROW_MASK = "@row"
+"""The space of a mask from a comparison of per-row values (where() then chooses per row)."""
+
 class _Checker:
     def __init__(self, program: ir.Program):
         self.p = program
@@ -555,11 +558,11 @@ class _Checker:
             if "members" in forms or any(x.form == "row" and x.size != 1 for x in (a, b)):
                 return self._group_binary(e, a, b, forms)
             if isinstance(e, ir.Compare):
-                if forms != {"tile"}:
-                    raise DslError("comparisons take tiles and scalars", e.loc)
+                if forms not in ({"tile"}, {"row"}):
+                    raise DslError("comparisons take tiles and scalars, or per-row values and scalars", e.loc)
                 if ta.dtype not in ("f32", "f16"):
                     raise DslError("comparisons take f32 or f16 tiles", e.loc)
-                return VType("mask", ta.dtype, ta.space)
+                return VType("mask", ta.dtype, ROW_MASK if forms == {"row"} else ta.space)
             if "tile" in forms:
                 tile = a if a.form == "tile" else b
                 return VType("tile", tile.dtype, tile.space)
@@ -570,6 +573,12 @@ class _Checker:
             b = self._expr(e.if_false, scope, loop_var)
             if c.form != "mask":
                 raise DslError("where() needs a comparison", e.loc)
+            if c.space == ROW_MASK:  # per-row values compared: choose between per-row values
+                for x in (a, b):
+                    if x.form not in ("row", "scalar") or x.form == "row" and (x.size != 1 or x.dtype != c.dtype):
+                        raise DslError("where() on a comparison of per-row values chooses between per-row "
+                                       "values of its dtype or constants", e.loc)
+                return VType("row", c.dtype)
             for x in (a, b):
                 if x.form not in ("tile", "scalar"):
                     raise DslError("where() chooses between tiles or constants", e.loc)

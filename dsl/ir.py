@@ -287,11 +287,14 @@ class RowLast(Expr):
 
 @dataclass(frozen=True)
 class Pick(Expr):
-    """``pick(x, t, idx)``: per row of a rows tile, ``x[row, idx[row]]`` (an index gather)."""
+    """``pick(x, t, idx[, ignore])``: per row of a rows tile, ``x[row, idx[row]]`` (an index
+    gather); with ``ignore``, a row whose index is that value reads nothing and gives 0
+    (cross entropy's ignore_index padding)."""
 
     tensor: str
     at: str
     index: str
+    ignore: int | None = None
 
 
 @dataclass(frozen=True)

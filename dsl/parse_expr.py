@@ -288,9 +288,13 @@ class ExprParser:
             want(1)
             return ir.RowLast(loc, sub(0), first=True)
         if f == "pick":
-            want(3)
+            want(3, 4)
+            ignore = None
+            if len(args) == 4:
+                neg = isinstance(args[3], ast.UnaryOp) and isinstance(args[3].op, ast.USub)
+                ignore = -self._static_int(args[3].operand) if neg else self._static_int(args[3])
             return ir.Pick(loc, self._tensor_name(args[0], "in"), self._loop_var(args[1]),
-                           self._tensor_name(args[2], "in"))
+                           self._tensor_name(args[2], "in"), ignore)
         if f == "gather_rows":
             want(4)
             dim = self._static_int(args[3])

@@ -447,6 +447,11 @@ def first_match(task: Task, ops: Sequence[str], what: str,
     """The first of ``ops`` (see :func:`preferred`) whose computation is the task's and
     whose recipe's ``limits`` accept it; else :class:`Declined` naming the nearest miss.
     ``what`` names the recipes in the message (``"vector recipe"``)."""
+    padded = [s for s in task.inputs if getattr(s, "special", None) is not None and s.kind == "index"]
+    if padded:  # the recipes read every index (a class target, a gathered row): none skips padding
+        s = padded[0]
+        raise Declined(f"no {what} reads index input {s.name!r} padded with {s.special[0]:g} "
+                       "(an ignore_index) without reading past it")
     try:
         mine = task_canon(task)
     except Unsupported as e:

@@ -433,6 +433,11 @@ class ComputeOps:
         self.emit("SyncVS();")
         self.emit("for (int64_t ri = 0; ri < r; ++ri) {")
         self.emit(f"    const int64_t ix = static_cast<int64_t>({mangle('gm', e.index)}.GetValue(gr + ri));")
+        if e.ignore is not None:
+            self.emit(f"    if (ix == {int(e.ignore)}) {{  // an ignored row (ignore_index): nothing read")
+            self.emit(f"        {d.cpp}.SetValue(ri, static_cast<{CTYPE[dtype]}>(0.0f));")
+            self.emit("        continue;")
+            self.emit("    }")
         self.emit("    if (ix < 0 || ix >= td_.W) Trap();  // a class index outside the row")
         self.emit(f"    {d.cpp}.SetValue(ri, {mangle('gm', e.tensor)}.GetValue((gr + ri) * td_.W + ix));")
         self.emit("}")
@@ -1011,7 +1016,8 @@ class ComputeOps:
         y = self._expr(e.if_false, loop_var)
         dtype = a.dtype
         ct = CTYPE[dtype]
-        n = "cnt"
+        form = "row" if "row" in {v.form for v in (a, b, x, y)} else "tile"  # per-row values compared
+        n = self._count(form)
         full = f"acx_align_up({n}, {256 // NBYTES[dtype]})"
         if x.form == "scalar" and y.form != "scalar":
             x, y, op = y, x, CMP_INVERSE[op]
@@ -1021,11 +1027,11 @@ class ComputeOps:
         else:
             self.emit(f"Compare({m}, {a.cpp}, {b.cpp}, CMPMODE::{CMP[op]}, {full});")
         if x.form == "scalar":  # both constants: materialise the true value
-            tv = self._new("tile", dtype)
+            tv = self._new(form, dtype)
             self.emit(f"Duplicate({tv.cpp}, static_cast<{ct}>({x.cpp}), {n});")
             x = tv
         operands = [a, b, x, y]
-        d = self._dest("tile", dtype, hint, [v for v in (x, y) if v.form != "scalar"], pre)
+        d = self._dest(form, dtype, hint, [v for v in (x, y) if v.form != "scalar"], pre)
         if y.form == "scalar":
             self.emit(f"Select({d.cpp}, {m}, {x.cpp}, static_cast<{ct}>({y.cpp}), "
                       f"SELMODE::VSEL_TENSOR_SCALAR_MODE, {full});")

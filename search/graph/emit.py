@@ -178,25 +178,28 @@ class Emitter:
         """A runtime scalar as a value of the loop (row value, or tile)."""
         return f"({self.fill}(0.0) + {e})"
 
-    def as_tile(self, n: int, scope: Scope) -> str:
-        """An operand that must be a full tile or a literal (where/compare)."""
+    def as_tile(self, n: int, scope: Scope, row: bool = False) -> str:
+        """An operand that must be a full tile or a literal (where/compare); ``row``: of a where()
+        over per-row values, where operands stay per-row values."""
         n = self.base(n)
         e = self.ex(n, scope)
+        if row:
+            return e
         f = self.form(n)
         if (self.rowlike and f in ("o", "c")) or f == "g" or \
                 (f == "s" and self.pg.op(n) != "const") or n in self.plan.exprs:
             return f"(tile_fill(0.0) + {e})"
         return e
 
-    def cond(self, m: int, scope: Scope) -> str:
+    def cond(self, m: int, scope: Scope, row: bool = False) -> str:
         m = self.base(m)
         if self.pg.op(m) == "cmp":
             a, b = self.args(m)
-            ea, eb = self.as_tile(a, scope), self.as_tile(b, scope)
+            ea, eb = self.as_tile(a, scope, row), self.as_tile(b, scope, row)
             if all(self.form(x) in ("s", "g") for x in (a, b)) and not ea.startswith("(tile"):
-                ea = f"(tile_fill(0.0) + {ea})"  # a lifted comparison of scalars
+                ea = f"({'row' if row else 'tile'}_fill(0.0) + {ea})"  # a lifted comparison of scalars
             return f"{ea} {CMP_SYM[self.pg.attr(m, 'cmp')]} {eb}"
-        return f"{self.as_tile(m, scope)} > 0.5"
+        return f"{self.as_tile(m, scope, row)} > 0.5"
 
     def scalar_ex(self, n: int, scope: Scope) -> str:
         """A kernel-side scalar (a function of total_* results), outside the loops."""
@@ -278,8 +281,9 @@ class Emitter:
             return f"window_recip({scope.at}{', 1' if d['padded'] else ''})"
         if op == "pick":
             x, idx = self.args(n)
+            skip = self.pg.attr(n, "ignore")
             e = f"pick({self.param[self.pg.attr(x, 'index')]}, t, " \
-                f"{self.param[self.pg.attr(idx, 'index')]})"
+                f"{self.param[self.pg.attr(idx, 'index')]}{'' if skip is None else f', {int(skip)}'})"
             return e if self.pg.attr(x, "dtype") == torch.float32 else f"cast({e}, f32)"
         if op == "gather":
             x, idx = self.args(n)
@@ -325,13 +329,14 @@ class Emitter:
             raise AssertionError(f"a {op} is named where it is computed")
         if op == "leaky_relu":
             return f"leaky_relu({bare(self.ex(args[0], scope))}, {literal(d['slope'])})"
+        row = self.form(n) == "o" and self.kind == "rows"  # a choice per row (an ignored target)
         if op == "ind":
             if self.pg.op(args[0]) == "input":
                 return self.ex(args[0], scope)
-            return f"where({self.cond(args[0], scope)}, 1.0, 0.0)"
+            return f"where({self.cond(args[0], scope, row)}, 1.0, 0.0)"
         if op == "where":
-            return (f"where({self.cond(args[0], scope)}, {bare(self.as_tile(args[1], scope))}, "
-                    f"{bare(self.as_tile(args[2], scope))})")
+            return (f"where({self.cond(args[0], scope, row)}, {bare(self.as_tile(args[1], scope, row))}, "
+                    f"{bare(self.as_tile(args[2], scope, row))})")
         if op == "cmp":
             raise AssertionError("comparisons are emitted inside where()")
         if len(args) == 1:
@@ -559,7 +564,7 @@ class Emitter:
             doc += f"; {self.plan.loops} loops, each after a whole-tensor reduction"
         doc += f") for: {ops}."
         if any(self.pg.op(n) == "pick" for n in self.plan.order):
-            doc += " Class targets must be valid (an ignore_index entry stops the kernel)."
+            doc += " Class targets must be classes or the loss's ignore_index (anything else stops the kernel)."
         doc = doc_text(doc, limit=2000)
         self.lines += [f'@kernel(category="{task.category}")',
                        f"def {kname}({', '.join(params)}):",

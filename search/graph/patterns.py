@@ -812,8 +812,9 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
         lifted_cond = op == "cmp" and all(pg.op(u) == "ind" or pg.op(u) == "where" and
                                           pg.g.nodes[u]["args"][0] == n
                                           for u in pg.g.successors(n) if u in alive)
+        row_choice = kind == "rows" and f == "o" and all(forms[a] in ("o", "s", "g") for a in args)
         if op in ("cmp", "where") and kind in ("rows", "channels") and f != "t" and \
-                not lifted_cond:
+                not lifted_cond and not row_choice:
             raise Unsupported(f"a {'comparison' if op == 'cmp' else 'where()'} over "
                               f"{names.get(f, 'per-column')} values (the DSL compares and "
                               "selects full tiles only)")

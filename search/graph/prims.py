@@ -454,17 +454,18 @@ class PrimGraph:
             return self._add("scan", (a,), a.shape, a.shape, a.dtype, red=red, dim=dim, reverse=True)
         return self._add("scan", (a,), a.shape, a.shape, a.dtype, red=red, dim=dim)
 
-    def pick(self, x: Value, idx: Value) -> Value:
-        """Per row of the 2-D input ``x``, the element at column ``idx[row]``."""
+    def pick(self, x: Value, idx: Value, ignore: int | None = None) -> Value:
+        """Per row of the 2-D input ``x``, the element at column ``idx[row]``; with ``ignore``, 0
+        where the index is that value (the caller masks those rows)."""
         shape = x.shape[:1]
         n = int(x.shape[-1])
         special = self.index_special.get(idx.node)
-        if special is not None and not 0 <= special < n:
-            raise Unsupported(f"class targets that hold {special:g} (ignore_index padding the task's inputs "
-                              "write): the kernel's class-index gather has no masked form")
-        if self.op(idx) == "index":
-            self.class_range[idx.node] = n
-        return self._add("pick", (x, idx), shape, shape, x.dtype)
+        if special is not None and not 0 <= special < n and special != ignore:
+            raise Unsupported(f"class targets that hold {special:g}, which is not the loss's ignore_index "
+                              f"({ignore}), so no row may skip it")
+        if self.op(idx) == "index" and (special is None or 0 <= special < n):
+            self.class_range[idx.node] = n  # (not when rows are padded: their comparison is data)
+        return self._add("pick", (x, idx), shape, shape, x.dtype, ignore=ignore)
 
     def gather(self, x: Value, idx: Value, dim: int, shape: Shape) -> Value:
         """Rows of the task input ``x`` along ``dim`` at the elements of ``idx`` (see

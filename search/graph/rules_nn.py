@@ -164,7 +164,7 @@ def _loss(term: Formula) -> Rule:
 RULES.update({name: _loss(term) for name, term in LOSS_TERMS.items()})
 
 
-def pick_through(g: PrimGraph, v: Value, idx: Value) -> Value:
+def pick_through(g: PrimGraph, v: Value, idx: Value, ignore: int | None = None) -> Value:
     """``v[i, idx[i]]`` for a [N, C] value built elementwise from [N, C] task inputs and
     per-row / scalar operands: the gather is pushed down to the inputs (``pick``)."""
     if len(v.shape) < 2:
@@ -188,10 +188,10 @@ def pick_through(g: PrimGraph, v: Value, idx: Value) -> Value:
     if op == "input":
         if len(v.shape) != 2:
             raise Unsupported("a class-index gather (nll_loss) from a tensor that is not 2-D")
-        return g.pick(v, idx)
+        return g.pick(v, idx, ignore)
     if op == "view" and args[0].shape == v.shape:
-        return pick_through(g, args[0], idx)
-    sub = [pick_through(g, x, idx) for x in args]
+        return pick_through(g, args[0], idx, ignore)
+    sub = [pick_through(g, x, idx, ignore) for x in args]
     if op in UNARY:
         return g.unary(op, sub[0])
     if op == "leaky_relu":
@@ -217,8 +217,20 @@ def _nll_loss(g: PrimGraph, a: dict) -> list:
         raise Unsupported("nll_loss over a tensor that is not [N, C]")
     if not isinstance(target, Value) or g.op(target) != "index":
         raise Unsupported("nll_loss whose targets are not an integer task input")
-    picked = g.unary("neg", pick_through(g, x, target))
-    return [_loss_reduce(g, picked, a.get("reduction")), None]
+    skip = int(a.get("ignore_index", -100))
+    padded = g.index_special.get(target.node) == skip  # the task pads its targets with ignore_index
+    picked = g.unary("neg", pick_through(g, x, target, skip if padded else None))
+    # eager's loss of an ignored row is 0 and the mean is over the other rows; with class targets
+    # (no padding) the comparison is decided here and this is the plain mean
+    valid = g.cmp("ne", target, float(skip))
+    loss = g.where(valid, picked, 0.0, picked.dtype)
+    r = int(a.get("reduction") if a.get("reduction") is not None else 1)
+    if r == 0:
+        return [loss, None]
+    total = g.reduce("sum", loss, None, False)
+    if r == 2:
+        return [total, None]
+    return [g.binary("div", total, g.reduce("sum", g.as_float(valid), None, False)), None]
 
 
 __all__ = ["RULES", "pick_through"]

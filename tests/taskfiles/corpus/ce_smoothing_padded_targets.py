@@ -1,5 +1,5 @@
-"""Label-smoothed cross entropy whose targets hold ignore_index padding (-100): refused, named (the
-class-index gather has no masked form), never checked on valid targets only."""
+"""Label-smoothed cross entropy whose targets hold ignore_index padding (-100): checked on padded
+draws (never on valid targets only), the padded rows skipped by the gather and masked per row."""
 import torch
 import torch.nn.functional as F
 
