@@ -80,3 +80,28 @@ def test_what_stops_a_dataflow_reading_is_one_sentence() -> None:
         frontend_trace(dataclasses.replace(task, reference=inplace_on_view))
     with pytest.raises(Unsupported, match="returns a float, not a tensor"):
         frontend_trace(dataclasses.replace(task, reference=lambda x: (x + 1, 2.0)))
+
+
+def test_an_aliased_update_nothing_reads_again_is_no_obstacle() -> None:
+    """An in-place update through a view whose storage nothing reads afterwards (an instance norm's
+    running statistics) leaves the dataflow intact: no note. Read afterwards - by an op, or as
+    an output - it is one."""
+    def dead_update(x):
+        stats = x.sum(0) * 0
+        stats.view(-1).add_(1)  # updated, never read again
+        return x * 2
+
+    def read_after(x):
+        stats = x.sum(0) * 0
+        stats.view(-1).add_(1)
+        return x * stats
+
+    def returned(x):
+        stats = x.sum(0) * 0
+        stats.view(-1).add_(1)
+        return stats
+
+    assert not trace(dead_update, [((4, 4), torch.float32)]).notes
+    for fn in (read_after, returned):
+        ag = trace(fn, [((4, 4), torch.float32)])
+        assert ag.notes and "in-place update of a tensor that has views" in ag.notes[0], fn.__name__

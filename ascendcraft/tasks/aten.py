@@ -207,10 +207,15 @@ class _Recorder(TorchDispatchMode):
         self.t = tracer
         self.count = 0
         self.aliased: set[int] = set()  # ids of tensors that are views or have views
+        #: storages updated in place through an alias, not read since -> the note for a later read
+        #: (an update nothing reads again, e.g. an instance norm's running statistics, is harmless)
+        self.unread: dict[int, str] = {}
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: D105
         kwargs = kwargs or {}
         bound = bind_args(func, args, kwargs)
+        if self.unread:
+            self.read(tree_flatten((args, kwargs))[0])
         out = func(*args, **kwargs)
         g = self.t.graph
         node = f"n{self.count}"
@@ -234,14 +239,30 @@ class _Recorder(TorchDispatchMode):
                    aliased=aliased, **_tensor_meta(flat_out))
         for src, names in slots.items():
             g.add_edge(src, node, slots=tuple(names))
-        if aliased:
-            self.t.notes.append(f"{func}: an in-place update of a tensor that has views "
-                                "(aliasing) cannot be traced into a dataflow graph")
+        if aliased:  # a problem only if something reads the storage afterwards (see read)
+            self.unread[_storage(selfs[0])] = (f"{func}: an in-place update of a tensor that has views "
+                                               "(aliasing) cannot be traced into a dataflow graph")
         if func.is_view and flat_out and selfs:
             self.aliased.update({id(selfs[0]), id(flat_out[0])})
         for i, t in enumerate(flat_out):
             self.t.register(t, Ref(node, i))
         return out
+
+
+    def read(self, xs: Sequence[Any]) -> None:
+        """Tensors about to be read (by an op, or returned): an aliased update of their storage
+        before this becomes a note."""
+        for x in xs:
+            if isinstance(x, torch.Tensor):
+                note = self.unread.pop(_storage(x), None)
+                if note is not None:
+                    self.t.notes.append(note)
+
+
+def _storage(t: torch.Tensor) -> int:
+    """Identity of ``t``'s storage (views share it; the trace keeps every tensor alive, so it is
+    never reused)."""
+    return t.untyped_storage()._cdata
 
 
 def _tensor_meta(tensors: Sequence[torch.Tensor]) -> dict[str, list]:
@@ -303,6 +324,7 @@ class Tracer:
             raise TraceError(f"the reference does not run on meta tensors ({type(e).__name__}: "
                              f"{text}), so its ATen graph cannot be traced", self.notes) from e
         flat = tree_flatten(out)[0]
+        rec.read(flat)  # an output sharing an in-place-updated storage is a read of it
         outputs = [self.ref_of(t) for t in flat if isinstance(t, torch.Tensor)]
         returned = [type(t).__name__ for t in flat if not isinstance(t, torch.Tensor)]
         return AtenGraph(self.graph, list(self.inputs), outputs, [tuple(s) for s in shapes],

@@ -308,6 +308,9 @@ def _repeat(g: PrimGraph, a: dict) -> Value:
     x, reps = a["self"], [int(r) for r in a["repeats"]]
     if len(x.shape) != 1 or len(reps) != 1:
         raise Unsupported("repeat (data movement) other than a 1-D vector tiled along its dim")
+    c = g.const_value(x)
+    if c is not None:  # (an instance norm's untouched running statistics)
+        return g.const(c, (x.shape[0] * reps[0],), x.dtype)
     return g.marker("repeat", x, (x.shape[0] * reps[0],), times=reps[0])
 
 
@@ -330,7 +333,17 @@ def _instance_norm(g: PrimGraph, a: dict) -> list | None:
             return None
         parts.append(None if v is None else g.value(g.g.nodes[v.node]["args"][0]))
     rank = len(base.shape)
-    v_, m = var(g, base, list(range(2, rank)), 0.0, True)
+    rm, rv = a.get("running_mean"), a.get("running_var")
+    if a.get("training", False) or rm is None:  # use_input_stats: each (n, c)'s own statistics
+        v_, m = var(g, base, list(range(2, rank)), 0.0, True)
+    else:  # eval with tracked statistics: the [C] running ones, repeated N times by eager
+        stats = []
+        for r in (rm, rv):
+            c = g.const_value(r)
+            if c is None and (g.op(r) != "repeat" or g.attr(r, "times") != n):
+                return None
+            stats.append(c if c is not None else _channel(g, g.value(g.g.nodes[r.node]["args"][0]), rank))
+        m, v_ = stats
     invstd = g.unary("rsqrt", g.binary("add", v_, float(a["eps"])))
     out = g.binary("mul", g.binary("sub", base, m), invstd)
     if parts[0] is not None:
@@ -338,6 +351,8 @@ def _instance_norm(g: PrimGraph, a: dict) -> list | None:
     if parts[1] is not None:
         out = g.binary("add", out, _channel(g, parts[1], rank))
     c = x.shape[1]
+    if not (a.get("training", False) or rm is None):
+        return [g.view(out, x.shape), None, None]
     return [g.view(out, x.shape), _stat(g, g.view(m, [c]), x.dtype), _stat(g, g.view(invstd, [c]), x.dtype)]
 
 
