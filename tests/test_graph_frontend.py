@@ -110,7 +110,8 @@ def test_structures_per_pattern() -> None:
     # both structures proposed, and the chunked statistics in one online pass
     assert sorted(kinds["softmax"]) == ["chunked", "chunked-online", "rows"]
     assert kinds["softmax"][0] == "chunked"  # 65536-wide rows do not fit UB whole
-    assert kinds["layer_norm"] == ["rows", "chunked"]
+    # the mean and the centred sum of squares in one chunks pass (shifted moments)
+    assert kinds["layer_norm"] == ["rows", "chunked", "chunked-online"]
     # blocked steps offered beside, and read flat (B = 1023: its rows are not 512 B aligned),
     # and that with K split across cores (one pass of folds: slabs(split=...))
     assert kinds["max_middim"] == ["slabs", "slabs_rows", "slabs_flat", "slabs_flat_split"]

@@ -93,3 +93,29 @@ def test_the_online_form_models_faster_than_two_passes(stem: str, two_pass: tupl
     online = min(t for k, t in times.items() if "online" in k or "blockmax" in k)
     assert all(k in times for k in two_pass)
     assert online < 0.9 * min(times[k] for k in two_pass)
+
+
+@needs_gxx
+@pytest.mark.parametrize("forward, inputs, params", [
+    # LayerNorm over rows of 3000 with a mean 30 sigma off zero: the shift keeps the variance accurate
+    ("torch.nn.functional.layer_norm(x, (3000,))", "torch.randn(6, 3000) + 30.0",
+     {"ROWS": 2, "CHUNK": 256}),
+    # fp16, a hand-written variance (unbiased) and its mean, chunks of 512 with a ragged last one
+    ("(x - x.mean(-1, keepdim=True)) / (x.var(-1, keepdim=True) + 1e-3).sqrt()",
+     "torch.randn(5, 1300, dtype=torch.float16) * 4 + 2", {"ROWS": 1, "CHUNK": 512}),
+    # GroupNorm: the moments over group rows
+    ("torch.nn.functional.group_norm(x, 4)", "torch.randn(2, 8, 40, 30) + 50.0", {"ROWS": 1, "CHUNK": 256}),
+])
+def test_moments_in_one_pass_over_chunked_rows(tmp_path: Path, forward: str, inputs: str, params: dict) -> None:
+    """A centred sum of squares and its mean's sum in one chunks pass (``moment_pairs``: sums
+    shifted by a sample of the row, search/onepass.py): offered as chunked-online, right against
+    eager at several chunks a row, including means far larger than the spread."""
+    from tests.kernel_runs import inline_task
+    task = inline_task(tmp_path, forward, inputs, "x")
+    cand = next(c for c in propose_from_graph(task) if c.name.endswith("/graph-chunked-online"))
+    assert "row_last(" in cand.source and cand.source.count("in chunks(") == 2
+    ev = Evaluator(task, "Ascend910B2", seeds=(0, 1), shape_sets=[list(task.shapes)])
+    prep = prepare(cand.name, cand.source)
+    assert ev.feasible(prep, {**prep.defaults(), **params}) is None
+    out = ev.evaluate(prep, params, timing=False)
+    assert out.status is Status.OK, out.message

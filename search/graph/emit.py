@@ -725,6 +725,8 @@ class Emitter:
         # an arg-extreme's index folded into its extreme's pass (steps only: a step's slice is one
         # element a column, so "the step where the running extreme last grew" is the first index)
         apairs = arg_pairs(self.pg, reds) if steps else {}
+        # a centred sum of squares folded into its mean's pass as shifted moments (norms in chunks)
+        mpairs = moment_pairs(self.pg, reds) if self.online and not steps and self.rowlike else {}
         level: dict[int, int] = {}
         for r in sorted(reds, key=self.pos.__getitem__):  # plan.order is topological
             below = {x: level[x] for x in reds if x in level and x != r and _reaches(self.pg.g, x, r)}
@@ -735,14 +737,16 @@ class Emitter:
                     level[r] = level[m]
                 else:
                     del pairs[r]
-            if r in apairs:
-                m = apairs[r]
-                if 1 + max((v for x, v in below.items() if x != m), default=0) <= level[m]:
-                    level[r] = level[m]
-                else:
-                    del apairs[r]
+            for pd in (apairs, mpairs):
+                if r in pd:
+                    m = pd[r]
+                    if 1 + max((v for x, v in below.items() if x != m), default=0) <= level[m]:
+                        level[r] = level[m]
+                    else:
+                        del pd[r]
         maxes = {m: s for s, m in pairs.items()}
-        self.online_used = self.online_used or bool(pairs)
+        means = {m: s for s, m in mpairs.items()}  # mean's sum -> its centred sum of squares
+        self.online_used = self.online_used or bool(pairs) or bool(mpairs)
         part_acc: dict[int, str] = {}
 
         def prepare(roots: list[int], hide: dict[int, str] | None = None) -> Scope:
@@ -779,23 +783,41 @@ class Emitter:
         for lv in sorted(set(level.values())):
             group = [r for r in reds if level[r] == lv]
             rts = [self.args(r)[0] for r in group]
-            scope = prepare([x for r, x in zip(group, rts, strict=True) if r not in apairs],
+            scope = prepare([x for r, x in zip(group, rts, strict=True) if r not in apairs and r not in mpairs],
                             {m: "" for m in group if m in maxes})
             accs = []
+            shift = {}  # mean's sum -> (its shift k, the first-chunk flag)
             for r in group:
+                if r in means:
+                    shift[r] = (self.fresh("k"), self.fresh("first"))
+                    self.emit(outer, f"{shift[r][0]} = {self.fill}(0.0)")
+                    self.emit(outer, f"{shift[r][1]} = {self.fill}(1.0)")
                 acc = self.fresh("r")
                 accs.append(acc)
                 init = LOWEST_F32 if r in maxes else "0.0" if r in apairs else literal(INIT[self.pg.attr(r, 'red')])
                 self.emit(outer, f"{acc} = {self.fill}({init})")
 
-            def body(group=group, accs=accs, rts=rts, scope=scope) -> None:
+            acc_of_group = dict(zip(group, accs, strict=True))
+
+            def body(group=group, accs=accs, rts=rts, scope=scope, shift=shift) -> None:
                 plain = [(r, acc, x) for r, acc, x in zip(group, accs, rts, strict=True)
-                         if r not in pairs and r not in maxes and r not in apairs]
+                         if r not in pairs and r not in maxes and r not in apairs and r not in mpairs
+                         and r not in means]
                 args = [self.args(apairs[r])[0] for r in group if r in apairs]  # the extreme's operand
                 self.evaluate([x for *_, x in plain] + [x for r, _, x in zip(group, accs, rts, strict=True)
                                                          if r in maxes] + args, scope,
                               force=bool(maxes) or bool(args))
                 acc_of = dict(zip(group, accs, strict=True))
+                for r in (r for r in group if r in means):  # shifted moments (search/onepass.py)
+                    k, first = shift[r]
+                    a = self.fresh("a")
+                    self.emit(scope, f"{a} = {bare(self.ex(self.args(r)[0], scope))}")
+                    self.emit(scope, f"{k} = {k} + {first} * row_last({a})")
+                    self.emit(scope, f"{first} = {first} * 0.0")
+                    d = self.fresh("d")
+                    self.emit(scope, f"{d} = {a} - {k}")
+                    self.emit(scope, f"{acc_of[r]} = {acc_of[r]} + row_sum({d})")
+                    self.emit(scope, f"{acc_of[means[r]]} = {acc_of[means[r]]} + row_sum({d} * {d})")
                 for r in (r for r in group if r in apairs):  # before its extreme's update: the old one
                     m = apairs[r]
                     a = bare(self.ex(self.args(m)[0], scope))
@@ -818,6 +840,10 @@ class Emitter:
                         self.emit(scope, f"{acc} = {'maximum' if red == 'max' else 'minimum'}"
                                          f"({acc}, {e})")
             open_pass(scope, capture(body))
+            for r in (r for r in group if r in means):  # the centred sum, then the plain one
+                s1, s2, k = acc_of_group[r], acc_of_group[means[r]], shift[r][0]
+                self.emit(outer, f"{s2} = maximum({s2} - {s1} * {s1} / width(t), 0.0)")
+                self.emit(outer, f"{s1} = {s1} + {k} * width(t)")
             for r, acc in zip(group, accs, strict=True):
                 if r in parts:
                     part_acc[r] = acc
@@ -916,6 +942,26 @@ def online_pairs(pg, reds: list[int]) -> dict[int, int]:
     return out
 
 
+def moment_pairs(pg, reds: list[int]) -> dict[int, int]:
+    """Sum reductions of ``(x - m) * (x - m)`` with ``m = s / extent(s)`` and ``s`` a sum
+    reduction of the same ``x`` over the same dims (a variance, however a norm writes it): the
+    centred sum -> the plain sum, which one chunks pass computes together from moments shifted
+    by a sample of the row (search/onepass.py: ``Σ(x-k)``, ``Σ(x-k)²``)."""
+    def arg(n: int, i: int = 0) -> int:
+        return pg.storage(pg.g.nodes[n]["args"][i])
+
+    out = {}
+    for r in reds:
+        if pg.attr(r, "red") != "sum" or pg.op(p := arg(r)) != "mul" or arg(p) != arg(p, 1) \
+                or pg.op(d := arg(p)) != "sub" or pg.op(m := arg(d, 1)) != "div" or pg.op(arg(m, 1)) != "extent":
+            continue
+        s, x = arg(m), arg(d)
+        if s in reds and pg.op(s) == "reduce" and pg.attr(s, "red") == "sum" and arg(s) == x and \
+                pg.attr(s, "dims") == pg.attr(r, "dims") and pg.storage(pg.attr(arg(m, 1), "of")) == s:
+            out[r] = s
+    return out
+
+
 def arg_pairs(pg, reds: list[int]) -> dict[int, int]:
     """The min reductions of ``where(x == m, position, inf)`` with ``m`` a max (min) reduction of
     the same ``x`` over the same one dim (argmax / argmin: the first index of the extreme): index
@@ -1005,7 +1051,7 @@ def _byte_tiles(plan: Plan) -> bool:
 def has_online_pair(plan: Plan) -> bool:
     """Whether the plan holds a loop-level max and a sum of exp(x - max) (see online_pairs)."""
     reds = [n for n in plan.order if plan.pg.op(n) == "reduce" and plan.forms[n] != "g"]
-    return bool(online_pairs(plan.pg, reds))
+    return bool(online_pairs(plan.pg, reds)) or bool(moment_pairs(plan.pg, reds))
 
 
 def pool_variants(plan: Plan) -> list[str]:
