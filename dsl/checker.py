@@ -172,6 +172,21 @@ class _Checker:
             self.var_types[name] = top_scope[name]
         return chunked
 
+    @staticmethod
+    def _at_plain_rows(e: ir.Expr, what: str, loop: ir.Loop, refused: bool = False) -> None:
+        """A per-row or per-column operand: at the rows variable of a plain rows loop (``refused``:
+        the caller's own reason the loop is not one, e.g. ``flat=``)."""
+        if loop.kind != "rows" or loop.axis >= 0 or loop.groups != 1 or refused:
+            raise DslError(f"{what} belongs to a plain rows loop", e.loc)
+        if e.at != loop.var:
+            raise DslError(f"{what} at '{e.at}': use the rows variable", e.loc)
+
+    @staticmethod
+    def _host_scalar(v: VType, why: str, loc: ir.Loc) -> None:
+        """``v`` must be computable on the host (sizes, constants): a tiling field."""
+        if v.form != "scalar" or (v.space or "H") != "H":
+            raise DslError(why, loc)
+
     def _row_access(self, e: ir.Expr, what: str, loop: ir.Loop, loop_var: str) -> None:
         """A GM access at computed rows (gathers, index_add, broadcast rows): a plain rows
         loop, at its variable or, when the rows are chunked, at the chunk."""
@@ -356,8 +371,7 @@ class _Checker:
             d = self._expr(e.arg, scope, loop_var)
             what = "load_rows_bcast(x, t, d)"
             self._row_access(e, what, loop, loop_var)
-            if d.form != "scalar" or (d.space or "H") != "H":
-                raise DslError(f"{what}: d is a host scalar (sizes, constants)", e.loc)
+            self._host_scalar(d, f"{what}: d is a host scalar (sizes, constants)", e.loc)
             return VType("tile", self.p.dtype_of(e.tensor), self.loop_space[e.at])
         if isinstance(e, ir.LoadEvery):
             d = self._expr(e.arg, scope, loop_var)
@@ -368,40 +382,28 @@ class _Checker:
                 raise DslError(f"{what} at '{e.at}': use the rows variable or its chunk", e.loc)
             if e.at == loop.var and any(isinstance(s, ir.InnerLoop) and s.kind == "chunks" for s in loop.body):
                 raise DslError(f"in a rows loop with column chunks, {what} is at the chunk", e.loc)
-            if d.form != "scalar" or (d.space or "H") != "H":
-                raise DslError(f"{what}: d is a host scalar (sizes, constants)", e.loc)
+            self._host_scalar(d, f"{what}: d is a host scalar (sizes, constants)", e.loc)
             return VType("tile", self.p.dtype_of(e.tensor), self.loop_space[e.at])
         if isinstance(e, ir.LoadPerRowEvery):
             d = self._expr(e.arg, scope, loop_var)
             what = "load_per_row(v, t, d)"
-            if loop.kind != "rows" or loop.axis >= 0 or loop.groups != 1:
-                raise DslError(f"{what} belongs to a plain rows loop", e.loc)
-            if e.at != loop.var:
-                raise DslError(f"{what} at '{e.at}': use the rows variable", e.loc)
-            if d.form != "scalar" or (d.space or "H") != "H":
-                raise DslError(f"{what}: d is a host scalar (sizes, constants)", e.loc)
+            self._at_plain_rows(e, what, loop)
+            self._host_scalar(d, f"{what}: d is a host scalar (sizes, constants)", e.loc)
             return VType("row", self.p.dtype_of(e.tensor))
         if isinstance(e, ir.LoadBcastEvery):
             d = self._expr(e.arg, scope, loop_var)
             what = "load_bcast_every(v, t, d)"
-            if loop.kind != "rows" or loop.axis >= 0 or loop.groups != 1 or loop.flat or self.p.cube is not None:
-                raise DslError(f"{what} belongs to a plain rows loop", e.loc)
-            if e.at != loop.var:
-                raise DslError(f"{what} at '{e.at}': use the rows variable", e.loc)
+            self._at_plain_rows(e, what, loop, loop.flat or self.p.cube is not None)
             if any(isinstance(s, ir.InnerLoop) and s.kind == "chunks" for s in ir.walk_stmts(loop.body)):
                 raise DslError(f"{what} reads whole rows: a rows loop without column chunks", e.loc)
-            if d.form != "scalar" or (d.space or "H") != "H":
-                raise DslError(f"{what}: d is a host scalar (sizes, constants)", e.loc)
+            self._host_scalar(d, f"{what}: d is a host scalar (sizes, constants)", e.loc)
             return VType("col", self.p.dtype_of(e.tensor), self.loop_space[e.at])
         if isinstance(e, ir.RowPosition):
             what = "row_position(t, d, n)"
-            if loop.kind != "rows" or loop.axis >= 0 or loop.groups != 1 or self.p.cube is not None:
-                raise DslError(f"{what} belongs to a plain rows loop", e.loc)
-            if e.at != loop.var:
-                raise DslError(f"{what} at '{e.at}': use the rows variable", e.loc)
-            for a in (self._expr(e.arg, scope, loop_var), self._expr(e.count, scope, loop_var)):
-                if a.form != "scalar" or (a.space or "H") != "H":
-                    raise DslError(f"{what}: d and n are host scalars (sizes, constants)", e.loc)
+            self._at_plain_rows(e, what, loop, self.p.cube is not None)
+            for a in (e.arg, e.count):
+                self._host_scalar(self._expr(a, scope, loop_var), f"{what}: d and n are host scalars (sizes, constants)",
+                                  e.loc)
             return VType("row", "f32")
         if isinstance(e, ir.LoadSlice):
             return self._load_slice(e, scope, loop, loop_var)

@@ -447,7 +447,7 @@ def first_match(task: Task, ops: Sequence[str], what: str,
     """The first of ``ops`` (see :func:`preferred`) whose computation is the task's and
     whose recipe's ``limits`` accept it; else :class:`Declined` naming the nearest miss.
     ``what`` names the recipes in the message (``"vector recipe"``)."""
-    padded = [s for s in task.inputs if getattr(s, "special", None) is not None and s.kind == "index"]
+    padded = [s for s in task.inputs if s.kind == "index" and s.special is not None]
     if padded:  # the recipes read every index (a class target, a gathered row): none skips padding
         s = padded[0]
         raise Declined(f"no {what} reads index input {s.name!r} padded with {s.special[0]:g} "

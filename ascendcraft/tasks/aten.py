@@ -248,7 +248,6 @@ class _Recorder(TorchDispatchMode):
             self.t.register(t, Ref(node, i))
         return out
 
-
     def read(self, xs: Sequence[Any]) -> None:
         """Tensors about to be read (by an op, or returned): an aliased update of their storage
         before this becomes a note."""

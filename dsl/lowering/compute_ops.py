@@ -424,8 +424,9 @@ class ComputeOps:
             self._release(v)
 
     def _pick(self, e: ir.Pick, hint: Val | None, pre) -> Val:
-        """x[row, idx[row]] per row: two scalar GM reads per row (an index gather); an index
-        outside the row (an ignore_index target, -100) stops the kernel (Trap) before the read."""
+        """x[row, idx[row]] per row: two scalar GM reads per row (an index gather); a row whose
+        index is ``ignore`` reads nothing and gives 0, any other index outside the row stops the
+        kernel (Trap) before the read."""
         dtype = self.p.param(e.tensor).dtype
         self.roles[e.index] = "index"
         self.roles.setdefault(e.tensor, "tile")
@@ -596,22 +597,29 @@ class ComputeOps:
         self.emit("if (i == 0) {  // this core's first tile: the row stays resident for the rest")
         self._runs_head(e)
         self.emit(f"    const int64_t ga = 32 / sizeof({t});  // elements a 32 B block")
-        self.emit("    for (int64_t ce = w; ce > 0;) {  // the runs, last first")
-        self.emit("        const int64_t fl = ce - 1, cs = fl - fl % gd, ca = cs / ga * ga;")
-        self.emit(f"        const {t} pv = {mangle('gm', e.tensor)}.GetValue((fl / gd) % gv);")
-        self.emit(f"        Duplicate({name}[ca], pv, static_cast<int32_t>(ce - ca));")
-        self.emit("        ce = cs;")
-        self.emit("    }")
+        self._runs_fill(e.tensor, t, name, "", "0", "    ")
         self.emit("}")
         self.emit("}")
         return Val("col", dtype, name, buf, temp=False)
 
+    def _runs_fill(self, tensor: str, t: str, dst: str, off: str, f0: str, ind: str) -> None:
+        """The runs of one row of ``w`` elements whose first has flat index ``f0`` (written at
+        ``dst[off ...]``), last first:
+        element f takes v[(f // gd) % gv] (``_runs_head``'s values), one scalar GM read and one
+        Duplicate a run, each from its run's 32 B-aligned floor (``ga`` elements a block; what a
+        Duplicate writes before its run belongs to the run before, written next)."""
+        self.emit(f"{ind}for (int64_t ce = w; ce > 0;) {{  // the runs, last first")
+        self.emit(f"{ind}    const int64_t fl = {f0} + ce - 1, cs = fl - fl % gd > {f0} ? fl - fl % gd - {f0} : 0;")
+        self.emit(f"{ind}    const {t} pv = {mangle('gm', tensor)}.GetValue((fl / gd) % gv);")
+        self.emit(f"{ind}    const int64_t ca = cs / ga * ga;")
+        self.emit(f"{ind}    Duplicate({dst}[{off}ca], pv, static_cast<int32_t>(ce - ca));")
+        self.emit(f"{ind}    ce = cs;")
+        self.emit(f"{ind}}}")
+
     def _load_every(self, e: ir.LoadEvery, hint: Val | None, pre) -> Val:
         """v[(f // d) % numel(v)] for each element of flat index f: runs of d elements share a
-        value, so per tile row one scalar GM read and one Duplicate per run it meets. The runs
-        are written last first, each Duplicate from its run's 32 B-aligned floor (a vector
-        write starts 32 B-aligned in UB); what it writes before its run belongs to the run
-        before, written next."""
+        value, so per tile row one scalar GM read and one Duplicate per run it meets
+        (``_runs_fill``; a vector write starts 32 B-aligned in UB)."""
         dtype = self.p.param(e.tensor).dtype
         d = self._dest("tile", dtype, hint, [], pre)
         t = CTYPE[dtype]
@@ -620,13 +628,7 @@ class ComputeOps:
         self.emit(f"    const int64_t ga = 32 / sizeof({t});  // elements a 32 B block")
         self.emit("    for (int64_t ri = 0; ri < r; ++ri) {")
         self.emit(f"        const int64_t f0 = (gr + ri) * {lw} + c0;  // the row's first element, flat")
-        self.emit("        for (int64_t ce = w; ce > 0;) {  // the runs, last first")
-        self.emit("            const int64_t fl = f0 + ce - 1, cs = fl - fl % gd > f0 ? fl - fl % gd - f0 : 0;")
-        self.emit(f"            const {t} pv = {mangle('gm', e.tensor)}.GetValue((fl / gd) % gv);")
-        self.emit("            const int64_t ca = cs / ga * ga;")
-        self.emit(f"            Duplicate({d.cpp}[ri * wp + ca], pv, static_cast<int32_t>(ce - ca));")
-        self.emit("            ce = cs;")
-        self.emit("        }")
+        self._runs_fill(e.tensor, t, d.cpp, "ri * wp + ", "f0", "        ")
         self.emit("    }")
         self.emit("}")
         return d

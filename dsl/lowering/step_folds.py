@@ -95,7 +95,7 @@ def step_folds(s: ir.InnerLoop, def_id: dict[int, int], carried: dict[int, int])
     (``i = where(e > m, position(k), i)``: folded as the smallest index among the rows that hold
     the folded extreme), temporaries and stores at the
     step (``kb`` rows out in one copy); anything else would change the meaning and is an error."""
-    out, temps, ops = [], {}, {}
+    out, temps, ops, extremes = [], {}, {}, []
     accs = {st.target for st in s.body if isinstance(st, ir.Assign) and def_id.get(id(st)) in carried}
     partial = set(accs)  # names whose rows hold partial folds inside the loop
     for st in s.body:
@@ -128,16 +128,15 @@ def step_folds(s: ir.InnerLoop, def_id: dict[int, int], carried: dict[int, int])
         if op is None and (arg := _arg_update(v, st.target)) and arg[0] in accs and \
                 not _reads(v) & (others - {arg[0]}):
             rel, op = arg
+            extremes.append((st.loc, st.target, rel, op[3:]))
         if op is None:
             raise DslError(f"slabs(rows=...): '{st.target}' must be a fold (acc = acc + e, acc * e, "
                            "maximum(acc, e) or minimum(acc, e), e free of the loop's accumulators) "
                            "to be split over rows", st.loc)
         out.append((def_id[id(st)], op, rel))
         ops[st.target] = op
-    for st in s.body:  # an index's extreme must be a max (argmax) / min (argmin) fold of the loop
-        if isinstance(st, ir.Assign) and ops.get(st.target, "").startswith("arg"):
-            m = _arg_update(st.value, st.target)[0]
-            if ops.get(m) != ops[st.target][3:]:
-                raise DslError(f"slabs(rows=...): '{st.target}' follows where '{m}' grows, so '{m}' must be "
-                               f"a {ops[st.target][3:]} fold of the same steps loop", st.loc)
+    for loc, i, m, red in extremes:  # an index's extreme: a max (argmax) / min (argmin) fold
+        if ops.get(m) != red:
+            raise DslError(f"slabs(rows=...): '{i}' follows where '{m}' grows, so '{m}' must be "
+                           f"a {red} fold of the same steps loop", loc)
     return out

@@ -29,6 +29,7 @@ computed in f32 (``cast(load(x, t), f32)``) and every output is cast back on sto
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -731,14 +732,8 @@ class Emitter:
         for r in sorted(reds, key=self.pos.__getitem__):  # plan.order is topological
             below = {x: level[x] for x in reds if x in level and x != r and _reaches(self.pg.g, x, r)}
             level[r] = 1 + max(below.values(), default=0)
-            if r in pairs:  # folded into its max's pass unless it needs another value of that level
-                m = pairs[r]
-                if 1 + max((v for x, v in below.items() if x != m), default=0) <= level[m]:
-                    level[r] = level[m]
-                else:
-                    del pairs[r]
-            for pd in (apairs, mpairs):
-                if r in pd:
+            for pd in (pairs, apairs, mpairs):
+                if r in pd:  # folded into its partner's pass unless it needs another value of that level
                     m = pd[r]
                     if 1 + max((v for x, v in below.items() if x != m), default=0) <= level[m]:
                         level[r] = level[m]
@@ -797,9 +792,9 @@ class Emitter:
                 init = LOWEST_F32 if r in maxes else "0.0" if r in apairs else literal(INIT[self.pg.attr(r, 'red')])
                 self.emit(outer, f"{acc} = {self.fill}({init})")
 
-            acc_of_group = dict(zip(group, accs, strict=True))
+            acc_of = dict(zip(group, accs, strict=True))
 
-            def body(group=group, accs=accs, rts=rts, scope=scope, shift=shift) -> None:
+            def body(group=group, accs=accs, rts=rts, scope=scope, shift=shift, acc_of=acc_of) -> None:
                 plain = [(r, acc, x) for r, acc, x in zip(group, accs, rts, strict=True)
                          if r not in pairs and r not in maxes and r not in apairs and r not in mpairs
                          and r not in means]
@@ -807,7 +802,6 @@ class Emitter:
                 self.evaluate([x for *_, x in plain] + [x for r, _, x in zip(group, accs, rts, strict=True)
                                                          if r in maxes] + args, scope,
                               force=bool(maxes) or bool(args))
-                acc_of = dict(zip(group, accs, strict=True))
                 for r in (r for r in group if r in means):  # shifted moments (search/onepass.py)
                     k, first = shift[r]
                     a = self.fresh("a")
@@ -841,7 +835,7 @@ class Emitter:
                                          f"({acc}, {e})")
             open_pass(scope, capture(body))
             for r in (r for r in group if r in means):  # the centred sum, then the plain one
-                s1, s2, k = acc_of_group[r], acc_of_group[means[r]], shift[r][0]
+                s1, s2, k = acc_of[r], acc_of[means[r]], shift[r][0]
                 self.emit(outer, f"{s2} = maximum({s2} - {s1} * {s1} / width(t), 0.0)")
                 self.emit(outer, f"{s1} = {s1} + {k} * width(t)")
             for r, acc in zip(group, accs, strict=True):
@@ -924,13 +918,16 @@ class Emitter:
         return "\n".join(self.lines) + "\n"
 
 
+def _arg(pg, n: int, i: int = 0) -> int:
+    """The data node (through views) of operand ``i`` of node ``n``."""
+    return pg.storage(pg.g.nodes[n]["args"][i])
+
+
 def online_pairs(pg, reds: list[int]) -> dict[int, int]:
     """Sum reductions of ``exp(x - m)`` with ``m`` a max reduction of the same ``x`` over the
     same dims (logsumexp, softmax, log_softmax, however they are written): sum -> its max,
     the pairs the online form folds into one pass."""
-    def arg(n: int, i: int = 0) -> int:
-        return pg.storage(pg.g.nodes[n]["args"][i])
-
+    arg = functools.partial(_arg, pg)
     out = {}
     for s in reds:
         if pg.attr(s, "red") != "sum" or pg.op(e := arg(s)) != "exp" or pg.op(d := arg(e)) != "sub":
@@ -947,9 +944,7 @@ def moment_pairs(pg, reds: list[int]) -> dict[int, int]:
     reduction of the same ``x`` over the same dims (a variance, however a norm writes it): the
     centred sum -> the plain sum, which one chunks pass computes together from moments shifted
     by a sample of the row (search/onepass.py: ``Σ(x-k)``, ``Σ(x-k)²``)."""
-    def arg(n: int, i: int = 0) -> int:
-        return pg.storage(pg.g.nodes[n]["args"][i])
-
+    arg = functools.partial(_arg, pg)
     out = {}
     for r in reds:
         if pg.attr(r, "red") != "sum" or pg.op(p := arg(r)) != "mul" or arg(p) != arg(p, 1) \
@@ -967,9 +962,7 @@ def arg_pairs(pg, reds: list[int]) -> dict[int, int]:
     the same ``x`` over the same one dim (argmax / argmin: the first index of the extreme): index
     -> its extreme, the pairs one steps pass computes together (``i = where(x > m, position(k),
     i)`` before ``m = maximum(m, x)``)."""
-    def arg(n: int, i: int = 0) -> int:
-        return pg.storage(pg.g.nodes[n]["args"][i])
-
+    arg = functools.partial(_arg, pg)
     out = {}
     for r in reds:
         if pg.attr(r, "red") != "min" or pg.op(w := arg(r)) != "where" or pg.op(c := arg(w)) != "cmp" \
@@ -1049,7 +1042,8 @@ def _byte_tiles(plan: Plan) -> bool:
 
 
 def has_online_pair(plan: Plan) -> bool:
-    """Whether the plan holds a loop-level max and a sum of exp(x - max) (see online_pairs)."""
+    """Whether the plan holds a loop-level max and a sum of exp(x - max) (see online_pairs), or
+    a mean's sum and a centred sum of squares (see moment_pairs): an online structure to offer."""
     reds = [n for n in plan.order if plan.pg.op(n) == "reduce" and plan.forms[n] != "g"]
     return bool(online_pairs(plan.pg, reds)) or bool(moment_pairs(plan.pg, reds))
 

@@ -317,7 +317,8 @@ class PrimGraph:
             if n is None or k is None:
                 continue
             lo, hi = _py_cmp(o, 0.0, k), _py_cmp(o, float(n - 1), k)
-            if lo == hi and (o in ("eq", "ne") and not 0 <= k <= n - 1 or o not in ("eq", "ne")):
+            # an ordered comparison is monotone over the classes; == / != only decide outside them
+            if (not 0 <= k <= n - 1) if o in ("eq", "ne") else lo == hi:
                 return bool(lo)
         return None
 
@@ -460,10 +461,11 @@ class PrimGraph:
         shape = x.shape[:1]
         n = int(x.shape[-1])
         special = self.index_special.get(idx.node)
-        if special is not None and not 0 <= special < n and special != ignore:
+        padded = special is not None and not 0 <= special < n
+        if padded and special != ignore:
             raise Unsupported(f"class targets that hold {special:g}, which is not the loss's ignore_index "
                               f"({ignore}), so no row may skip it")
-        if self.op(idx) == "index" and (special is None or 0 <= special < n):
+        if self.op(idx) == "index" and not padded:
             self.class_range[idx.node] = n  # (not when rows are padded: their comparison is data)
         return self._add("pick", (x, idx), shape, shape, x.dtype, ignore=ignore)
 

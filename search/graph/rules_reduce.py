@@ -314,6 +314,11 @@ def _repeat(g: PrimGraph, a: dict) -> Value:
     return g.marker("repeat", x, (x.shape[0] * reps[0],), times=reps[0])
 
 
+def _repeated(g: PrimGraph, v: Value) -> Value:
+    """The vector a ``repeat`` marker tiles."""
+    return g.value(g.g.nodes[v.node]["args"][0])
+
+
 def _instance_norm(g: PrimGraph, a: dict) -> list | None:
     """F.instance_norm's form: a batch norm of x [N, C, ...] viewed as [1, N * C, ...] with the
     [C] weight and bias repeated N times. Computed on x itself (statistics over its trailing
@@ -331,10 +336,11 @@ def _instance_norm(g: PrimGraph, a: dict) -> list | None:
     for v in (w, b):
         if v is not None and (g.op(v) != "repeat" or g.attr(v, "times") != n):
             return None
-        parts.append(None if v is None else g.value(g.g.nodes[v.node]["args"][0]))
+        parts.append(None if v is None else _repeated(g, v))
     rank = len(base.shape)
     rm, rv = a.get("running_mean"), a.get("running_var")
-    if a.get("training", False) or rm is None:  # use_input_stats: each (n, c)'s own statistics
+    own = a.get("training", False) or rm is None  # use_input_stats: each (n, c)'s own statistics
+    if own:
         v_, m = var(g, base, list(range(2, rank)), 0.0, True)
     else:  # eval with tracked statistics: the [C] running ones, repeated N times by eager
         stats = []
@@ -342,7 +348,7 @@ def _instance_norm(g: PrimGraph, a: dict) -> list | None:
             c = g.const_value(r)
             if c is None and (g.op(r) != "repeat" or g.attr(r, "times") != n):
                 return None
-            stats.append(c if c is not None else _channel(g, g.value(g.g.nodes[r.node]["args"][0]), rank))
+            stats.append(c if c is not None else _channel(g, _repeated(g, r), rank))
         m, v_ = stats
     invstd = g.unary("rsqrt", g.binary("add", v_, float(a["eps"])))
     out = g.binary("mul", g.binary("sub", base, m), invstd)
@@ -351,7 +357,7 @@ def _instance_norm(g: PrimGraph, a: dict) -> list | None:
     if parts[1] is not None:
         out = g.binary("add", out, _channel(g, parts[1], rank))
     c = x.shape[1]
-    if not (a.get("training", False) or rm is None):
+    if not own:
         return [g.view(out, x.shape), None, None]
     return [g.view(out, x.shape), _stat(g, g.view(m, [c]), x.dtype), _stat(g, g.view(invstd, [c]), x.dtype)]
 
