@@ -371,3 +371,17 @@ def test_sigint_during_tune_keeps_a_partial_summary_and_resume_completes(tmp_pat
     evaluated = [json.dumps(x["params"], sort_keys=True) for x in rows if x["evaluated"]]
     assert len(evaluated) == budget == len(set(evaluated))  # none lost, none run twice
     assert all(x["state"] != "RUNNING" for x in rows)
+
+
+def test_a_loader_bug_is_reported_as_one_not_as_a_bare_key(capsys, monkeypatch):
+    """A KeyError inside task loading is ascendcraft's bug: the internal-error report naming it,
+    not a one-word 'user error' made of the missing key."""
+    import ascendcraft.app.task as app_task
+
+    def broken(*a, **k):
+        raise KeyError("future")
+
+    monkeypatch.setattr(app_task, "get_task", broken)
+    rc, out, err = run(capsys, "check", "--op", "relu", "--no-timing")
+    assert rc == 3
+    one_paragraph(err, "internal error: KeyError")

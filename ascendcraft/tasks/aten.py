@@ -38,7 +38,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
-from .module_ref import ModuleReference
+from .module_ref import ModuleReference, module_state
 from .task import Shape, Task
 
 #: Ops that only create or reinterpret tensor metadata: no data moves, no kernel runs.
@@ -370,12 +370,11 @@ def trace(reference: Callable[..., Any], inputs: Sequence[Any]) -> AtenGraph:
     if module is None:
         return tr.run(reference, args, shapes=shapes)
     if isinstance(reference, ModuleReference):  # built on meta; its read state is inputs
-        names = {id(v): k for k, v in list(module.named_parameters()) + list(module.named_buffers())}
+        names = {id(v): k for k, v in module_state(module).items()}
         ag = tr.run(lambda *a: reference.call(module, a), args, shapes=shapes)
         tr.name_params(names, {})
         return ag
-    state = {k: to_meta(v) for k, v in module.named_parameters()}
-    state.update({k: to_meta(v) for k, v in module.named_buffers()})
+    state = {k: to_meta(v) for k, v in module_state(module).items()}
     ag = tr.run(lambda *a: torch.func.functional_call(module, state, a), args, shapes=shapes)
     tr.name_params({id(v): k for k, v in state.items()}, {})
     return ag
@@ -411,10 +410,10 @@ def _param_values(task: Task, names: set[str]) -> dict[str, float | None]:
     if not isinstance(ref, ModuleReference) or not names:
         return {}
     meta = ref.build("meta")
-    total = sum(v.numel() for k, v in meta.state_dict().items() if k in names)
+    total = sum(v.numel() for k, v in module_state(meta).items() if k in names)
     if total > MAX_VALUE_ELEMS:
         return {n: None for n in names}
-    state = ref.build("cpu").state_dict()
+    state = module_state(ref.build("cpu"))
     return {n: _uniform_value(state[n]) if n in state else None for n in names}
 
 
@@ -460,7 +459,7 @@ def _trace_task(task: Task, shapes: list[Shape], scalars_as_tensors: bool) -> At
     else:
         ag = tr.run(module if module is not None else task.reference, args, shapes=shapes)
     if module is not None:
-        names = {id(v): k for k, v in list(module.named_parameters()) + list(module.named_buffers())}
+        names = {id(v): k for k, v in module_state(module).items()}
         met = {k for pid, k in names.items() if pid in tr.tensors
                and ag.node(tr.tensors[pid].node)["kind"] == "param"}
         tr.name_params(names, _param_values(task, met))

@@ -65,7 +65,7 @@ class ModuleReference:
         n = len(inputs) - len(self.state_names)
         if not self.state_names:
             return module(*inputs)
-        own = module.state_dict(keep_vars=True)
+        own = module_state(module)
         state = {k: _as_held(v, own[k]) for k, v in zip(self.state_names, inputs[n:], strict=True)}
         return torch.func.functional_call(module, state, tuple(inputs[:n]))
 
@@ -88,12 +88,19 @@ class ModuleReference:
     def module_tensors(self, dtype: torch.dtype | None = None) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
         """Parameters and buffers of the module (meta): shape and dtype by state name."""
         model = self.build("meta", dtype)
-        return {k: (tuple(v.shape), v.dtype) for k, v in model.state_dict(keep_vars=True).items()}
+        return {k: (tuple(v.shape), v.dtype) for k, v in module_state(model).items()}
 
     def state_value(self, name: str, dtype: torch.dtype | None) -> torch.Tensor:
         """The value the CPU module (built in ``dtype``) holds for state tensor ``name``."""
-        state = self._module(torch.device("cpu"), dtype).state_dict(keep_vars=True)
+        state = module_state(self._module(torch.device("cpu"), dtype))
         return state[name].detach().clone()
+
+
+def module_state(module: nn.Module) -> dict[str, torch.Tensor]:
+    """Every tensor a module holds, by name: parameters and buffers, non-persistent ones too
+    (``register_buffer(..., persistent=False)`` is left out of ``state_dict`` but read by forward
+    all the same, and ``functional_call`` replaces it by name)."""
+    return {**dict(module.named_parameters()), **dict(module.named_buffers())}
 
 
 def _as_held(value: Any, held: torch.Tensor) -> torch.Tensor:

@@ -729,7 +729,7 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
             continue
         if op == "pick":
             x = args[0]
-            if kind != "rows" or pg.op(x) != "input" or forms[x] != "t" or \
+            if kind != "rows" or pg.op(pg.storage(x)) != "input" or forms[x] != "t" or \
                     pg.attr(x, "shape")[-1] != ext["W"]:
                 raise Unsupported("a class-index gather (nll_loss) needs rows over the [N, C] "
                                   "tensor it reads")

@@ -202,6 +202,17 @@ class PrimGraph:
     def index(self, index: int, name: str, shape: Shape, dtype: torch.dtype) -> Value:
         return self._add("index", (), shape, shape, dtype, index=index, name=name)
 
+    def flat_index(self, v: Value) -> Value | None:
+        """``labels.view(-1)`` of an index input: the same input read as one vector (its bytes in
+        order), keeping what is known of its values; None unless ``v`` is views of an index."""
+        base = self.storage(v)
+        if self.op(base) != "index" or len(v.shape) != 1 or any(self.op(n) != "view" for n in self._chain(v)):
+            return None
+        flat = self.index(self.attr(base, "index"), self.attr(base, "name"), tuple(v.shape), v.dtype)
+        if base in self.index_special:
+            self.index_special[flat.node] = self.index_special[base]
+        return flat
+
     def extent(self, of: Value) -> Value:
         """The number of elements the reduction ``of`` folds (per output element)."""
         n = of.node

@@ -191,6 +191,8 @@ def pick_through(g: PrimGraph, v: Value, idx: Value, ignore: int | None = None) 
         return g.pick(v, idx, ignore)
     if op == "view" and args[0].shape == v.shape:
         return pick_through(g, args[0], idx, ignore)
+    if op == "view" and g.op(args[0]) == "input" and len(v.shape) == 2 and args[0].shape[-1] == v.shape[-1]:
+        return g.pick(v, idx, ignore)  # [B, T, V] rows viewed as [B * T, V]: the same rows
     sub = [pick_through(g, x, idx, ignore) for x in args]
     if op in UNARY:
         return g.unary(op, sub[0])
@@ -215,6 +217,8 @@ def _nll_loss(g: PrimGraph, a: dict) -> list:
         raise Unsupported("nll_loss with class weights (the divisor is a weighted count)")
     if len(x.shape) != 2:
         raise Unsupported("nll_loss over a tensor that is not [N, C]")
+    if isinstance(target, Value) and g.op(target) == "view":
+        target = g.flat_index(target) or target  # labels.view(-1) (a language model's flattened tokens)
     if not isinstance(target, Value) or g.op(target) != "index":
         raise Unsupported("nll_loss whose targets are not an integer task input")
     skip = int(a.get("ignore_index", -100))

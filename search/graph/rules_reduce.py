@@ -311,12 +311,18 @@ def _repeat(g: PrimGraph, a: dict) -> Value:
     c = g.const_value(x)
     if c is not None:  # (an instance norm's untouched running statistics)
         return g.const(c, (x.shape[0] * reps[0],), x.dtype)
-    return g.marker("repeat", x, (x.shape[0] * reps[0],), times=reps[0])
+    return g.marker("repeat", x, (x.shape[0] * reps[0],))  # (the count is its shape's: no attribute
+    # that changes with the shapes, which would make two traced shape sets look like two graphs)
 
 
 def _repeated(g: PrimGraph, v: Value) -> Value:
     """The vector a ``repeat`` marker tiles."""
     return g.value(g.g.nodes[v.node]["args"][0])
+
+
+def _repeats(g: PrimGraph, v: Value, n: int) -> bool:
+    """Is ``v`` a ``repeat`` marker tiling its vector ``n`` times?"""
+    return g.op(v) == "repeat" and v.shape[0] == n * _repeated(g, v).shape[0]
 
 
 def _instance_norm(g: PrimGraph, a: dict) -> list | None:
@@ -334,7 +340,7 @@ def _instance_norm(g: PrimGraph, a: dict) -> list | None:
         return None
     parts = []
     for v in (w, b):
-        if v is not None and (g.op(v) != "repeat" or g.attr(v, "times") != n):
+        if v is not None and not _repeats(g, v, n):
             return None
         parts.append(None if v is None else _repeated(g, v))
     rank = len(base.shape)
@@ -346,7 +352,7 @@ def _instance_norm(g: PrimGraph, a: dict) -> list | None:
         stats = []
         for r in (rm, rv):
             c = g.const_value(r)
-            if c is None and (g.op(r) != "repeat" or g.attr(r, "times") != n):
+            if c is None and not _repeats(g, r, n):
                 return None
             stats.append(c if c is not None else _channel(g, _repeated(g, r), rank))
         m, v_ = stats
