@@ -369,9 +369,17 @@ class _Checker:
             return VType("row", self.p.dtype_of(e.tensor))
         if isinstance(e, ir.LoadRowsBcast):
             d = self._expr(e.arg, scope, loop_var)
-            what = "load_rows_bcast(x, t, d)"
+            what = "load_rows_bcast(x, t, d" + (", n, p, o[, m, q])" if e.window else ")")
             self._row_access(e, what, loop, loop_var)
             self._host_scalar(d, f"{what}: d is a host scalar (sizes, constants)", e.loc)
+            if e.window is not None:
+                if self.p.cube is not None:
+                    raise DslError(f"{what}: a window of rows is read by vector kernels only (no cube stage)", e.loc)
+                if self.p.is_workspace(e.tensor):
+                    raise DslError(f"{what} reads an In tensor, not the workspace '{e.tensor}'", e.loc)
+                for name, w in zip("npomq", e.window, strict=True):
+                    self._host_scalar(self._expr(w, scope, loop_var),
+                                      f"{what}: {name} is a host scalar (sizes, constants)", e.loc)
             return VType("tile", self.p.dtype_of(e.tensor), self.loop_space[e.at])
         if isinstance(e, ir.LoadEvery):
             d = self._expr(e.arg, scope, loop_var)

@@ -345,11 +345,18 @@ class LoadRowsBcast(Expr):
     """``load_rows_bcast(x, at, d)``: in a rows loop, row ``g`` of the tile is row
     ``(g // d) % R`` of ``x`` seen as ``R`` rows of the loop's width (``d`` a host scalar: a
     product of sizes). An operand broadcast over the loop's leading dims on both sides of a
-    block of its own (``[A, 1, C]`` and ``[1, B, C]`` against ``[A, B, C]``)."""
+    block of its own (``[A, 1, C]`` and ``[1, B, C]`` against ``[A, B, C]``).
+
+    ``load_rows_bcast(x, at, d, n, p, o[, m, q])``: the ``R = n`` rows are a window of ``x``,
+    row ``j`` starting at element ``o + (j // m) * q + (j % m) * p`` (``m = n`` when not given:
+    ``o + j * p``); a causal-mask buffer sized for the longest sequence and sliced
+    ``bias[:, :, :T, :T]``, or per head (``m = T`` rows a block, blocks ``q = L * L`` apart);
+    host scalars the tiling checks."""
 
     arg: Expr
     tensor: str
     at: str
+    window: tuple[Expr, Expr, Expr, Expr, Expr] | None = None  # (n, p, o, m, q)
 
 
 @dataclass(frozen=True)
@@ -684,6 +691,9 @@ def walk_exprs(e: Expr):
         yield from walk_exprs(e.cond)
         yield from walk_exprs(e.if_true)
         yield from walk_exprs(e.if_false)
+    if isinstance(e, LoadRowsBcast) and e.window is not None:
+        for w in e.window:
+            yield from walk_exprs(w)
     yield e
 
 

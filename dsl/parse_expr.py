@@ -319,8 +319,14 @@ class ExprParser:
             want(3)
             return ir.LoadEvery(loc, sub(2), self._tensor_name(args[0], "in"), self._loop_var(args[1]))
         if f == "load_rows_bcast":
-            want(3)
-            return ir.LoadRowsBcast(loc, sub(2), self._tensor_name(args[0], "in"), self._loop_var(args[1]))
+            want(3, 6, 8)
+            window = None
+            if len(args) > 3:  # one level of rows: m = n (a block is the whole window)
+                n, p_ = sub(3), sub(4)
+                window = (n, p_, sub(5), sub(6), sub(7)) if len(args) == 8 else \
+                    (n, p_, sub(5), n, ir.Binary(loc, "mul", n, p_))
+            return ir.LoadRowsBcast(loc, sub(2), self._tensor_name(args[0], "in"), self._loop_var(args[1]),
+                                    window)
         if f == "select_cols":
             want(3)
             return ir.GatherCols(loc, self._tensor_name(args[0], "in"), self._loop_var(args[1]),

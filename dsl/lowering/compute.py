@@ -51,6 +51,8 @@ class KernelPlan:
     split_accs: int = 0  # slabs(split=S): accumulator rows each item writes to the GM workspace
     #: column windows (load_slice): (col field, pitch field, tensor, col expression), one per window
     slices: list[tuple[str, str, str, ir.Expr]] = field(default_factory=list)
+    #: row windows (load_rows_bcast with n, p, o, m, q): (their fields, tensor, expressions)
+    row_windows: list[tuple[tuple[str, ...], str, tuple[ir.Expr, ...]]] = field(default_factory=list)
 
 
 GRID_INIT = {o.name: cconst(o.identity) for o in ops.REDUCE.values()}
@@ -188,6 +190,7 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         self.host_scalars: list[tuple[str, ir.Expr]] = []
         self.host_names: dict[int, str] = {}
         self.slices: list[tuple[str, str, str, ir.Expr]] = []
+        self.row_windows: list[tuple[tuple[str, ...], str, tuple[ir.Expr, ...]]] = []
         self.counter = 0
         self.depth = self.loop.depth
 
@@ -303,7 +306,7 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
                 expr = f"max({expr}, {more})"
             buffers.append(Buffer("scratchBuf", "table", expr))
         return KernelPlan(self.init_lines + self.lines, buffers, self.roles, self.host_scalars, self.grid_loops,
-                          self.split_accs, self.slices)
+                          self.split_accs, self.slices, self.row_windows)
 
     def _src(self, s) -> str:
         return self.p.line_text(s.loc.line)

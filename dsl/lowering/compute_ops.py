@@ -518,16 +518,49 @@ class ComputeOps:
         return d
 
     def _load_rows_bcast(self, e: ir.LoadRowsBcast) -> Val:
-        """Row (g // d) % R of x for each tile row g: one DataCopy per row (an operand
-        broadcast on both sides of its own block of leading dims)."""
+        """Row (g // d) % R of x for each tile row g (an operand broadcast on both sides of its own
+        block of leading dims; with a window, R = n rows, row j at element o + (j // m) * q +
+        (j % m) * p): with d = 1 a tile's rows read consecutive rows until a block of m ends or
+        row R - 1 wraps to 0, so one strided copy per run; otherwise one copy per row."""
         dtype = self.p.param(e.tensor).dtype
         self.roles[e.tensor] = "gather_src"
-        n = self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
         div = self._scalar_cpp(e.arg)
-        return self._rows_by_copy(e.tensor, dtype, "bcr", [
-            f"const int64_t gd = static_cast<int64_t>({div}), gr_ = {n} / {self._loop_width()};",
-            "if (gd < 1 || gr_ < 1) Trap();  // a divisor or row count below 1"],
-            "((gr + ri) / gd) % gr_")
+        n = self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))  # the GM buffer's size
+        lw = self._loop_width()
+        if e.window is not None:  # n rows p apart from element o: int64 fields the host checked
+            key = (e.tensor, tuple(repr(_strip_loc(w)) for w in e.window))
+            k = next((i for i, (_, x, ws) in enumerate(self.row_windows)
+                      if (x, tuple(repr(_strip_loc(w)) for w in ws)) == key), None)
+            if k is None:
+                k = len(self.row_windows)
+                self.row_windows.append((tuple(mangle(f"rw{f}{k}", e.tensor) for f in "npomq"), e.tensor, e.window))
+            rows, pitch, off, blk, bp = (f"td_.{f}" for f in self.row_windows[k][0])
+            head = [f"const int64_t gd = static_cast<int64_t>({div}), gr_ = {rows}, gp = {pitch}, go = {off}, "
+                    f"gm_ = {blk}, gq = {bp};",
+                    "if (gd < 1) Trap();  // a divisor below 1"]
+        else:
+            head = [f"const int64_t gd = static_cast<int64_t>({div}), gr_ = {n} / {lw}, gp = {lw}, go = 0, "
+                    "gm_ = gr_, gq = 0;",
+                    "if (gd < 1 || gr_ < 1) Trap();  // a divisor or row count below 1"]
+        q = self._queue(e.tensor, "inq", "tile")
+        self.counter += 1
+        name = mangle(f"bcr{self.counter}", e.tensor)
+        t = CTYPE[dtype]
+        self.emit(f"LocalTensor<{t}> {name} = {q.name}.AllocTensor<{t}>();")
+        self.emit("{")
+        for line in head:
+            self.emit(f"    {line}")
+        self.emit("    for (int64_t ri = 0; ri < r;) {  // one strided copy per run of consecutive rows")
+        self.emit("        const int64_t j = ((gr + ri) / gd) % gr_, jb = j % gm_;")
+        self.emit("        const int64_t run = gd == 1 ? acx_min(acx_min(r - ri, gr_ - j), gm_ - jb) : 1;  // to a block's end")
+        self.emit(f"        CopyRowsIn({name}[ri * wp], {mangle('gm', e.tensor)}[go + (j / gm_) * gq + jb * gp + c0], "
+                  "run, w, gp, wp);")
+        self.emit("        ri += run;")
+        self.emit("    }")
+        self.emit("}")
+        self.emit(f"{q.name}.EnQue({name});")
+        self.emit(f"{name} = {q.name}.DeQue<{t}>();")
+        return Val("tile", dtype, name, q, temp=True)
 
     def _runs_head(self, e: ir.LoadPerRowEvery | ir.LoadEvery | ir.LoadBcastEvery) -> None:
         """Open the block of a per-run operand: ``gd`` (d, checked to be a whole number >= 1)

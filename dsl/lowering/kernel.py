@@ -130,6 +130,8 @@ def tiling_spec(tp: TypedProgram, plan: KernelPlan) -> TilingSpec:
         axis=p.loop.axis,
         slices=tuple((col, pitch, [t.name for t in p.tensors].index(x), host_expr(e), e)
                      for col, pitch, x, e in plan.slices),
+        row_windows=tuple((names, [t.name for t in p.tensors].index(x), tuple(host_expr(e) for e in es), es)
+                          for names, x, es in plan.row_windows),
     )
 
 

@@ -228,12 +228,18 @@ class TilingSpec:
     axis: int = -1  # rows(axis=a): strided rows (A segments of W elements each)
     #: column windows (load_slice): (col field, pitch field, tensor index, col C++, col expression)
     slices: tuple[tuple[str, str, int, str, ir.Expr], ...] = ()
+    #: row windows (load_rows_bcast(x, t, d, n, p, o, m, q)): (their fields, tensor index, their
+    #: C++ expressions, their expressions)
+    row_windows: tuple[tuple[tuple[str, ...], int, tuple[str, ...], tuple[ir.Expr, ...]], ...] = ()
 
     def slice_fields(self) -> list[str]:
-        """The int64 fields of the column windows: each window's column, each tensor's pitch."""
+        """The int64 fields of the windows: each column window's column, each tensor's pitch;
+        each row window's n, p, o, m, q."""
         out: list[str] = []
         for col, pitch, *_ in self.slices:
             out += [f for f in (col, pitch) if f not in out]
+        for names, *_ in self.row_windows:
+            out += [f for f in names if f not in out]
         return out
 
     @property
@@ -270,6 +276,7 @@ class TilingSpec:
             env[name] = int(eval(expr, {"__builtins__": {}}, env))  # noqa: S307 - our own formulas
             out[name] = env[name]
         out.update(self.evaluate_slices(dims, out))
+        out.update(self.evaluate_row_windows(dims, out))
         return out
 
     def evaluate_slices(self, dims: list[list[int]], t: dict[str, int]) -> dict[str, int]:
@@ -294,6 +301,40 @@ class TilingSpec:
                                  f"'{name}'s rows of {pitch} elements")
             out[col_f], out[pitch_f] = int(col), pitch
         return out
+
+    def evaluate_row_windows(self, dims: list[list[int]], t: dict[str, int]) -> dict[str, int]:
+        """Python mirror of the header's row-window checks (raises ValueError naming the window:
+        a value that is not a whole number, rows outside the tensor)."""
+        out: dict[str, int] = {}
+        for names, ti, _, exprs in self.row_windows:
+            name = self.tensors[ti]
+            what = f"load_rows_bcast({name}, t, d, n, p, o, m, q)"
+            nel = math.prod(dims[ti]) if ti < len(dims) else 0
+            vals = []
+            for letter, e in zip("npomq", exprs, strict=True):
+                v = host_value(e, dims, self.tensors)
+                if not math.isfinite(v) or v != int(v):
+                    raise ValueError(f"{what}: {letter} = {v:g} is not a whole number")
+                vals.append(int(v))
+            n, p, o, m, q = vals
+            if min(n, p, m, q) < 1 or o < 0:
+                raise ValueError(f"{what}: n = {n}, p = {p}, o = {o}, m = {m}, q = {q}: o must be at least 0, "
+                                 "the others at least 1")
+            if o + window_reach(n, p, m, q) + t["W"] > nel:
+                raise ValueError(f"{what}: {n} rows of {t['W']} elements from element {o} run past the {nel} "
+                                 f"elements of '{name}'")
+            out.update(zip(names, vals, strict=True))
+        return out
+
+
+def window_reach(n: int, p: int, m: int, q: int) -> int:
+    """The largest start offset of a row window's rows (row j at (j // m) q + (j % m) p, j < n):
+    the last row, or the last row of the block before it."""
+    last = n - 1
+    far = (last // m) * q + (last % m) * p
+    if last >= m:
+        far = max(far, (last // m - 1) * q + (m - 1) * p)
+    return far
 
 
 def shape_vars(kind: str, dims: list[int], dim: int, groups: int = 1, axis: int = -1) -> dict[str, int]:
@@ -431,7 +472,7 @@ def render_header(spec: TilingSpec) -> str:
     lines.append(f"    t->workspaceBytes = {spec.workspace_expr()};")
     for sc in spec.scalars:
         lines.append(f"    t->{mangle('sc', sc)} = {mangle('sc', sc)};")
-    if spec.host or spec.slices:
+    if spec.host or spec.slices or spec.row_windows:
         lines += _tensor_size_lines(spec)
     if spec.host:
         lines.append("    // scalars derived once on the host from Scalar parameters, constants and numel")
@@ -439,6 +480,7 @@ def render_header(spec: TilingSpec) -> str:
             lines.append(f"    const double {name} = {expr};")
             lines.append(f"    t->{name} = static_cast<float>({name});")
     lines += _slice_lines(spec)
+    lines += _row_window_lines(spec)
     lines += ["    return nullptr;", "}", ""]
     return "\n".join(lines)
 
@@ -478,6 +520,31 @@ def _slice_lines(spec: TilingSpec) -> list[str]:
                   f"    if (static_cast<double>({col_f}) != {col_f}d) return \"load_slice(): col is not a whole number\";",
                   f"    if ({col_f} < 0 || {col_f} + {width} > {pitch_f}) return \"load_slice(): the window is outside the tensor's rows\";",
                   f"    t->{col_f} = {col_f};"]
+    return lines
+
+
+def _row_window_lines(spec: TilingSpec) -> list[str]:
+    """The header's row windows: n, p, o, m, q as exact int64, checked like
+    :meth:`TilingSpec.evaluate_row_windows` (whole numbers, every row inside the tensor)."""
+    if not spec.row_windows:
+        return []
+    lines = ["    // row windows (load_rows_bcast with n, p, o, m, q): checked against the shapes"]
+    for names, ti, cpps, _ in spec.row_windows:
+        nel = mangle("nel", spec.tensors[ti])
+        for f, cpp in zip(names, cpps, strict=True):
+            lines += [f"    const double {f}d = {cpp};",
+                      f"    const int64_t {f} = static_cast<int64_t>({f}d);",
+                      f"    if (static_cast<double>({f}) != {f}d) return \"load_rows_bcast(): n, p, o, m and q are whole numbers\";",
+                      f"    t->{f} = {f};"]
+        n, p, o, m, q = names
+        lines += [f"    if ({n} < 1 || {p} < 1 || {o} < 0 || {m} < 1 || {q} < 1) "
+                  "return \"load_rows_bcast(): o must be at least 0, n, p, m and q at least 1\";",
+                  "    {",
+                  f"        int64_t far = (({n} - 1) / {m}) * {q} + (({n} - 1) % {m}) * {p};",
+                  f"        if ({n} - 1 >= {m}) far = max(far, (({n} - 1) / {m} - 1) * {q} + ({m} - 1) * {p});",
+                  f"        if (static_cast<double>({o} + far + W) > {nel}) "
+                  "return \"load_rows_bcast(): the window's rows run past the tensor\";",
+                  "    }"]
     return lines
 
 

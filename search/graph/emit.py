@@ -48,6 +48,7 @@ from .patterns import (
     per_row_block,
     row_position_dim,
     segment_block,
+    slice_window,
 )
 from .prims import TRANSPARENT
 from .trace import Unsupported
@@ -266,6 +267,13 @@ class Emitter:
             return self.shape_expr(n, scope)
         if op == "input":
             return self.load(n, scope)
+        if op == "slice" and self.form(n) == "r":  # evenly spaced rows of a window (patterns._window_form)
+            x, _ = slice_window(self.pg, n)
+            xd = self.pg.g.nodes[x]
+            win = ", ".join(w.format(**{f"p{i}": name for i, name in self.param.items() if i >= 0})
+                            for w in self.plan.windows[n])
+            e = f"load_rows_bcast({self.param[xd['index']]}, {scope.at}, {self.rows_divisor(n)}, {win})"  # n, p, o, m, q
+            return e if xd["dtype"] == torch.float32 else f"cast({e}, f32)"
         if op == "slice":  # a window of a task input (patterns._slice_form)
             x = self.pg.g.nodes[d["args"][0]]
             col = self.plan.exprs[n][1].format(**{f"p{i}": name for i, name in self.param.items() if i >= 0})
@@ -427,6 +435,8 @@ class Emitter:
             tuple(self.task.inputs[dom.ref].shape)
         w = math.prod(o[len(o) - dom.dim:])
         block = broadcast_rows_block(self.pg.attr(n, "real"), o, w)
+        if block is None and self.pg.op(n) == "slice":
+            return "1.0"  # a window of the loop's own shape: loop row g reads its row g
         if block is None:
             raise AssertionError("a row-broadcast operand without its block of dims")
         return self._ref_sizes(block[1], block[2])

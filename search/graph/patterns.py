@@ -120,6 +120,9 @@ class Plan:
     exprs: dict[int, tuple[str | None, str | None]] = field(default_factory=dict)
     #: further plans of the same graph the search also tries (rows beside channels)
     alternatives: list[Plan] = field(default_factory=list)
+    #: slices read as row windows (form ``r``): host expressions of their ``(n, p, o, m, q)``
+    #: (``load_rows_bcast(x, t, d, n, p, o, m, q)``), ``{pN}`` as in ``exprs``
+    windows: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def reductions(self) -> list[int]:
@@ -413,9 +416,7 @@ def shape_exprs(pgs: Sequence[PrimGraph], live: Sequence[int], domain: Domain,
             else:
                 out[n] = ("width(t)", host)
             continue
-        if op == "slice":
-            if pg.op(pg.g.nodes[n]["args"][0]) == "input":  # a window (others: _slice_form refuses)
-                out[n] = (None, slice_column(pgs, n))
+        if op == "slice":  # columns of load_slice windows: after the forms (analyse)
             continue
         if op != "const":
             continue
@@ -709,7 +710,12 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
             forms[n] = "s"
             continue
         if op == "slice":
-            forms[n] = _slice_form(pg, n, domain, ext, ref_shape)
+            if n in src:
+                forms[n] = "x"  # read by the slice of it only
+            elif bcast_rows and _window_form(pg, n, domain, ext, ref_shape):
+                forms[n] = "r"  # evenly spaced rows of a window of an input, broadcast or not
+            else:
+                forms[n] = _slice_form(pg, n, domain, ext, ref_shape)
             continue
         if op == "flip":
             raise Unsupported(f"a {op} (data movement) that is not part of a reversed or "
@@ -860,7 +866,123 @@ def gather_sources(pg: PrimGraph, live: Sequence[int]) -> set[int]:
         users = [u for u in pg.g.successors(n) if u in alive]
         if pg.op(n) == "input" and users and all(_reads_as_source(pg, u, n) for u in users):
             out.add(n)
+        elif pg.op(n) == "slice" and users and all(pg.op(u) == "slice" for u in users) and \
+                slice_window(pg, n) is not None:
+            out.add(n)  # a slice of a slice of an input: the outer one reads the window
     return out
+
+
+def slice_window(pg: PrimGraph, n: int) -> tuple[int, list[tuple[int, int]]] | None:
+    """``(input, [(start, end) per dim])`` when ``n`` is a chain of step-1 slices of a task
+    input, each dim sliced once (``bias[:, :, :T, :T]``); None otherwise."""
+    bounds: dict[int, tuple[int, int]] = {}
+    while pg.op(n) == "slice":
+        d = pg.g.nodes[n]
+        if d["step"] != 1 or d["dim"] in bounds:
+            return None
+        bounds[d["dim"]] = (d["start"], d["end"])
+        n = d["args"][0]
+    if pg.op(n) != "input":
+        return None
+    shape = pg.g.nodes[n]["shape"]
+    return n, [bounds.get(k, (0, shape[k])) for k in range(len(shape))]
+
+
+def window_rows(shape: Shape, bounds: Sequence[tuple[int, int]]) -> tuple[int, int, int, int, int] | None:
+    """``(n, p, o, m, q)``: the rows of a window (every dim but the last) as ``n`` rows, row
+    ``j`` at element ``o + (j // m) * q + (j % m) * p`` of the input: the dims with more than
+    one row, each merged into the next when that one is whole, make at most two levels
+    (``bias[:, :, :T, :T]`` of ``[1, H, L, L]``: H blocks of T rows). None otherwise."""
+    rank = len(shape)
+    if rank < 2:
+        return None
+    ext = [e - a for a, e in bounds]
+    stride = [math.prod(shape[k + 1:]) for k in range(rank)]
+    levels: list[list[int]] = []  # [count, pitch] from the outermost
+    for k in range(rank - 1):
+        if ext[k] == 1:
+            continue
+        if levels and levels[-1][1] == ext[k] * stride[k]:
+            levels[-1] = [levels[-1][0] * ext[k], stride[k]]  # stepping the outer dim continues this one
+        else:
+            levels.append([ext[k], stride[k]])
+    if len(levels) > 2:
+        return None
+    o = sum(a * st for (a, _), st in zip(bounds, stride, strict=True))
+    n = math.prod(ext[:-1])
+    if len(levels) < 2:
+        p = levels[0][1] if levels else shape[-1]
+        return n, p, o, n, n * p
+    (_, q), (m, p) = levels
+    return n, p, o, m, q
+
+
+def _window_form(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int], ref_shape: Shape) -> bool:
+    """Is slice ``n`` a window of an input whose rows a plain rows loop reads as broadcast rows
+    (form ``r``, ``load_rows_bcast(x, t, d, n, p, o, m, q)``): the window broadcast on both
+    sides of a block of the loop's dims, or of the loop's own shape?"""
+    win = slice_window(pg, n)
+    if win is None or domain.kind != "rows" or domain.groups != 1:
+        return False
+    x, bounds = win
+    real = tuple(pg.attr(n, "real"))
+    if real[-1] != ext["W"] or window_rows(pg.g.nodes[x]["shape"], bounds) is None:
+        return False
+    return broadcast_rows_block(real, ref_shape, ext["W"]) is not None or \
+        _pad(real, len(ref_shape)) == tuple(ref_shape)
+
+
+def _count_expr(vals: Sequence[int], hosts: Sequence[tuple[str, list[int]]]) -> str | None:
+    """A host expression of whole numbers that change with the shapes: a number, a size or a
+    simple function of one (``_match``), or a difference of two (``k_len - q_len``)."""
+    if all(v == vals[0] for v in vals):
+        return f"{float(vals[0])}"
+    e = _match([float(v) for v in vals], hosts)
+    if e is not None:
+        return e
+    for a, av in hosts:
+        for b, bv in hosts:
+            if a != b and all(x - y == v for x, y, v in zip(av, bv, vals, strict=True)):
+                return f"({a} - {b})"
+    return None
+
+
+def window_exprs(pgs: Sequence[PrimGraph], n: int, task: Task,
+                 shape_sets: Sequence[Sequence[Shape]]) -> tuple[str, ...]:
+    """Host expressions of a row window's ``(n, p, o, m, q)`` valid at every traced shape set
+    (:func:`_count_expr`; the first element also as a sum of each dim's start times its
+    stride, ``past * L`` when ``past = k_len - q_len``)."""
+    hosts = host_candidates(task, shape_sets)
+    vals, wins = [], []
+    for g in pgs:
+        x, bounds = slice_window(g, n) or (None, None)
+        got = window_rows(g.g.nodes[x]["shape"], bounds) if x is not None else None
+        if got is None:
+            raise Unsupported("a window's rows are not evenly spaced at every input shape")
+        vals.append(got)
+        wins.append((g.g.nodes[x]["shape"], bounds))
+    out = []
+    for what, vs in zip(("row count", "row pitch", "first element", "block rows", "block pitch"),
+                        zip(*vals, strict=True), strict=True):
+        e = _count_expr(vs, hosts)
+        if e is None and what == "first element":
+            terms = []
+            for k in range(len(wins[0][0])):
+                starts = [b[k][0] for _, b in wins]
+                strides = [math.prod(sh[k + 1:]) for sh, _ in wins]
+                if not any(starts):
+                    continue
+                a, b = _count_expr(starts, hosts), _count_expr(strides, hosts)
+                if a is None or b is None:
+                    terms = None
+                    break
+                terms.append(f"{a} * {b}")
+            e = " + ".join(terms) if terms else None
+        if e is None:
+            raise Unsupported(f"a window's {what} ({vs[0]} at the task's shapes, {vs[1]} at smaller ones) "
+                              "is not a number, a size of an input or a difference of two")
+        out.append(e)
+    return tuple(out)
 
 
 COL_BLOCK_MAX_W = 4096
@@ -997,6 +1119,12 @@ def _slice_form(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int],
     if d["step"] != 1:
         raise Unsupported(f"a slice with step {d['step']} along dim {dim} (one element in "
                           f"{d['step']}) has no DSL form: a window is a contiguous run of columns")
+    win = slice_window(pg, n)
+    if x["op"] == "slice" and win is not None:
+        name = pg.g.nodes[win[0]]["name"]
+        raise Unsupported(f"a window of input {name!r} sliced along several dims is read only as "
+                          f"broadcast rows of a plain rows loop whose row is its last dim, at most two "
+                          f"evenly spaced levels of rows (the {domain.describe(ref_shape)} loop cannot)")
     if x["op"] != "input":
         raise Unsupported(f"a slice of a computed value ({x['op']}) along dim {dim}: only task "
                           "inputs are read as windows (the kernel does not stage intermediates)")
@@ -1083,6 +1211,11 @@ def analyse(task: Task, pgs: Sequence[PrimGraph], shape_sets: Sequence[Sequence[
             if p.forms != plans[0].forms:
                 raise Unsupported("a value changes its broadcast form between input shapes "
                                   "(an ambiguous broadcast, e.g. a square operand)")
+        for n, f in plans[0].forms.items():
+            if pgs[0].op(n) == "slice" and f == "r":
+                plans[0].windows[n] = window_exprs(pgs, n, task, shape_sets)
+            elif pgs[0].op(n) == "slice" and f == "t":  # a column window (load_slice)
+                exprs[n] = (None, slice_column(pgs, n))
         plans[0].exprs = exprs
         return plans[0]
 
