@@ -492,6 +492,11 @@ def traced_spec(task: Task) -> MatmulSpec | str:
     form = matmul_form(ag)
     if isinstance(form, str):
         return form
+    for op in (form.a, form.b):
+        if len(ins[op.index].shape) < 2:  # the templates take each operand as a matrix
+            return (f"operand {ins[op.index].name!r} is a vector (shape "
+                    f"{list(ins[op.index].shape)}): the cube templates take matrices (the graph "
+                    "frontend serves a product with one output column as a product and a row sum)")
     names = _input_names(ins)
     # v and relu(v) are one rounding whatever eager rounds in between (ReLU commutes with it):
     # the store's cast (Fixpipe) finishes them; any other epilogue rounds where eager rounds

@@ -78,3 +78,15 @@ def test_a_diagonal_matrix_read_otherwise_is_refused(tmp_path: Path) -> None:
     task = inline_task(tmp_path, "torch.diag(a) + b", "torch.randn(64), torch.randn(64, 64)", "a, b")
     with pytest.raises(ProposerError, match="diagonal matrix"):
         propose_from_graph(task)
+
+
+def test_a_vector_operand_is_declined_by_the_cube(tmp_path: Path) -> None:
+    """einsum("bij,j->bi") with a 1-D weight: the cube templates take matrices, so the cube
+    proposer declines with that reason (before, it offered candidates none of which fit the
+    shapes, and check said FAIL) and the graph frontend serves a product and a row sum."""
+    task = inline_task(tmp_path, 'torch.einsum("bij,j->bi", a, b)', "torch.randn(5, 7, 300), torch.randn(300)", "a, b")
+    spec = traced_spec(task)
+    assert isinstance(spec, str) and "is a vector (shape [300])" in spec, spec
+    cands = propose_from_graph(task)
+    assert any("row_sum(" in c.source for c in cands)
+    assert_all_pass(task, cands[:1])
