@@ -450,6 +450,15 @@ class _Checker:
             if self.p.dtype_of(e.tensor) not in ("f32", "f16", "bf16"):
                 raise DslError("load_scalar() reads an f32, f16 or bf16 tensor", e.loc)
             return VType("scalar", "f32", "K")
+        if isinstance(e, ir.StepLoad):
+            if loop.kind != "slabs" or e.loop_var != loop_var or e.loop_var == loop.var:
+                raise DslError("load_step(v, k) reads one value per step: at the steps variable of a slabs loop",
+                               e.loc)
+            if self.p.dtype_of(e.tensor) not in ("f32", "f16", "bf16") or self.p.is_workspace(e.tensor):
+                raise DslError("load_step(v, k) reads an f32, f16 or bf16 In tensor", e.loc)
+            if loop.step_rows is not None:  # a block of steps a copy: row j of the block is step k0 + j
+                return VType("tile", "f32", self.loop_space[e.loop_var])
+            return VType("scalar", "f32", "L")
         if isinstance(e, ir.Var):
             if e.name not in scope:
                 raise DslError(f"'{e.name}' is not defined here (values defined inside an inner loop "

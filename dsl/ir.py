@@ -158,6 +158,17 @@ class ScalarLoad(Expr):
 
 
 @dataclass(frozen=True)
+class StepLoad(Expr):
+    """``load_step(v, k)``: in a slabs ``steps`` loop, ``v[k]`` for the step ``k`` (``v`` has
+    one element per step of the reduced axis: a per-channel weight of a norm over channels),
+    read from GM by the scalar unit; a scalar, or in a blocked ``slabs(..., rows=R)`` loop a
+    tile whose row j holds ``v[k0 + j]``."""
+
+    tensor: str
+    loop_var: str
+
+
+@dataclass(frozen=True)
 class Var(Expr):
     name: str
 

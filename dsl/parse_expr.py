@@ -242,6 +242,9 @@ class ExprParser:
         if f == "position":
             want(1)
             return ir.Position(loc, self._loop_var(args[0]))
+        if f == "load_step":
+            want(2)
+            return ir.StepLoad(loc, self._tensor_name(args[0], "in"), self._loop_var(args[1]))
         if f == "row_position":
             want(3)
             return ir.RowPosition(loc, sub(1), sub(2), self._loop_var(args[0]))

@@ -449,6 +449,11 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
             if blocked(self.loop):
                 raise DslError("position(k) is one step; slabs(rows=...) copies several: drop rows=", e.loc)
             return "static_cast<float>(k)"
+        if isinstance(e, ir.StepLoad):  # v[k] of a slabs steps loop, a scalar GM read a step
+            n = self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
+            self.roles[e.tensor] = "gather_src"
+            self.emit(f"if (k >= {n}) Trap();  // v has fewer elements than the reduced axis has steps")
+            return f"static_cast<float>({mangle('gm', e.tensor)}.GetValue(k))"
         if isinstance(e, ir.ScalarLoad):  # element 0 of a one-element input, a scalar GM read
             self.roles[e.tensor] = "scalar_in"
             return f"static_cast<float>({mangle('gm', e.tensor)}.GetValue(0))"

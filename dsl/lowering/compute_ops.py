@@ -202,6 +202,16 @@ class ComputeOps:
                 self.emit("SyncSV();")
             self._done([a], d)
             return d
+        if isinstance(e, ir.StepLoad):  # blocked steps: row j holds v[k0 + j]
+            d = self._dest("tile", "f32", hint, [], pre)
+            n = self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
+            self.roles[e.tensor] = "gather_src"
+            self.emit(f"if (k0 + kb > {n}) Trap();  // v has fewer elements than the reduced axis has steps")
+            self.emit("for (int64_t j = 0; j < kb; ++j) {  // each step's value on its row of the block")
+            self.emit(f"    Duplicate({d.cpp}[j * cntp], static_cast<float>({mangle('gm', e.tensor)}.GetValue(k0 + j)), "
+                      "static_cast<int32_t>(cntp));")
+            self.emit("}")
+            return d
         if isinstance(e, ir.Position) and self.loop.kind == "slabs":  # blocked steps: row j is step k0 + j
             d = self._dest("tile", "f32", hint, [], pre)
             self.emit("for (int64_t j = 0; j < kb; ++j) {  // each step's index on its row of the block")

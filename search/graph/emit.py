@@ -70,7 +70,7 @@ RESERVED = {
     "rscan_sum", "rscan_prod", "rscan_max", "row_first",
     "pick", "windows", "taps", "w", "position", "load_scalar", "gather_rows", "gather_cols",
     "index_add_rows", "load_rows_bcast", "select_cols", "window_recip", "load_slice", "load_every",
-    "row_position", "load_bcast_every",
+    "row_position", "load_bcast_every", "load_step",
 }
 SCAN_INIT = {"sum": 0.0, "prod": 1.0, "max": -math.inf}
 #: ops whose value is never an eager fp16 rounding step (data, constants, masks)
@@ -381,6 +381,8 @@ class Emitter:
         if f == "e":  # a per-channel operand inside the rows: runs of elements share a value
             e = f"load_every({name}, {scope.at}, {self.every_divisor(n)})"
             return e if d["dtype"] == torch.float32 else f"cast({e}, f32)"
+        if f == "k":  # one value per step of the reduced axis (inside the steps loop only), read as f32
+            return f"load_step({name}, k)"
         if f == "r":  # rows broadcast on both sides of a block of leading dims
             e = f"load_rows_bcast({name}, {scope.at}, {self.rows_divisor(n)})"
             return e if d["dtype"] == torch.float32 else f"cast({e}, f32)"

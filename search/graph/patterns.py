@@ -511,7 +511,8 @@ def _fits(form: str, p: Shape, o: Shape, domain: Domain, ext: dict[str, int]) ->
 _FORM_NAMES = {"t": "a full tile", "o": "a per-row value", "c": "a per-column vector",
                "s": "a scalar", "g": "a whole-tensor result", "w": "a window tap",
                "e": "a per-channel operand inside the rows",
-               "b": "a per-channel operand repeated along the row (the same for every row)"}
+               "b": "a per-channel operand repeated along the row (the same for every row)",
+               "k": "a per-step operand (one value per step of the reduced axis)"}
 #: elementwise ops the kernel can apply to a total_* result (a scalar outside loops)
 GRID_SCALAR_OPS = ("add", "sub", "mul", "div", "max", "min", "exp", "log", "sqrt", "rsqrt",
                    "abs", "reciprocal", "neg", "relu", "sigmoid", "tanh")
@@ -681,6 +682,9 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                 f = "o"
             elif m == 1:
                 f = "s"  # one element read from GM as a kernel scalar (load_scalar)
+            elif kind == "slabs" and any(_per_step(p, ref_shape, domain.dim)
+                                         for p in _own_shapes(pg, n, len(ref_shape))):
+                f = "k"  # one value per step of the reduced axis (load_step(v, k)): a norm's weight
             elif row_blocks and kind == "rows" and per_row_block(pg, n, ref_shape, ext["W"]):
                 f = "o"  # v[(g // d) % numel(v)] per row g (load_per_row(v, t, d))
             elif bcast_rows and kind == "rows" and broadcast_rows_block(d["real"], ref_shape, ext["W"]):
@@ -788,6 +792,14 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
             continue
         fs = ["t" if forms[a] in ("r", "e") else "c" if forms[a] == "b" else forms[a] for a in args]
         nonscalar = {f for f in fs if f not in ("s", "g")}
+        if "k" in nonscalar:  # a per-step value: alone (with scalars) one more, with anything else a tile
+            if op in ("cmp", "where") or "g" in fs:
+                raise Unsupported(f"a {op} of a per-step operand (one value per step of the reduced axis) "
+                                  "with a comparison or a whole-tensor result has no DSL form")
+            forms[n] = "k" if nonscalar == {"k"} else "t"
+            if forms[n] == "t":
+                check_numel(n, "t")
+            continue
         if "g" in fs and kind == "windows":
             raise Unsupported("a whole-tensor result used in a windows loop")
         if not nonscalar:
@@ -915,6 +927,13 @@ def window_rows(shape: Shape, bounds: Sequence[tuple[int, int]]) -> tuple[int, i
         return n, p, o, n, n * p
     (_, q), (m, p) = levels
     return n, p, o, m, q
+
+
+def _per_step(p: Shape, ref_shape: Shape, dim: int) -> bool:
+    """Does an operand of (padded) real shape ``p`` vary along the slabs loop's reduced axis
+    ``dim`` of ``ref_shape`` only (``weight[:, None, None]`` against ``[N, C, H, W]`` reduced
+    over C)? Its first view that lines up with the loop says (:func:`_own_shapes`)."""
+    return p[dim] == ref_shape[dim] > 1 and all(v == 1 for i, v in enumerate(p) if i != dim)
 
 
 def _window_form(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int], ref_shape: Shape) -> bool:
