@@ -33,6 +33,7 @@ from . import (
     rules_slice,
 )
 from .formulas import Rule
+from .permutes import sink_permutes
 from .prims import PrimGraph, Value
 from .trace import AtenGraph, Ref, Unsupported
 
@@ -158,6 +159,7 @@ def decompose(ag: AtenGraph, task_inputs: list[Any]) -> PrimGraph:
         v = resolve(ref, f"output {i}")
         outs.append(v)
     g.outputs = outs
+    sink_permutes(g)  # an input permuted and permuted back: computed on its own layout
     return g
 
 

@@ -1218,6 +1218,12 @@ def analyse(task: Task, pgs: Sequence[PrimGraph], shape_sets: Sequence[Sequence[
                               "frontend produces float32/float16/bfloat16 outputs only")
     check_same_structure(pgs, shape_sets)
     live = live_nodes(pgs[0])
+    for n in live:  # a permutation that stays reorders data whatever the loop: its reason first
+        if pgs[0].op(n) == "permute":
+            d = pgs[0].g.nodes[n]
+            raise Unsupported(d.get("why") or f"a permutation {list(d['perm'])} of a "
+                              f"{list(pgs[0].attr(d['args'][0], 'shape'))} value reorders data (transposed "
+                              "layouts are supported only for an input permuted back before any output)")
     candidates = domain_candidates(pgs[0], live, task, shape_sets[0])
     errors: list[Unsupported] = []
     # operands read as broadcast rows (one DataCopy a row) only when no loop serves them

@@ -186,12 +186,13 @@ def _expand(g: PrimGraph, a: dict) -> Value:
 
 
 def _permute(g: PrimGraph, x: Value, perm: list[int]) -> Value:
+    """A view when the permutation keeps every non-unit dim in order; else a ``permute``
+    marker, which :mod:`.permutes` removes when the input it permutes is permuted back."""
     rank = len(x.shape)
     perm = [p % rank for p in perm]
     moved = [p for p in perm if x.shape[p] != 1]
     if moved != sorted(moved):
-        raise Unsupported(f"a permutation {perm} of a {list(x.shape)} tensor reorders data "
-                          "(transposed layouts are not supported)")
+        return g.marker("permute", x, tuple(x.shape[p] for p in perm), perm=tuple(perm))
     return g.view(x, [x.shape[p] for p in perm])
 
 
