@@ -119,3 +119,24 @@ def test_moments_in_one_pass_over_chunked_rows(tmp_path: Path, forward: str, inp
     assert ev.feasible(prep, {**prep.defaults(), **params}) is None
     out = ev.evaluate(prep, params, timing=False)
     assert out.status is Status.OK, out.message
+
+
+@needs_gxx
+@pytest.mark.parametrize("forward, inputs", [
+    # a norm over channels (dim 1) with a mean 30 sigma off zero: shifted by the first step's values
+    ("(x - x.mean(1, keepdim=True)) / (x.var(1, keepdim=True, unbiased=False) + 1e-6).sqrt()",
+     "torch.randn(3, 70, 50) + 30.0"),
+    # fp16 input, the variance written as the mean of squared deviations, 4-D
+    ("(x - x.mean(1, keepdim=True)) * ((x - x.mean(1, keepdim=True)) ** 2).mean(1, keepdim=True).add(1e-5).rsqrt()",
+     "torch.randn(2, 33, 6, 7, dtype=torch.float16) * 3 - 5"),
+])
+def test_moments_in_one_pass_over_steps(tmp_path: Path, forward: str, inputs: str) -> None:
+    """The same pairing in the plain steps loop of a middle-axis norm (slabs-online): the shift is
+    the first step's value of each column, x is read twice instead of three times."""
+    from tests.kernel_runs import inline_task
+    task = inline_task(tmp_path, forward, inputs, "x")
+    cand = next(c for c in propose_from_graph(task) if c.name.endswith("/graph-slabs-online"))
+    assert cand.source.count("in steps(t)") == 2, cand.source
+    ev = Evaluator(task, "Ascend910B2", seeds=(0, 1), shape_sets=[list(task.shapes)])
+    out = ev.evaluate(prepare(cand.name, cand.source), {"TILE": 64}, timing=False)
+    assert out.status is Status.OK, out.message

@@ -739,7 +739,9 @@ class Emitter:
         # element a column, so "the step where the running extreme last grew" is the first index)
         apairs = arg_pairs(self.pg, reds) if steps else {}
         # a centred sum of squares folded into its mean's pass as shifted moments (norms in chunks)
-        mpairs = moment_pairs(self.pg, reds) if self.online and not steps and self.rowlike else {}
+        # (steps: in the plain steps loop only, the shift update is no fold a blocked copy can split)
+        mpairs = moment_pairs(self.pg, reds) if self.online and (self.rowlike and not steps or
+                                                                 steps and not self.blocked) else {}
         level: dict[int, int] = {}
         for r in sorted(reds, key=self.pos.__getitem__):  # plan.order is topological
             below = {x: level[x] for x in reds if x in level and x != r and _reaches(self.pg.g, x, r)}
@@ -818,12 +820,14 @@ class Emitter:
                     k, first = shift[r]
                     a = self.fresh("a")
                     self.emit(scope, f"{a} = {bare(self.ex(self.args(r)[0], scope))}")
-                    self.emit(scope, f"{k} = {k} + {first} * row_last({a})")
+                    sample = f"row_last({a})" if self.rowlike else a  # steps: the first step's value
+                    self.emit(scope, f"{k} = {k} + {first} * {sample}")
                     self.emit(scope, f"{first} = {first} * 0.0")
                     d = self.fresh("d")
                     self.emit(scope, f"{d} = {a} - {k}")
-                    self.emit(scope, f"{acc_of[r]} = {acc_of[r]} + row_sum({d})")
-                    self.emit(scope, f"{acc_of[means[r]]} = {acc_of[means[r]]} + row_sum({d} * {d})")
+                    sq = f"row_sum({d} * {d})" if self.rowlike else f"{d} * {d}"
+                    self.emit(scope, f"{acc_of[r]} = {acc_of[r]} + {f'row_sum({d})' if self.rowlike else d}")
+                    self.emit(scope, f"{acc_of[means[r]]} = {acc_of[means[r]]} + {sq}")
                 for r in (r for r in group if r in apairs):  # before its extreme's update: the old one
                     m = apairs[r]
                     a = bare(self.ex(self.args(m)[0], scope))
