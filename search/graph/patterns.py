@@ -1198,7 +1198,7 @@ def make_plan(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[S
                                                                          "broadcast value")
             raise Unsupported(f"output {i} is {what}, which the {domain.describe(ref_shape)} "
                               "loop cannot store")
-        if dt == torch.int64 and v.node not in pg.index_results:
+        if dt == torch.int64 and v.node not in pg.index_results and pg.storage(v.node) not in pg.index_results:
             raise Unsupported(f"output {i} is int64 but not an index (argmax/argmin/max(dim) "
                               "indices): integer arithmetic has no DSL form")
         if dt == torch.bool and pg.op(v.node) != "cmp":

@@ -149,6 +149,21 @@ def _div(g: PrimGraph, a: dict) -> Value:
     return g.binary("div", a["self"], a["other"])
 
 
+@rule("nan_to_num")
+def _nan_to_num(g: PrimGraph, a: dict) -> Value:
+    """NaN -> ``nan`` (0), +inf -> ``posinf``, -inf -> ``neginf`` (the dtype's largest and
+    lowest finite values unless given): a NaN is the one value that differs from itself."""
+    x = a["self"]
+    if not x.dtype.is_floating_point:
+        return x
+    info = torch.finfo(x.dtype)
+    nan = a.get("nan")
+    pos, neg = a.get("posinf"), a.get("neginf")
+    y = g.where(g.cmp("eq", x, math.inf), float(info.max if pos is None else pos), x)
+    y = g.where(g.cmp("eq", x, -math.inf), float(info.min if neg is None else neg), y)
+    return g.where(g.cmp("ne", x, x), float(0.0 if nan is None else nan), y)
+
+
 @rule("sign", "sgn")
 def _sign(g: PrimGraph, a: dict) -> Value:
     x = a["self"]

@@ -176,6 +176,19 @@ def arg_extreme(g: PrimGraph, x: Value, red: str, dim: Any, keepdim: bool) -> Va
     return Value(v.node, v.shape, v.real, torch.int64)
 
 
+@rule("topk")
+def _topk(g: PrimGraph, a: dict) -> list[Value]:
+    """``topk(x, 1, dim)``: the extreme over ``dim`` (kept as a dim of 1), as ``max(dim,
+    keepdim=True)``. Its index is not served: on ties topk's choice is not PyTorch's documented
+    first index (eager CPU picks a later one), so no kernel can match it exactly; larger k sorts."""
+    x, k = a["self"], int(a["k"])
+    if k != 1:
+        raise Unsupported(f"topk with k = {k}: selecting more than the extreme sorts, which has no DSL form")
+    red = "max" if a.get("largest", True) else "min"
+    return [g.reduce(red, x, dims_of(x, a.get("dim", -1)), True),
+            "topk's index among tied values is not specified (max(dim) and argmax give the first)"]
+
+
 @rule("argmax", "argmin")
 def _argmax(g: PrimGraph, a: dict) -> Value:
     red = "max" if "argmax" in str(a["__op__"]) else "min"
