@@ -608,8 +608,8 @@ class Emitter:
             tun = ["TILE = tunable(pow2(256, 16384), default=4096)"]
             head = f"for t in tiles({ref}, tile=TILE, {tail}):"
         elif s in ("rows", "chunked"):
-            if s == "rows":
-                tun = [f"ROWS = tunable(pow2(1, 64), default={4 if self._tile_outputs else 8})"]
+            if s == "rows":  # narrow rows: as many as fill a 4096-value tile (one short copy each is latency)
+                tun = [f"ROWS = tunable(pow2(1, 64), default={max(4 if self._tile_outputs else 8, self._chunked_rows())})"]
             else:
                 tun = [f"ROWS = tunable(pow2(1, 64), default={self._chunked_rows()})",
                        "CHUNK = tunable(pow2(256, 16384), default=4096)"]
