@@ -38,6 +38,8 @@ def to_dtype(g: PrimGraph, x: Value, dtype: torch.dtype | None) -> Value:
             # at the op that computed it (its storage node)
             return g.round_to(x, dtype)
         return Value(x.node, x.shape, x.real, dtype)
+    if x.is_mask:  # F.one_hot's int64 of a comparison: the mask, read as 1.0 / 0.0 where used as numbers
+        return x
     raise Unsupported(f"a cast to {str(dtype).replace('torch.', '')} (integer results are "
                       "not produced by the graph frontend)")
 
