@@ -1,7 +1,8 @@
 """Products with one output column (einsum row dots, per-batch dots of 2-D inputs viewed as
-batches) are reductions the graph frontend serves; the cube path refuses a batched product
-of 2-D inputs with its reason, instead of offering kernels that cannot take them, and
-batches a 4-D product (attention's q @ k) over its leading dims."""
+batches) or one output row (a vector times a matrix) are reductions the graph frontend serves;
+the cube path refuses a batched product of 2-D inputs with its reason, instead of offering
+kernels that cannot take them, and batches a 4-D product (attention's q @ k) over its leading
+dims."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import pytest
 from ascendcraft.search.cube_builtin import propose_cube, traced_spec
 from ascendcraft.search.graph import propose_from_graph
 from kernel_runs import assert_all_pass, inline_task
+
+from ascendcraft.tasks.taskfile import load_task_file
 
 CASES = [
     # (forward, inputs): einsum row dot, per-batch dot of [B, K] rows
@@ -30,14 +33,25 @@ def test_thin_products_are_reductions(tmp_path: Path, forward: str, inputs: str)
 
 
 def test_a_vector_matrix_product_per_batch_is_refused_with_reasons(tmp_path: Path) -> None:
+    """One output row per batch, a different vector each batch ([6, 1, 130] @ [6, 130, 70]): the
+    cube path refuses it with its reason, and so does the graph frontend, which serves a vector
+    times a matrix (one output row) only with one vector (einsum('k,kn->n'), the corpus)."""
     from ascendcraft.search.builtin import ProposerError
 
     task = inline_task(tmp_path, "(a.unsqueeze(1) @ b).squeeze(1)", "torch.randn(6, 130), torch.randn(6, 130, 70)",
                        "a, b")
     spec = traced_spec(task)
     assert isinstance(spec, str) and "not 3-D" in spec, spec
-    with pytest.raises(ProposerError, match="one output column"):
+    with pytest.raises(ProposerError, match="a vector times a matrix per batch"):
         propose_from_graph(task)
+
+
+def test_a_vector_times_a_matrix_is_a_middle_axis_reduction() -> None:
+    """einsum('k,kn->n'): a sum over the matrix's first dim, the vector read one value a step."""
+    task = load_task_file(Path(__file__).parent / "taskfiles" / "corpus" / "einsum_vector_times_matrix.py")
+    cands = propose_from_graph(task)
+    assert any("load_step(" in c.source for c in cands), cands[0].source
+    assert_all_pass(task, [c for c in cands if not c.name.endswith("_flat")][:2])
 
 
 @pytest.mark.parametrize("forward,inputs", [

@@ -223,8 +223,9 @@ def _mv(g: PrimGraph, a: dict) -> Value:
 @rule("mm", "bmm")
 def _thin_product(g: PrimGraph, a: dict) -> Value:
     """A product with one output column (``einsum('ij,ij->i')``, ``einsum('bij,bj->bi')``, a
-    per-batch dot) is a row reduction of an elementwise product: memory-bound, the vector
-    cores' work. Any other product is the cube's."""
+    per-batch dot) is a row reduction of an elementwise product; one with one output row (a
+    vector times a matrix, ``einsum('k,kn->n')``) a reduction over the middle axis, the vector
+    read one value a step: memory-bound, the vector cores' work. Any other product is the cube's."""
     x, y = a["self"], a["mat2"]
     if g.op(x) == "diag":  # torch.diag(v) @ y scales y's rows by v
         v = g.value(g.g.nodes[x.node]["args"][0])
@@ -233,6 +234,12 @@ def _thin_product(g: PrimGraph, a: dict) -> Value:
         v = g.value(g.g.nodes[y.node]["args"][0])
         return g.binary("mul", x, g.view(v, (1, v.shape[0])))
     *lead, m, k = x.shape
+    if y.shape[-1] != 1:  # one output row: out[..., 0, j] = sum_k x[..., 0, k] * y[..., k, j]
+        if math.prod(x.real[:-2]) > 1:
+            raise Unsupported("a vector times a matrix per batch (one output row, a different vector "
+                              "each batch): the middle-axis loop reads a per-step operand that is the "
+                              "same for every batch")
+        return g.reduce("sum", g.binary("mul", g.view(x, (*lead, k, 1)), y), [-2], True)
     # out[..., i, 0] = sum_k x[..., i, k] * y[..., k, 0]
     return g.reduce("sum", g.binary("mul", x, g.view(y, (*lead, 1, k))), [-1], True)
 
@@ -243,9 +250,9 @@ def _not_thin(d: dict, producer: Callable[[Ref], str]) -> str | None:
     diagonal matrix (a row or column scaling)."""
     if any(producer(d["args"][s]) == "diag_embed" for s in ("self", "mat2")):
         return None
-    if d["outputs"][0][0][-1] != 1:
+    if d["outputs"][0][0][-1] != 1 and d["outputs"][0][0][-2] != 1:
         return ("matrix products run on the cube unit; the graph frontend writes vector kernels "
-                "only (it serves products with one output column)")
+                "only (it serves products with one output column or row)")
     return None
 
 

@@ -1,5 +1,6 @@
-"""torch.einsum("k,kn->n"): a vector times a matrix (one output row) - neither the cube templates
-(a rank-1 operand) nor the graph frontend (products with one output column) serve it."""
+"""torch.einsum("k,kn->n"): a vector times a matrix (one output row). The cube templates take
+no rank-1 operand; the graph frontend sums over the matrix's first dim, the vector read one value
+a step (load_step)."""
 
 import torch
 
