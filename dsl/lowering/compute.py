@@ -450,10 +450,8 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
                 raise DslError("position(k) is one step; slabs(rows=...) copies several: drop rows=", e.loc)
             return "static_cast<float>(k)"
         if isinstance(e, ir.StepLoad):  # v[k] of a slabs steps loop, a scalar GM read a step
-            n = self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
-            self.roles[e.tensor] = "gather_src"
-            self.emit(f"if (k >= {n}) Trap();  // v has fewer elements than the reduced axis has steps")
-            return f"static_cast<float>({mangle('gm', e.tensor)}.GetValue(k))"
+            gm = self._step_values(e, "k + 1")
+            return f"static_cast<float>({gm}.GetValue(k))"
         if isinstance(e, ir.ScalarLoad):  # element 0 of a one-element input, a scalar GM read
             self.roles[e.tensor] = "scalar_in"
             return f"static_cast<float>({mangle('gm', e.tensor)}.GetValue(0))"

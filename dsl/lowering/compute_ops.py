@@ -204,11 +204,9 @@ class ComputeOps:
             return d
         if isinstance(e, ir.StepLoad):  # blocked steps: row j holds v[k0 + j]
             d = self._dest("tile", "f32", hint, [], pre)
-            n = self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
-            self.roles[e.tensor] = "gather_src"
-            self.emit(f"if (k0 + kb > {n}) Trap();  // v has fewer elements than the reduced axis has steps")
+            gm = self._step_values(e, "k0 + kb")
             self.emit("for (int64_t j = 0; j < kb; ++j) {  // each step's value on its row of the block")
-            self.emit(f"    Duplicate({d.cpp}[j * cntp], static_cast<float>({mangle('gm', e.tensor)}.GetValue(k0 + j)), "
+            self.emit(f"    Duplicate({d.cpp}[j * cntp], static_cast<float>({gm}.GetValue(k0 + j)), "
                       "static_cast<int32_t>(cntp));")
             self.emit("}")
             return d
@@ -454,6 +452,14 @@ class ComputeOps:
         self.emit("}")
         self.emit("SyncSV();")
         return d
+
+    def _step_values(self, e: ir.StepLoad, steps: str) -> str:
+        """The GM tensor ``load_step`` reads by scalar reads, after a check that it holds the
+        ``steps`` (a C++ count) steps read so far; a shorter one stops the kernel."""
+        n = self._gather_field(mangle("gn", e.tensor), ir.Numel(e.loc, e.tensor))
+        self.roles[e.tensor] = "gather_src"
+        self.emit(f"if ({steps} > {n}) Trap();  // v has fewer elements than the reduced axis has steps")
+        return mangle("gm", e.tensor)
 
     def _gather_field(self, name: str, e: ir.Numel) -> str:
         """A tensor extent the gather needs, as a host tiling field (registered once)."""

@@ -173,6 +173,10 @@ class Emitter:
         if e is None:
             raise Unsupported("a shape-derived constant (the loop's width) is used outside the "
                               "loops, where only numel()/size() host scalars exist")
+        return self.hosted(e)
+
+    def hosted(self, e: str) -> str:
+        """A host expression of the plan (``{pN}``: task input N) with the inputs' DSL names."""
         return e.format(**{f"p{i}": name for i, name in self.param.items() if i >= 0})
 
     # ------------------------------------------------------------ expressions
@@ -270,13 +274,12 @@ class Emitter:
         if op == "slice" and self.form(n) == "r":  # evenly spaced rows of a window (patterns._window_form)
             x, _ = slice_window(self.pg, n)
             xd = self.pg.g.nodes[x]
-            win = ", ".join(w.format(**{f"p{i}": name for i, name in self.param.items() if i >= 0})
-                            for w in self.plan.windows[n])
+            win = ", ".join(self.hosted(w) for w in self.plan.windows[n])
             e = f"load_rows_bcast({self.param[xd['index']]}, {scope.at}, {self.rows_divisor(n)}, {win})"  # n, p, o, m, q
             return e if xd["dtype"] == torch.float32 else f"cast({e}, f32)"
         if op == "slice":  # a window of a task input (patterns._slice_form)
             x = self.pg.g.nodes[d["args"][0]]
-            col = self.plan.exprs[n][1].format(**{f"p{i}": name for i, name in self.param.items() if i >= 0})
+            col = self.hosted(self.plan.exprs[n][1])
             e = f"load_slice({self.param[x['index']]}, {scope.at}, {col})"
             return e if x["dtype"] == torch.float32 else f"cast({e}, f32)"
         if op == "position":

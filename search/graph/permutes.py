@@ -81,54 +81,55 @@ def _region(pg: PrimGraph, start: int, perm: tuple[int, ...]) -> tuple[set[int],
     return region, exits
 
 
+def _rewire(pg: PrimGraph, old: int, new: int, u: int) -> None:
+    """User ``u`` reads node ``new`` where it read ``old`` (its arguments and the edge)."""
+    d = pg.g.nodes[u]
+    d["args"] = tuple(new if a == old else a for a in d["args"])
+    pos = pg.g.edges[old, u]["pos"]
+    pg.g.remove_edge(old, u)
+    if pg.g.has_edge(new, u):
+        pg.g.edges[new, u]["pos"] += pos
+    else:
+        pg.g.add_edge(new, u, pos=pos)
+
+
 def _replace_uses(pg: PrimGraph, old: int, new: int) -> None:
     """Every use of node ``old`` reads ``new`` instead (arguments, edges, outputs)."""
     for u in list(pg.g.successors(old)):
-        d = pg.g.nodes[u]
-        d["args"] = tuple(new if a == old else a for a in d["args"])
-        pos = pg.g.edges[old, u]["pos"]
-        pg.g.remove_edge(old, u)
-        if pg.g.has_edge(new, u):
-            pg.g.edges[new, u]["pos"] += pos
-        else:
-            pg.g.add_edge(new, u, pos=pos)
+        _rewire(pg, old, new, u)
     pg.outputs = [pg.value(new) if v.node == old else v for v in pg.outputs]
 
 
-def _operands(pg: PrimGraph, region: set[int], start: int, perm: tuple[int, ...]) -> None:
-    """Raise Unsupported unless every value the region meets from outside is a number or can
-    be seen on the input's layout through a view."""
-    for u in region:
-        for a in pg.g.nodes[u]["args"]:
+def _met(pg: PrimGraph, region: set[int], start: int, perm: tuple[int, ...]) -> list[tuple[int, int]]:
+    """``(user, operand)`` for every value the region meets from outside but runtime scalars;
+    raises Unsupported unless each can be seen on the input's layout (a constant: any shape of
+    its one value; anything else through a view)."""
+    out = []
+    for u in sorted(region):
+        for a in set(pg.g.nodes[u]["args"]):
             ad = pg.g.nodes[a]
-            if a in region or a == start or ad["op"] in ("const", "scalar", "extent"):
+            if a in region or a == start or ad["op"] in ("scalar", "extent"):
                 continue
-            if not _in_order(ad["real"], perm):
+            if ad["op"] != "const" and not _in_order(ad["real"], perm):
                 raise Unsupported(f"{ad.get('name', 'a value')!r} of shape {list(ad['shape'])} meets a permuted "
                                   f"value ({list(perm)}) along dims it would have to be transposed for")
+            out.append((u, a))
+    return out
 
 
 def _sink(pg: PrimGraph, start: int) -> None:
     perm = tuple(pg.attr(start, "perm"))
     region, exits = _region(pg, start, perm)
-    _operands(pg, region, start, perm)  # checked before anything changes
+    met = _met(pg, region, start, perm)  # checked before anything changes
+    for u, a in met:  # each user its own relabelled operand (a shared constant keeps its shape)
+        v = pg.value(a)
+        if pg.op(a) == "const":
+            new = pg.const(pg.attr(a, "value"), _relabel(v.shape, perm) if v.shape else v.shape, v.dtype)
+        else:
+            new = pg._add("view", (v,), _relabel(v.shape, perm), _relabel(v.real, perm), v.dtype, share=False)
+        _rewire(pg, a, new.node, u)
     for u in sorted(region):  # node ids are topological
         d = pg.g.nodes[u]
-        for a in set(d["args"]):
-            if a in region or a == start:
-                continue
-            ad = pg.g.nodes[a]
-            if ad["op"] == "const":  # a broadcast fill: any shape of its elements will do
-                ad["shape"] = _relabel(ad["shape"], perm) if ad["shape"] else ad["shape"]
-                continue
-            if ad["op"] in ("scalar", "extent"):
-                continue
-            v = pg.value(a)
-            new = pg._add("view", (v,), _relabel(v.shape, perm), _relabel(v.real, perm), v.dtype, share=False)
-            pos = pg.g.edges[a, u]["pos"]
-            pg.g.remove_edge(a, u)
-            pg.g.add_edge(new.node, u, pos=pos)
-            d["args"] = tuple(new.node if x == a else x for x in d["args"])
         if d["op"] == "reduce":
             d["dims"] = tuple(sorted(perm[x] for x in d["dims"]))
         d["shape"] = _relabel(d["shape"], perm)
