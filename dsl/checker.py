@@ -220,9 +220,9 @@ class _Checker:
     def _check_loop_header(self, loop: ir.Loop) -> None:
         first = self.p.loop
         if loop is not first and (loop.kind, loop.tensor, loop.tile, loop.cores, loop.dim, loop.depth,
-                                  loop.groups, loop.axis, loop.step_rows, loop.flat, loop.split) != (
+                                  loop.groups, loop.axis, loop.step_rows, loop.flat, loop.split, loop.hold) != (
                 first.kind, first.tensor, first.tile, first.cores, first.dim, first.depth,
-                first.groups, first.axis, first.step_rows, first.flat, first.split):
+                first.groups, first.axis, first.step_rows, first.flat, first.split, first.hold):
             raise DslError("every distribution loop of a kernel has the same header as the first "
                            f"({first.kind}({first.tensor}, ...) with the same sizes): the loops share "
                            "one tiling", loop.loc)

@@ -514,6 +514,9 @@ class Loop:
     ceil: bool = False  # windows(ceil=True): PyTorch's ceil_mode output size (windows may end past the padding)
     dilation: int | tuple = 1  # windows(dilation=): taps this far apart (an int, or a tuple per pooled dim)
     split: str | int | None = None  # slabs(rows=R, split=S): K cut into S slices on their own cores, partials combined after a SyncAll (lowering/split_k.py)
+    #: slabs(tile=T, hold=True): every step of K in one block of T elements (K x T/K positions), copied
+    #: once a tile and read by every steps loop from UB (x read once); step_rows is then the tile
+    hold: bool = False
 
 
 @dataclass(frozen=True)

@@ -331,7 +331,7 @@ class _Parser(ExprParser, BlocksParser):
         tensor = self._tensor_name(call.args[0], workspace=self.cube)
         allowed = {"tiles": {"tile", "cores", "depth"},
                    "rows": {"rows", "cores", "depth", "dims", "groups", "axis", "flat", "inplace"},
-                   "slabs": {"dim", "tile", "cores", "depth", "rows", "flat", "block_max", "split"},
+                   "slabs": {"dim", "tile", "cores", "depth", "rows", "flat", "block_max", "split", "hold"},
                    "windows": {"dims", "kernel", "stride", "padding", "rows", "chunk", "cores", "depth",
                                "fill", "combine", "reuse", "carry", "ceil", "dilation"}}[kind]
         kw = {}
@@ -345,10 +345,10 @@ class _Parser(ExprParser, BlocksParser):
         tile = self._size(kw[size_key])
         cores = self._size(kw["cores"]) if "cores" in kw else None
         depth = self._size(kw["depth"]) if "depth" in kw else 2
-        if isinstance(depth, int) and depth not in (1, 2):
-            raise DslError("depth is 1 (single buffer) or 2 (double buffering)", _loc(kw["depth"]))
-        if isinstance(depth, str) and not set(self.tunables[depth].domain.values()) <= {1, 2}:
-            raise DslError(f"tunable {depth} used as depth must take only the values 1 and 2", _loc(kw["depth"]))
+        if isinstance(depth, int) and depth not in (1, 2, 3):
+            raise DslError("depth is 1 (single buffer), 2 (double buffering) or 3 (a held tile beside two in flight)", _loc(kw["depth"]))
+        if isinstance(depth, str) and not set(self.tunables[depth].domain.values()) <= {1, 2, 3}:
+            raise DslError(f"tunable {depth} used as depth must take only the values 1, 2 and 3", _loc(kw["depth"]))
         if kind == "slabs":
             if "dim" not in kw:
                 raise DslError("slabs() needs dim=<axis>", _loc(call))
@@ -428,9 +428,15 @@ class _Parser(ExprParser, BlocksParser):
         del self.loop_vars[var]  # sequential distribution loops may reuse the name
         step_rows = self._size(kw["rows"]) if kind == "slabs" and "rows" in kw else None
         split = self._size(kw["split"]) if kind == "slabs" and "split" in kw else None
+        hold = kind == "slabs" and "hold" in kw and self._flag(kw["hold"], "slabs(hold=...)")
+        if hold:
+            if {"rows", "flat", "block_max", "split"} & set(kw):
+                raise DslError("slabs(hold=True) copies all K steps of a tile as one block and keeps it for "
+                               "every steps loop: no rows=, flat=, block_max= or split=", _loc(kw["hold"]))
+            step_rows = tile  # one block of every step; tile= is the block's elements (K x positions)
         return ir.Loop(kind, var, tensor, tile, cores, dim, depth, tuple(body), loc, groups, axis,
                        window, chunk, fill, combine, reuse, step_rows, flat=flat, carry=carry, inplace=inplace,
-                       block_max=block_max, ceil=ceil, dilation=dilation, split=split)
+                       block_max=block_max, ceil=ceil, dilation=dilation, split=split, hold=hold)
 
     @staticmethod
     def _flag(v: ast.AST, what: str) -> bool:

@@ -427,9 +427,10 @@ def test_registry_sweep() -> None:
      {"rows", "rows_flat", "chunked"}),  # 1200 B rows: also read flat (one aligned burst a tile)
     ("amin_mid", "torch.argmin(x + y, dim=1, keepdim=True)",
      "torch.randint(0, 3, (3, 17, 40)).float(), torch.randint(0, 2, (3, 17, 40)).float()",
-     {"slabs", "slabs_rows", "slabs_flat"}),  # also blocks of steps: position(k) a tile of them
+     {"slabs", "slabs_rows", "slabs_flat", "slabs_hold"}),  # also blocks of steps: position(k) a tile of them
     ("maxdim", "torch.max(x - y, dim=0)",
-     "torch.randint(0, 4, (23, 5)).float(), torch.randn(23, 5).round()", {"slabs", "slabs_rows", "slabs_flat"}),
+     "torch.randint(0, 4, (23, 5)).float(), torch.randn(23, 5).round()",
+     {"slabs", "slabs_rows", "slabs_flat", "slabs_hold"}),
     # running indices: the latest position of the running extreme (eager's tie rule)
     ("cumidx", "torch.cummax(x - y, dim=1)",
      "torch.randint(0, 3, (5, 70)).float(), torch.randint(0, 2, (5, 70)).float()",

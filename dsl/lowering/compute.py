@@ -193,6 +193,7 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         self.row_windows: list[tuple[tuple[str, ...], str, tuple[ir.Expr, ...]]] = []
         self.counter = 0
         self.depth = self.loop.depth
+        self.held: dict[str, Val] = {}  # slabs(hold=True): each steps-loaded tensor's block of the tile
 
     def _reset_loop_state(self, loop: ir.Loop) -> None:
         self.loop = loop
@@ -326,14 +327,18 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         granule = 16 * self.unit if loop.kind == "tiles" else self.unit  # see tiling.formulas
         header = loop_header(loop.kind, self.tp.chunked or self.after_cube, granule, stride=not self.after_cube)
         if blocked(loop):
-            header = header[:-1] + blocked_slab_tile(self.unit, loop.block_max)
+            header = header[:-1] + blocked_slab_tile(self.unit, loop.block_max, loop.hold)
         for line in header:
             self.emit(line)
         self.indent += 1
         self.bound: Val | None = None
         if loop.inplace:
             self._check_inplace(loop)
+        self.held = self._hold_loads(loop) if loop.hold else {}
         self._block(loop.body, loop.var)
+        for v in self.held.values():  # the held blocks are read by every steps loop: freed after the last
+            self.emit(f"{v.buf.name}.FreeTensor({v.cpp});")
+        self.held = {}
         self.indent -= 1
         if loop.kind == "windows":
             self.emit("    }  // output column chunks")
@@ -547,6 +552,8 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         """Give a dead value's buffer back (FreeTensor for queue buffers)."""
         if v.buf is None or self.buf_users.get(self._key(v), 0) > 0:
             return
+        if any((v.origin or v.cpp) == h.cpp for h in self.held.values()):  # freed at the tile's end
+            return
         if v.buf.kind == "inq":
             self.emit(f"{v.buf.name}.FreeTensor({v.origin or v.cpp});")
         elif v.buf.kind == "bindq":  # a bound slot is freed by the store that copies it out
@@ -740,9 +747,32 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
             return "(a * td_.K + k0) * td_.B + b0"
         return "(a * td_.K + k) * td_.B + b0"
 
+    def _hold_loads(self, loop: ir.Loop) -> dict[str, Val]:
+        """``slabs(hold=True)``: every tensor a steps loop loads is copied once a tile, all K steps
+        in one strided copy, into a queue slot kept until the tile's end; every steps loop reads
+        that block (``_load``), so x crosses GM once however many passes the body makes."""
+        steps = {s.var for s in ir.walk_stmts(loop.body) if isinstance(s, ir.InnerLoop) and s.kind == "steps"}
+        out: dict[str, Val] = {}
+        for e in ir.body_exprs(loop.body):
+            if isinstance(e, ir.Load) and e.at in steps and e.mode == "tile" and e.tensor not in out:
+                dtype = self.p.param(e.tensor).dtype
+                q = self._queue(e.tensor, "inq", "tile")
+                self.counter += 1
+                name, t = mangle(f"hold{self.counter}", e.tensor), CTYPE[dtype]
+                self.roles[e.tensor] = "step"
+                self.emit(f"LocalTensor<{t}> {name} = {q.name}.AllocTensor<{t}>();")
+                self.emit(f"CopyRowsIn({name}, {mangle('gm', e.tensor)}[a * td_.K * td_.B + b0], td_.K, bcnt, "
+                          "td_.B, cntp);  // every step of the tile in one copy, kept for every steps loop")
+                self.emit(f"{q.name}.EnQue({name});")
+                self.emit(f"{name} = {q.name}.DeQue<{t}>();")
+                out[e.tensor] = Val("tile", dtype, name, q, temp=False)
+        return out
+
     def _load(self, e: ir.Load) -> Val:
         if self.after_cube:
             return self._stage_load(e)
+        if e.tensor in self.held and e.at != self.loop.var:
+            return self.held[e.tensor]
         dtype = self.p.param(e.tensor).dtype
         if self.loop.kind == "windows":  # one tap: gather from the staged rows
             st, offs, gdt, row = self.tap  # gdt: the staged values' dtype (an fp32 fold of 16-bit rows)

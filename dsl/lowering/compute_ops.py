@@ -202,6 +202,8 @@ class ComputeOps:
                 self.emit("SyncSV();")
             self._done([a], d)
             return d
+        if isinstance(e, ir.StepLoad) and self.loop.hold:  # every step's value on its row, built once a core
+            return self._finish(self._held_steps(e), hint, pre) if hint is not None else self._held_steps(e)
         if isinstance(e, ir.StepLoad):  # blocked steps: row j holds v[k0 + j]
             d = self._dest("tile", "f32", hint, [], pre)
             gm = self._step_values(e, "k0 + kb")
@@ -452,6 +454,31 @@ class ComputeOps:
         self.emit("}")
         self.emit("SyncSV();")
         return d
+
+    def _held_steps(self, e: ir.StepLoad) -> Val:
+        """``load_step(v, k)`` in a ``slabs(hold=True)`` loop: the block is every step of K at a UB
+        row stride that is the same for every tile, so v's K values, one a row, are the same
+        tile for all of them: built on the core's first tile into a resident buffer (K scalar
+        reads a core, not a tile) and never written over (not a temporary)."""
+        key = f"rst:{e.tensor}"
+        buf = self.queues.get(key)
+        self.counter += 1
+        name = mangle(f"rst{self.counter}", e.tensor)
+        self.emit(f"LocalTensor<float> {name} = {mangle('rstep', e.tensor)}.Get<float>();")
+        if buf is None:
+            buf = Buffer(mangle("rstep", e.tensor), "res", "align_up(tileElems, 128) * 4",
+                         tensor=e.tensor, dtype="f32", form="tile")
+            self.queues[key] = buf
+            self.emit("if (j == 0) {  // this core's first tile: v[k] on row k, kept for every tile")
+            self.indent += 1
+            gm = self._step_values(e, "td_.K")
+            self.emit("for (int64_t kk = 0; kk < td_.K; ++kk) {")
+            self.emit(f"    Duplicate({name}[kk * cntp], static_cast<float>({gm}.GetValue(kk)), "
+                      "static_cast<int32_t>(cntp));")
+            self.emit("}")
+            self.indent -= 1
+            self.emit("}")
+        return Val("tile", "f32", name, buf, temp=False)
 
     def _step_values(self, e: ir.StepLoad, steps: str) -> str:
         """The GM tensor ``load_step`` reads by scalar reads, after a check that it holds the

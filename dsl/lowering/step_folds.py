@@ -17,11 +17,13 @@ def blocked(loop: ir.Loop | None) -> bool:
     return loop is not None and loop.kind == "slabs" and loop.step_rows is not None
 
 
-def blocked_slab_tile(unit: int, block_max: bool = False) -> list[str]:
+def blocked_slab_tile(unit: int, block_max: bool = False, hold: bool = False) -> list[str]:
     """The tile of a blocked slabs loop: ``bcnt`` elements of B, each accumulator ``stepRows``
     rows of them (UB row stride ``cntp``), so a step's ``kb`` rows are one vector op each
-    (``block_max``: one row, see step_blockmax)."""
+    (``block_max``: one row, see step_blockmax). ``hold``: the stride is the whole tile's even
+    in a short last tile, so a block built once per core (``load_step``) fits every tile."""
     return ["    const int64_t bcnt = acx_min(td_.tileLen, td_.B - b0);  // elements of B in this tile",
+            "    const int64_t cntp = td_.tileLen;  // UB row stride, the same for every tile" if hold else
             f"    const int64_t cntp = acx_align_up(bcnt, {unit});  // UB row stride",
             "    const int64_t cnt = cntp;  // block_max: the accumulators are one row" if block_max else
             "    const int64_t cnt = td_.stepRows * cntp;"]

@@ -172,6 +172,8 @@ def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -
         return out
     # slabs(flat=True): a tile is all of B, so kb steps are one contiguous run of GM
     tile_len = "align_up(B, U)" if loop.flat else f"max(U, min(align_down({tile}, U), align_up(B, U)))"
+    if loop.hold:  # tile= is the held block's elements: every step of K times the positions
+        tile_len = f"max(U, min(align_down(floor_div({tile}, max(1, K)), U), align_up(B, U)))"
     # split=S: an item is one slice of K of one tile (lowering/split_k.py); after the SyncAll the
     # outItems tiles are shared out again for the combine. At most coreNum slices (more never
     # adds a busy core), so the workspace is at most coreNum partial rows an output row each
@@ -185,7 +187,7 @@ def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -
         ("baseItems", "floor_div(items, blockDim)"),
         ("bigCores", "items - baseItems * blockDim"),
     ] + ([("outItems", "A * blocksPerOuter"), ("baseOut", "floor_div(outItems, blockDim)"),
-          ("bigOut", "outItems - baseOut * blockDim")] if split else []) + ([("stepRows", f"max(1, min({size_expr(loop.step_rows)}, K))"), ("tileElems", "tileLen" if loop.block_max else "stepRows * tileLen")]
+          ("bigOut", "outItems - baseOut * blockDim")] if split else []) + ([("stepRows", "max(1, K)" if loop.hold else f"max(1, min({size_expr(loop.step_rows)}, K))"), ("tileElems", "tileLen" if loop.block_max else "stepRows * tileLen")]
          if loop.step_rows is not None else [("tileElems", "tileLen")]) + (
         [("flatElems", "stepRows * B + 18 * U"), (FLAT_ROWS, f"max(1, min(stepRows, floor_div({FLAT_TABLE}, tileLen)))")]
         if loop.flat else []) + [

@@ -12,6 +12,8 @@ Structures (one candidate each):
   like ``chunked`` (batch-norm statistics);
 - ``slabs``: a middle-axis reduction, one ``steps`` pass per level, tile accumulators (a scan
   is a running accumulator stored at each step);
+- ``slabs_hold``: the same passes over one block of every step a tile (``slabs(hold=True)``),
+  copied once and read by every pass: x crosses GM once (offered up to ``HOLD_MAX_STEPS``);
 - ``windows``: pooling, ``for w in taps(t)`` folding every window offset;
 - ``<chunked|slabs|slabs_rows|slabs_flat>-online``: the same, with each max reduction and the
   sum of exp(x - max) of the same x (``online_pairs``: logsumexp, softmax, log_softmax however
@@ -77,6 +79,9 @@ SCAN_INIT = {"sum": 0.0, "prod": 1.0, "max": -math.inf}
 ROUND_EXEMPT = ("input", "slice", "const", "scalar", "extent", "position", "index", "pick", "cmp", "ind",
                 "gather", "gather_cols", "pool_recip")
 MAX_INLINE_DEPTH = 12
+#: slabs_hold is offered up to this many steps: a held block of 2048 elements (its default)
+#: still has 8 positions of B a step, one 32 B block of fp32
+HOLD_MAX_STEPS = 256
 SCAN_LANES = 64  # segments of the blocked scan in the "-blocked" structures
 
 
@@ -124,7 +129,9 @@ class Emitter:
         # "slabs_rows" is slabs with several steps a copy (slabs(rows=...)), written alike
         # "<rows|slabs>_flat": the same, its tiles' rows read as one aligned burst (flat=True)
         self.flat = structure in ("rows_flat", "slabs_flat")
-        self.blocked = structure in ("slabs_rows", "slabs_flat")
+        # "slabs_hold": every step of a tile in one block, copied once and read by every pass
+        self.hold = structure == "slabs_hold"
+        self.blocked = structure in ("slabs_rows", "slabs_flat", "slabs_hold")
         self.structure = "slabs" if self.blocked else "rows" if structure == "rows_flat" else structure
         self.kind = plan.domain.kind
         self.lines: list[str] = []
@@ -651,6 +658,10 @@ class Emitter:
             slabs = dom.extents(self.plan.full_shape)["A"]
             cores = with_cores_default(cores, balanced_cores(slabs))
             head = f"for t in slabs({ref}, dim={dom.dim}, tile=32, rows=ROWS, flat=True, {tail}):"
+        elif self.hold:  # TILE: the block's elements (K x positions); a third slot keeps two copies in flight
+            tun = ["TILE = tunable(pow2(512, 32768), default=2048)"]
+            depth = "DEPTH = tunable(choice(1, 2, 3), default=3)"
+            head = f"for t in slabs({ref}, dim={dom.dim}, tile=TILE, hold=True, {tail}):"
         elif self.blocked:  # defaults as the recipes' slabs_blocked template
             tun = ["TILE = tunable(pow2(32, 4096), default=64)", "ROWS = tunable(pow2(1, 256), default=64)"]
             head = f"for t in slabs({ref}, dim={dom.dim}, tile=TILE, rows=ROWS, {tail}):"
@@ -1030,7 +1041,9 @@ def structures(plan: Plan) -> list[str]:
         # an argmax's step index is then a block's rows (position(k): row j is step k0 + j)
         out = ["slabs", "slabs_rows"] + (["slabs_flat"] if ext["B"] % 256 and not _byte_tiles(plan) else [])
         # a max and the sum of exp(x - max): beside the two passes, one (the search decides)
-        return out + [f"{s}-online" for s in out if online]
+        out += [f"{s}-online" for s in out if online]
+        # a short reduced axis: a tile's every step held in UB, x read once whatever the passes
+        return out + (["slabs_hold"] if ext["K"] <= HOLD_MAX_STEPS else [])
     if kind == "windows":
         return ["windows", *pool_variants(plan)]
     if kind in ("tiles", "slabs", "channels"):
