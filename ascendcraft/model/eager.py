@@ -17,6 +17,14 @@ ascendcraft's own kernels (the SoC spec's tables, nothing eager-only):
   eager_matmul_fill_us + flops / (cube peak of the *input* dtype x
   eager_matmul_efficiency)`` (never below the HBM time of its operands).
 
+A vector op that reads a non-contiguous view (a permute, a transpose, a slice: not an expanded
+dim) first runs a copy kernel of that operand: an aclnn API passes each input through
+``l0op::Contiguous`` because "an L0 operator supports only a contiguous tensor as the input"
+(CANN documentation of ``Contiguous``: https://www.hiascend.com/document/detail/en/canncommercial/
+800/apiref/ascendcopapi/atlasascendc_api_07_1195.html). The copy is
+costed as a plain streaming ``clone`` (one read, one write), which a transposing copy cannot
+beat. Cube ops are left alone: matmul takes a transposed operand as a flag, not a copy.
+
 Host dispatch is an asynchronous queue (torch_npu's task queue): the host enqueues op i at
 ``i x host_dispatch_us`` and the device starts it when both it and the previous op are
 done, so the modeled time is the end of the device chain - the later of the two chains.
@@ -183,12 +191,55 @@ def _call(ag: AtenGraph, node: str) -> AtenCall:
                     dtype, elems, row)
 
 
+#: Ops that are the copy themselves, or read only their input's shape (``zeros_like``): no
+#: contiguous copy before them.
+COPY_OPS = frozenset({"clone", "copy", "copy_", "_to_copy", "contiguous", "_copy_from", "zeros_like",
+                      "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "new_zeros",
+                      "new_ones", "new_full", "new_empty"})
+
+
+def is_relayout(shape: Sequence[int], stride: Sequence[int]) -> bool:
+    """Whether ``l0op::Contiguous`` copies a tensor of this layout: its elements are not in
+    row-major order (size-1 dims ignored), and no dim is expanded (stride 0, which the
+    library broadcasts; the eager model charges its extent as it always did)."""
+    want, dims = 1, [(n, st) for n, st in zip(shape, stride, strict=False) if n != 1]
+    if any(st == 0 for _, st in dims):
+        return False
+    for n, st in reversed(dims):
+        if st != want:
+            return True
+        want *= n
+    return False
+
+
+def _contiguous_copies(ag: AtenGraph, node: str) -> list[AtenCall]:
+    """The copy kernel ``l0op::Contiguous`` runs before a vector op for each distinct input
+    that is a non-contiguous view (see the module docstring)."""
+    name = ag.op(node)
+    if name in CUBE_OPS or name in COPY_OPS:
+        return []
+    out, seen = [], set()
+    for r in ag.tensor_args(node):
+        if r in seen:
+            continue
+        seen.add(r)
+        shape, dtype = ag.meta(r)
+        if not is_relayout(shape, ag.node(r.node)["strides"][r.index]):
+            continue
+        n = math.prod(shape)
+        nbytes = n * torch.empty((), dtype=dtype, device="meta").element_size()
+        out.append(AtenCall(f"contiguous copy of an input of {ag.node(node)['name']}", "clone",
+                            2 * nbytes, nbytes, float(n), "vector", dtype, n))
+    return out
+
+
 def record_aten_ops(reference: Callable[..., Any], inputs_meta: Sequence[Any]) -> list[AtenCall]:
     """Trace ``reference`` on meta tensors (:func:`ascendcraft.tasks.aten.trace`) and list its
-    ATen ops that run a kernel, with their shapes' costs. Inputs may be tensors (any device;
-    converted to meta), (shape, dtype) pairs or Python values."""
+    ATen ops that run a kernel, with their shapes' costs; a vector op reading a non-contiguous
+    view is preceded by the library's copy of it. Inputs may be tensors (any device; converted
+    to meta), (shape, dtype) pairs or Python values."""
     ag = trace(reference, inputs_meta)
-    return [_call(ag, n) for n in ag.work_nodes()]
+    return [c for n in ag.work_nodes() for c in (*_contiguous_copies(ag, n), _call(ag, n))]
 
 
 def trace_aten_ops(reference: Callable[..., Any],
