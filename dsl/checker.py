@@ -187,11 +187,13 @@ class _Checker:
         if v.form != "scalar" or (v.space or "H") != "H":
             raise DslError(why, loc)
 
-    def _row_access(self, e: ir.Expr, what: str, loop: ir.Loop, loop_var: str) -> None:
+    def _row_access(self, e: ir.Expr, what: str, loop: ir.Loop, loop_var: str, groups: bool = False) -> None:
         """A GM access at computed rows (gathers, index_add, broadcast rows): a plain rows
-        loop, at its variable or, when the rows are chunked, at the chunk."""
-        if loop.kind != "rows" or loop.axis >= 0 or loop.groups != 1:
-            raise DslError(f"{what} belongs to a plain rows loop", e.loc)
+        loop (``groups``: or one with groups=, whose rows are the split ones), at its variable
+        or, when the rows are chunked, at the chunk."""
+        if loop.kind != "rows" or loop.axis >= 0 or (loop.groups != 1 and not groups):
+            raise DslError(f"{what} belongs to a plain rows loop" + (" (groups= allowed)" if groups else ""),
+                           e.loc)
         if e.at not in self.loop_space or e.at not in (loop_var, loop.var):
             raise DslError(f"{what} at '{e.at}': use the rows variable or its chunk", e.loc)
         if e.at == loop.var and any(isinstance(s, ir.InnerLoop) and s.kind == "chunks" for s in loop.body):
@@ -370,7 +372,7 @@ class _Checker:
         if isinstance(e, ir.LoadRowsBcast):
             d = self._expr(e.arg, scope, loop_var)
             what = "load_rows_bcast(x, t, d" + (", n, p, o[, m, q])" if e.window else ")")
-            self._row_access(e, what, loop, loop_var)
+            self._row_access(e, what, loop, loop_var, groups=True)
             self._host_scalar(d, f"{what}: d is a host scalar (sizes, constants)", e.loc)
             if e.window is not None:
                 if self.p.cube is not None:

@@ -89,6 +89,7 @@ class GraphProposer:
                 name = f"{task.name}/graph-{s}"
                 if any(c.name == name for c in out):  # the same structure of a further plan
                     name = f"{name}_{plan.domain.kind}{plan.domain.dim}"
+                    name += f"g{plan.domain.groups}" if plan.domain.regrouped else ""
                 out.append(Candidate(name, prog, origin=self.name))
                 if s in ("slabs_flat", "slabs_flat-online") and (split := _split_k(prog, plan)):
                     out.append(Candidate(f"{task.name}/graph-{s}_split", split, origin=self.name))

@@ -446,6 +446,8 @@ class Emitter:
         o = tuple(self.plan.pg.outputs[dom.ref].shape) if dom.on_output else \
             tuple(self.task.inputs[dom.ref].shape)
         w = math.prod(o[len(o) - dom.dim:])
+        if dom.regrouped:  # the operand's row split like the loop's: loop row g reads its row g % groups
+            return "1.0"
         block = broadcast_rows_block(self.pg.attr(n, "real"), o, w)
         if block is None and self.pg.op(n) == "slice":
             return "1.0"  # a window of the loop's own shape: loop row g reads its row g

@@ -45,6 +45,10 @@ from .prims import BINARY, TRANSPARENT, UNARY, PrimGraph
 from .trace import Unsupported
 
 OUTPUT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.bool)
+#: a regrouped rows loop (:func:`regroup`) aims at a row for each of this many cores (the
+#: 910B's vector cores), with rows of at least REGROUP_MIN_W elements
+REGROUP_CORES = 48
+REGROUP_MIN_W = 1024
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,9 @@ class Domain:
     dim: int = 0
     groups: int = 1
     on_output: bool = False
+    #: rows of elementwise work split into ``groups`` rows each, so a few very wide rows fill
+    #: the cores; a row-broadcast operand is then read as rows of its own (load_rows_bcast)
+    regrouped: bool = False
 
     def shape(self, shapes: Sequence[Shape], pg: PrimGraph) -> Shape:
         """The shape of the tensor the loop walks, at input ``shapes`` (graph ``pg``)."""
@@ -654,6 +661,9 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                 raise Unsupported("index_add into a value that is not a full tile of the loop")
             forms[n] = _gather_form(pg, n, domain, ext)
             continue
+        if op == "input" and domain.regrouped:
+            forms[n] = _regrouped_form(pg, n, ref_shape, domain, full)
+            continue
         if op == "input":
             m = math.prod(d["real"])
             if kind == "windows":
@@ -1081,6 +1091,44 @@ def segment_block(pg: PrimGraph, n: int, o: Shape) -> tuple[int, int] | None:
     return None
 
 
+def _regrouped_form(pg: PrimGraph, n: int, ref_shape: Shape, domain: Domain, full: int) -> str:
+    """An input's form in a regrouped rows loop: full tiles, a one-element scalar, or a
+    broadcast of the loop's whole row dims (``[1, W]`` against ``[N, W]``), whose ``groups``
+    pieces are then rows of their own: loop row g reads row ``g % groups`` of it
+    (load_rows_bcast with d = 1). Anything else keeps the plain rows loop."""
+    real = pg.attr(n, "real")
+    m = math.prod(real)
+    if m == full:
+        return "t"
+    if m == 1:
+        return "s"
+    p, k = _pad(real, len(ref_shape)), len(ref_shape) - domain.dim
+    if all(x == 1 for x in p[:k]) and tuple(p[k:]) == tuple(ref_shape[k:]):
+        return "r"
+    raise Unsupported(f"{_what(pg, n)} is neither full size nor a broadcast whole row, so the "
+                      "rows cannot be split into groups")
+
+
+def regroup(plan: Plan, shape_sets: Sequence[Sequence[Shape]], cores: int = REGROUP_CORES) -> Domain | None:
+    """A rows domain whose rows are split into groups when an elementwise plan (no reductions,
+    scans or pools; full tiles, scalars and row broadcasts only) has fewer rows than ``cores``
+    and rows long enough to split: the fewest power-of-two groups that give every core a row,
+    fewer when a group would drop below REGROUP_MIN_W elements at the task's shape or would
+    not divide the row at every traced shape (the groups are a literal of the loop). None
+    when the plan is not such a one or no split is possible."""
+    dom = plan.domain
+    if dom.kind != "rows" or dom.groups != 1 or dom.on_output or plan.reductions or \
+            any(plan.pg.op(n) in ("scan", "pool", "reduce") for n in plan.order) or \
+            set(plan.forms.values()) - {"t", "s", "c"}:
+        return None
+    exts = [dom.extents(dom.shape(s, plan.pg)) for s in shape_sets]
+    n, w = exts[0]["N"], exts[0]["W"]
+    g = 1
+    while n * g < cores and w // (2 * g) >= REGROUP_MIN_W and all(e["W"] % (2 * g) == 0 for e in exts):
+        g *= 2
+    return Domain("rows", dom.ref, dom.dim, g, regrouped=True) if g > 1 else None
+
+
 def broadcast_rows_block(p: Shape, o: Shape, w: int) -> tuple[int, int, int] | None:
     """``(i0, i1, k)`` when an operand of real shape ``p`` against a rows loop over ``o``
     (rows: the dims from ``k`` on, ``w`` elements) has the loop's row dims and, before them,
@@ -1254,6 +1302,12 @@ def analyse(task: Task, pgs: Sequence[PrimGraph], shape_sets: Sequence[Sequence[
         except Unsupported as e:
             errors.append(e)
             continue
+        grouped = regroup(plan, shape_sets)
+        if grouped is not None:  # a few very wide rows: split into groups beside (the search decides)
+            try:
+                plan.alternatives.append(attempt(grouped, False))
+            except Unsupported:
+                pass
         if dom.kind == "channels" and not plan.reductions:
             # per-channel elementwise work: one row per channel leaves most cores idle when
             # there are few channels; rows over the [N*C*H, W] view reading the per-channel
