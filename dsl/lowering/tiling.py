@@ -172,8 +172,11 @@ def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -
         return out
     # slabs(flat=True): a tile is all of B, so kb steps are one contiguous run of GM
     tile_len = "align_up(B, U)" if loop.flat else f"max(U, min(align_down({tile}, U), align_up(B, U)))"
-    if loop.hold:  # tile= is the held block's elements: every step of K times the positions
-        tile_len = f"max(U, min(align_down(floor_div({tile}, max(1, K)), U), align_up(B, U)))"
+    if loop.hold:  # tile= is the held block's elements: every step of K times the positions, in
+        # whole 512 B (16 U) when a step has that many (full-bandwidth bursts), else in 32 B
+        per = f"floor_div({tile}, max(1, K))"
+        tile_len = (f"max(U, min(sel({per} > 16 * U - 1, align_down({per}, 16 * U), align_down({per}, U)), "
+                    "align_up(B, U)))")
     # split=S: an item is one slice of K of one tile (lowering/split_k.py); after the SyncAll the
     # outItems tiles are shared out again for the combine. At most coreNum slices (more never
     # adds a busy core), so the workspace is at most coreNum partial rows an output row each

@@ -661,7 +661,10 @@ class Emitter:
             cores = with_cores_default(cores, balanced_cores(slabs))
             head = f"for t in slabs({ref}, dim={dom.dim}, tile=32, rows=ROWS, flat=True, {tail}):"
         elif self.hold:  # TILE: the block's elements (K x positions); a third slot keeps two copies in flight
-            tun = ["TILE = tunable(pow2(512, 32768), default=2048)"]
+            # a block of 4096 when it gives every step whole 512 B bursts (full bandwidth), else 2048
+            k = dom.extents(self.plan.full_shape)["K"]
+            narrow = min((t.dtype.itemsize for t in self.task.inputs if t.dtype.is_floating_point), default=4)
+            tun = [f"TILE = tunable(pow2(512, 32768), default={4096 if k * 512 // narrow <= 4096 else 2048})"]
             depth = "DEPTH = tunable(choice(1, 2, 3), default=3)"
             head = f"for t in slabs({ref}, dim={dom.dim}, tile=TILE, hold=True, {tail}):"
         elif self.blocked:  # defaults as the recipes' slabs_blocked template
