@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from ascendcraft.dsl.checker import check_program
+from ascendcraft.dsl.kernel import prepare as dsl_prepare
 from ascendcraft.dsl.parser import DslError, parse
 from ascendcraft.search.graph import propose_from_graph
 
@@ -32,7 +33,9 @@ F16 = ("cast(cast(load(x, t), f32) * cast(load_bcast_every(w, t, {d}), f32) "
 @pytest.mark.parametrize("dt, shape, d, ok", [
     ("f32", "5, 7, 3", "size(x, 2)", True),  # runs of 3 f32: most start off a 32 B block
     ("f16", "4, 9, 13", "size(x, 2)", True),  # runs of 13 fp16
-    ("f32", "6, 32, 8", "size(x, 2)", True),  # runs of one 32 B block
+    ("f32", "6, 32, 8", "size(x, 2)", True),  # runs of one 32 B block (Brcb)
+    ("f16", "3, 16, 16", "size(x, 2)", True),  # runs of one 32 B block of fp16 (Brcb)
+    ("f32", "6, 32, 8", "size(x, 2) * 2.0", False),  # the Brcb path checks d too
     ("f32", "5, 7, 3", "size(x, 2) + 1.0", False),  # the wrong divisor is caught
 ])
 def test_repeated_rows_match_pytorch(tmp_path: Path, dt: str, shape: str, d: str, ok: bool) -> None:
@@ -70,3 +73,23 @@ def test_graph_frontend_offers_repeated_rows_for_short_channel_rows(tmp_path: Pa
     assert rep and all("dims=2" in c.source and "chunks(" not in c.source for c in rep)
     assert any("load_per_row(" in c.source for c in cands)
     assert_all_pass(task, cands)
+
+
+KERNEL3 = '''
+@kernel
+def k(x: In[f32], w: In[f32], y: Out[f32]):
+    for t in rows(x, rows=2, dims=3):
+        store(y, t, load(x, t) * load_bcast_every(w, t, size(x, 3)))
+'''
+
+
+@pytest.mark.parametrize("c", [8, 5, 4])
+def test_a_row_of_several_periods(tmp_path: Path, c: int) -> None:
+    """Rows of [3, C, 8] planes: the row holds three periods of v. Runs of one 32 B block take
+    the Brcb path, v copied in once a period when a period is whole 32 B (C = 8); C = 5 and 4
+    (20 B, 16 B) fall back to a scalar read and a Duplicate a run. All match PyTorch."""
+    task = inline_task(tmp_path, "x * w.view(1, 1, -1, 1)", f"torch.randn(4, 3, {c}, 8), torch.randn({c})", "x, w")
+    out = evaluate_at_task_shapes(task, KERNEL3)
+    assert out.status == Status.OK, out.message
+    [launch] = dsl_prepare("k", KERNEL3).lower({}).launches
+    assert "AcxBrcbRows(" in launch.source and "Duplicate(" in launch.source  # both paths, chosen at run time

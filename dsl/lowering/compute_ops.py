@@ -688,10 +688,39 @@ class ComputeOps:
         self.emit("if (i == 0) {  // this core's first tile: the row stays resident for the rest")
         self._runs_head(e)
         self.emit(f"    const int64_t ga = 32 / sizeof({t});  // elements a 32 B block")
-        self._runs_fill(e.tensor, t, name, "", "0", "    ")
+        if dtype in ("f32", "f16", "bf16"):  # Brcb's types
+            src = self._bcast_every_source(key, e.tensor, dtype)
+            self.emit("    const int64_t nb = (w + ga - 1) / ga;  // the row's 32 B blocks")
+            self.emit(f"    if (gd == ga && (nb <= gv || (gv * static_cast<int64_t>(sizeof({t}))) % 32 == 0)) {{")
+            self.emit("        // a run is one 32 B block: v copied in (once a period of the row's blocks), then one")
+            self.emit("        // Brcb puts value b in block b - no scalar read or Duplicate a run")
+            self.emit(f"        LocalTensor<{t}> gsrc = {src.name}.Get<{t}>();")
+            self.emit("        for (int64_t b0 = 0; b0 < nb; b0 += gv) {")
+            self.emit(f"            CopyRowsIn(gsrc[b0], {mangle('gm', e.tensor)}[0], 1, acx_min(gv, nb - b0), gv, gv);")
+            self.emit("        }")
+            self.emit("        SetFlag<HardEvent::MTE2_V>(3); WaitFlag<HardEvent::MTE2_V>(3);")
+            self.emit(f"        AcxBrcbRows({name}, gsrc, nb);")
+            self.emit("    } else {")
+            self._runs_fill(e.tensor, t, name, "", "0", "        ")
+            self.emit("    }")
+        else:
+            self._runs_fill(e.tensor, t, name, "", "0", "    ")
         self.emit("}")
         self.emit("}")
         return Val("col", dtype, name, buf, temp=False)
+
+    def _bcast_every_source(self, key: str, tensor: str, dtype: str) -> Buffer:
+        """The UB buffer the Brcb path of :meth:`_load_bcast_every` copies v into: one value a
+        32 B block of the row (colElems / (32 / size) values), padded to Brcb's 8 a repeat."""
+        src = self.queues.get(key + ":src")
+        if src is None:
+            k = sum(1 for q in self.queues if q.endswith(":src"))
+            ga = 32 // NBYTES[dtype]
+            src = Buffer(mangle(f"revs{k}", tensor), "res",
+                         f"align_up(floor_div(colElems + {ga - 1}, {ga}), 64) * {NBYTES[dtype]}",
+                         tensor=tensor, dtype=dtype, form="col")
+            self.queues[key + ":src"] = src
+        return src
 
     def _runs_fill(self, tensor: str, t: str, dst: str, off: str, f0: str, ind: str) -> None:
         """The runs of one row of ``w`` elements whose first has flat index ``f0`` (written at
