@@ -664,18 +664,32 @@ class Emitter:
             # a block of 4096 when it gives every step whole 512 B bursts (full bandwidth), else 2048
             k = dom.extents(self.plan.full_shape)["K"]
             narrow = min((t.dtype.itemsize for t in self.task.inputs if t.dtype.is_floating_point), default=4)
-            tun = [f"TILE = tunable(pow2(512, 32768), default={4096 if k * 512 // narrow <= 4096 else 2048})"]
+            block = 4096 if k * 512 // narrow <= 4096 else 2048
+            tun = [f"TILE = tunable(pow2(512, 32768), default={block})"]
             depth = "DEPTH = tunable(choice(1, 2, 3), default=3)"
             head = f"for t in slabs({ref}, dim={dom.dim}, tile=TILE, hold=True, {tail}):"
+            cores = with_cores_default(cores, balanced_cores(self._slab_items(block // max(1, k))))
         elif self.blocked:  # defaults as the recipes' slabs_blocked template
             tun = ["TILE = tunable(pow2(32, 4096), default=64)", "ROWS = tunable(pow2(1, 256), default=64)"]
             head = f"for t in slabs({ref}, dim={dom.dim}, tile=TILE, rows=ROWS, {tail}):"
+            cores = with_cores_default(cores, balanced_cores(self._slab_items(64)))
         else:
             tun = ["TILE = tunable(pow2(64, 16384), default=2048)"]
             head = f"for t in slabs({ref}, dim={dom.dim}, tile=TILE, {tail}):"
         for line in [*tun, cores, depth]:
             self.emit(1, line)
         self.head = head
+
+    def _slab_items(self, per: int) -> int:
+        """Work items of a slabs loop at the task's shape whose tiles take ``per`` positions of
+        B (rounded as the tiling does: whole 512 B when that many, else whole 32 B): what the
+        CORES default balances (the fewest cores that take as many rounds as 48 do)."""
+        e = self.plan.domain.extents(self.plan.full_shape)
+        narrow = min((t.dtype.itemsize for t in self.task.inputs if t.dtype.is_floating_point), default=4)
+        u = 32 // narrow
+        step = 16 * u if per >= 16 * u else u
+        tile = max(u, min(per // step * step, -(-e["B"] // u) * u))
+        return e["A"] * -(-e["B"] // tile)
 
     @property
     def _tile_outputs(self) -> bool:
