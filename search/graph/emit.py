@@ -670,15 +670,23 @@ class Emitter:
             head = f"for t in slabs({ref}, dim={dom.dim}, tile=TILE, hold=True, {tail}):"
             cores = with_cores_default(cores, balanced_cores(self._slab_items(block // max(1, k))))
         elif self.blocked:  # defaults as the recipes' slabs_blocked template
-            tun = ["TILE = tunable(pow2(32, 4096), default=64)", "ROWS = tunable(pow2(1, 256), default=64)"]
+            tile = self._blocked_tile()  # a block of 4096 values either way: the UB plan of the 64 x 64 default
+            tun = [f"TILE = tunable(pow2(32, 4096), default={tile})",
+                   f"ROWS = tunable(pow2(1, 256), default={4096 // tile})"]
             head = f"for t in slabs({ref}, dim={dom.dim}, tile=TILE, rows=ROWS, {tail}):"
-            cores = with_cores_default(cores, balanced_cores(self._slab_items(64)))
+            cores = with_cores_default(cores, balanced_cores(self._slab_items(self._blocked_tile())))
         else:
             tun = ["TILE = tunable(pow2(64, 16384), default=2048)"]
             head = f"for t in slabs({ref}, dim={dom.dim}, tile=TILE, {tail}):"
         for line in [*tun, cores, depth]:
             self.emit(1, line)
         self.head = head
+
+    def _blocked_tile(self) -> int:
+        """The blocked slabs structure's default TILE: 128 positions (512 B of fp32: whole
+        full-bandwidth bursts) when B has that many, else the recipes' 64; ROWS makes the
+        block 4096 values either way (32 or 64 steps a copy)."""
+        return 128 if self.plan.domain.extents(self.plan.full_shape)["B"] >= 128 else 64
 
     def _slab_items(self, per: int) -> int:
         """Work items of a slabs loop at the task's shape whose tiles take ``per`` positions of
