@@ -337,7 +337,8 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         self.held = self._hold_loads(loop) if loop.hold else {}
         self._block(loop.body, loop.var)
         for v in self.held.values():  # the held blocks are read by every steps loop: freed after the last
-            self.emit(f"{v.buf.name}.FreeTensor({v.cpp});")
+            self.buf_users[self._key(v)] -= 1
+            self._release(v)
         self.held = {}
         self.indent -= 1
         if loop.kind == "windows":
@@ -552,8 +553,6 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         """Give a dead value's buffer back (FreeTensor for queue buffers)."""
         if v.buf is None or self.buf_users.get(self._key(v), 0) > 0:
             return
-        if any((v.origin or v.cpp) == h.cpp for h in self.held.values()):  # freed at the tile's end
-            return
         if v.buf.kind == "inq":
             self.emit(f"{v.buf.name}.FreeTensor({v.origin or v.cpp});")
         elif v.buf.kind == "bindq":  # a bound slot is freed by the store that copies it out
@@ -766,6 +765,8 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
                 self.emit(f"{q.name}.EnQue({name});")
                 self.emit(f"{name} = {q.name}.DeQue<{t}>();")
                 out[e.tensor] = Val("tile", dtype, name, q, temp=False)
+                # the tile is one more user of the slot, so no value that dies in a steps loop frees it
+                self.buf_users[self._key(out[e.tensor])] = 1
         return out
 
     def _load(self, e: ir.Load) -> Val:

@@ -203,7 +203,7 @@ class ComputeOps:
             self._done([a], d)
             return d
         if isinstance(e, ir.StepLoad) and self.loop.hold:  # every step's value on its row, built once a core
-            return self._finish(self._held_steps(e), hint, pre) if hint is not None else self._held_steps(e)
+            return self._finish(self._held_steps(e), hint, pre)
         if isinstance(e, ir.StepLoad):  # blocked steps: row j holds v[k0 + j]
             d = self._dest("tile", "f32", hint, [], pre)
             gm = self._step_values(e, "k0 + kb")

@@ -663,8 +663,7 @@ class Emitter:
         elif self.hold:  # TILE: the block's elements (K x positions); a third slot keeps two copies in flight
             # a block of 4096 when it gives every step whole 512 B bursts (full bandwidth), else 2048
             k = dom.extents(self.plan.full_shape)["K"]
-            narrow = min((t.dtype.itemsize for t in self.task.inputs if t.dtype.is_floating_point), default=4)
-            block = 4096 if k * 512 // narrow <= 4096 else 2048
+            block = 4096 if k * 16 * self._unit <= 4096 else 2048
             tun = [f"TILE = tunable(pow2(512, 32768), default={block})"]
             depth = "DEPTH = tunable(choice(1, 2, 3), default=3)"
             head = f"for t in slabs({ref}, dim={dom.dim}, tile=TILE, hold=True, {tail}):"
@@ -674,7 +673,7 @@ class Emitter:
             tun = [f"TILE = tunable(pow2(32, 4096), default={tile})",
                    f"ROWS = tunable(pow2(1, 256), default={4096 // tile})"]
             head = f"for t in slabs({ref}, dim={dom.dim}, tile=TILE, rows=ROWS, {tail}):"
-            cores = with_cores_default(cores, balanced_cores(self._slab_items(self._blocked_tile())))
+            cores = with_cores_default(cores, balanced_cores(self._slab_items(tile)))
         else:
             tun = ["TILE = tunable(pow2(64, 16384), default=2048)"]
             head = f"for t in slabs({ref}, dim={dom.dim}, tile=TILE, {tail}):"
@@ -693,11 +692,16 @@ class Emitter:
         B (rounded as the tiling does: whole 512 B when that many, else whole 32 B): what the
         CORES default balances (the fewest cores that take as many rounds as 48 do)."""
         e = self.plan.domain.extents(self.plan.full_shape)
-        narrow = min((t.dtype.itemsize for t in self.task.inputs if t.dtype.is_floating_point), default=4)
-        u = 32 // narrow
+        u = self._unit
         step = 16 * u if per >= 16 * u else u
         tile = max(u, min(per // step * step, -(-e["B"] // u) * u))
         return e["A"] * -(-e["B"] // tile)
+
+    @property
+    def _unit(self) -> int:
+        """The tiling's U as the defaults estimate it: elements of 32 B of the narrowest float
+        input (the tiling takes every tensor's dtype; a default need only be close)."""
+        return 32 // min((t.dtype.itemsize for t in self.task.inputs if t.dtype.is_floating_point), default=4)
 
     @property
     def _tile_outputs(self) -> bool:
