@@ -138,6 +138,27 @@ def test_check_beyond_the_memory_ceiling_is_reduced_or_refused(capsys, monkeypat
             "--full", "--no-timing")
 
 
+def test_reduced_shapes_a_constructor_forces_past_the_ceiling_are_refused(capsys, monkeypatch, tmp_path):
+    """A buffer sized by the constructor ([1, n]) fixes n for every correctness run (shapes rule 3,
+    kept past the element budget). When that run needs more than the memory ceiling, check says
+    so by name instead of being killed (a [3, 2^28] bf16 file took 23 GiB of RSS and the OOM
+    killer); under the ceiling the same file is checked as before. (The ceiling is lowered to
+    1 MiB so a 1 MiB row exceeds it.)"""
+    from ascendcraft.tasks import limits
+
+    f = tmp_path / "fixed_wide_buffer.py"
+    f.write_text("import torch\n\nclass Model(torch.nn.Module):\n    def __init__(self, n):\n"
+                 "        super().__init__()\n        self.register_buffer('b', torch.ones(1, n))\n\n"
+                 "    def forward(self, x):\n        return x + self.b\n\n"
+                 "def get_inputs():\n    return [torch.randn(2, 1 << 18)]\n\n"
+                 "def get_init_inputs():\n    return [1 << 18]\n")
+    rc, out, err = run(capsys, "check", "--task", str(f), "--no-timing")
+    assert rc == 0, err
+    monkeypatch.setattr(limits, "memory_ceiling", lambda: 1 << 20)
+    refused(capsys, ("constructor fixes dims", "262144", "ceiling of 1 MiB", "get_init_inputs"),
+            "check", "--task", str(f), "--no-timing")
+
+
 @pytest.mark.parametrize(
     ("body", "what"),
     [('"hello"', "returned a str"), ("None", "returned None"),

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from . import limits
 from .task import Shape, Task, TaskError, is_index_like_arg
 
 DEFAULT_BUDGET = 1 << 17
@@ -325,7 +326,27 @@ def labeled_reduced_shapes(
             f"(tried {'; '.join(errors)}); the full shapes are "
             f"{task.shapes} - add a registry layout or give smaller shapes with --shape."
         )
+    _refuse_sets_over_memory(task, out, budget_elems)
     return out
+
+
+def _refuse_sets_over_memory(task: Task, sets: list[tuple[str, list[Shape]]], budget_elems: int) -> None:
+    """Rule 3 keeps dims fixed by the constructor even past the budget. A set they force past
+    this machine's memory ceiling (:func:`limits.check_bytes`, the ceiling the full-shape check
+    uses) cannot be checked at all: refused by name, before a run the kernel would kill."""
+    ceiling = limits.memory_ceiling()
+    for _, shapes in sets:
+        if all(math.prod(s) <= budget_elems for s, spec in zip(shapes, task.inputs, strict=True) if spec.is_tensor):
+            continue
+        need = limits.check_bytes(task, shapes)
+        if need > ceiling:
+            raise TaskError(
+                f"Task {task.name!r}: its constructor fixes dims that a correctness run cannot shrink "
+                f"(the smallest checkable shapes are {shapes}), and checking there needs about "
+                f"{limits.fmt_bytes(need)}, above this machine's ceiling of {limits.fmt_bytes(ceiling)} "
+                f"(a quarter of its memory). Build the module with smaller sizes (get_init_inputs) to "
+                f"check it."
+            )
 
 
 def _accepted_sets(task: Task, budget_elems: int, profiles: Sequence[tuple[str, str]], keep_inner: bool,
