@@ -1,10 +1,11 @@
 """The reduced axis cut across cores (``slabs(..., rows=R, split=S)``, ``dsl/lowering/split_k.py``).
 
-A flat slabs candidate's work items are its A slabs alone: 64 slabs take two rounds on 32 or
-48 cores, so a reduction whose vector work is close to its transfer (logsumexp's exp) runs on
-32 cores' vector pipes. ``split_slabs`` turns a flat ``slabs_blocked`` candidate into one
-whose items are (slab, slice of K), SPLIT slices a slab, offered beside it so the search
-decides: the partials cost one SyncAll and a GM round trip of a few accumulator rows a slice.
+A blocked slabs candidate's work items are its slabs (flat: the A slabs alone; otherwise a slab's
+tiles of B): 64 slabs take two rounds on 32 or 48 cores, so a reduction whose vector work is close
+to its transfer (logsumexp's exp) runs on 32 cores' vector pipes, and a vector times a [4096, 1024]
+matrix (one slab of 8 tiles) on 8. ``split_slabs`` turns such a candidate into one whose items are
+(slab tile, slice of K), SPLIT slices a tile, offered beside it so the search decides: the
+partials cost one SyncAll and a GM round trip of a few accumulator rows a slice.
 """
 
 from __future__ import annotations
@@ -29,15 +30,20 @@ def even_split(slabs: int, most: int = 48) -> int:
 
 
 def split_slabs(src: str, slabs: int, most: int = 48) -> str:
-    """A flat ``slabs_blocked`` candidate (``flat_slabs``, optionally ``block_max_slabs``) with
-    K split SPLIT ways; ``most`` cores by default (the slices fill them evenly)."""
-    if "flat=True" not in src or "split=" in src:
-        raise ValueError("split_slabs: not an unsplit flat slabs candidate")
+    """A blocked slabs candidate (``slabs(..., rows=...)``: flat, ``block_max`` or not) of
+    ``slabs`` work items with K split SPLIT ways; ``most`` cores by default (the slices fill
+    them evenly)."""
+    head = re.search(r"^    for \w+ in slabs\(.*\brows=.*\):$", src, flags=re.M)
+    if head is None or "split=" in src or "hold=True" in head.group(0):
+        raise ValueError("split_slabs: not an unsplit blocked slabs candidate")
     default = even_split(slabs, most)
     out = re.sub(re.escape(CORES_TUNABLE) + r", default=\d+\)",
                  f"SPLIT = tunable(choice({', '.join(map(str, SPLIT_CHOICES))}), default={default})\n"
                  f"    {CORES_TUNABLE}, default={max(c for c in CORE_CHOICES if c <= most)})", src, count=1)
-    out = re.sub(r"^(    for \w+ in slabs\(.*flat=True)", r"\1, split=SPLIT", out, count=1, flags=re.M)
+    if "flat=True" in head.group(0):
+        out = re.sub(r"^(    for \w+ in slabs\(.*flat=True)", r"\1, split=SPLIT", out, count=1, flags=re.M)
+    else:
+        out = re.sub(r"^(    for \w+ in slabs\(.*\brows=.*)\):$", r"\1, split=SPLIT):", out, count=1, flags=re.M)
     if "split=SPLIT" not in out or "SPLIT = tunable" not in out:
         raise ValueError("split_slabs: no CORES tunable to put SPLIT beside")
     return out.replace("x seen as [A, K, B] around axis", "K cut into SPLIT slices on their own cores (partials "

@@ -82,10 +82,13 @@ def test_offered_beside_the_unsplit_forms() -> None:
     assert even_split(64) == 3 and even_split(48) == 2 and even_split(5, 48) >= 2
 
 
-def test_split_slabs_takes_only_unsplit_flat_candidates() -> None:
-    src = _cand(get_task("sum_dim"), "slabs_rows").source
-    with pytest.raises(ValueError, match="flat"):
-        split_slabs(src, 64)
+def test_split_slabs_takes_only_unsplit_blocked_candidates() -> None:
+    rows = split_slabs(_cand(get_task("sum_dim"), "slabs_rows").source, 8)
+    assert ", rows=ROWS, split=SPLIT):" in rows
+    assert "SPLIT = tunable(choice(1, 2, 3, 4, 6, 8, 12), default=6)" in rows  # 8 tiles x 6 = 48 cores
+    plain = _cand(get_task("sum_dim"), "slabs").source  # one step a copy: no rows=, nothing to cut
+    with pytest.raises(ValueError, match="blocked"):
+        split_slabs(plain, 64)
     done = _cand(get_task("sum_dim"), "slabs_flat_split").source
     with pytest.raises(ValueError, match="unsplit"):
         split_slabs(done, 64)

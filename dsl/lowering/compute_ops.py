@@ -205,13 +205,7 @@ class ComputeOps:
         if isinstance(e, ir.StepLoad) and self.loop.hold:  # every step's value on its row, built once a core
             return self._finish(self._held_steps(e), hint, pre)
         if isinstance(e, ir.StepLoad):  # blocked steps: row j holds v[k0 + j]
-            d = self._dest("tile", "f32", hint, [], pre)
-            gm = self._step_values(e, "k0 + kb")
-            self.emit("for (int64_t j = 0; j < kb; ++j) {  // each step's value on its row of the block")
-            self.emit(f"    Duplicate({d.cpp}[j * cntp], static_cast<float>({gm}.GetValue(k0 + j)), "
-                      "static_cast<int32_t>(cntp));")
-            self.emit("}")
-            return d
+            return self._block_steps(e, hint, pre)
         if isinstance(e, ir.Position) and self.loop.kind == "slabs":  # blocked steps: row j is step k0 + j
             d = self._dest("tile", "f32", hint, [], pre)
             self.emit("for (int64_t j = 0; j < kb; ++j) {  // each step's index on its row of the block")
@@ -479,6 +473,41 @@ class ComputeOps:
             self.indent -= 1
             self.emit("}")
         return Val("tile", "f32", name, buf, temp=False)
+
+    def _block_steps(self, e: ir.StepLoad, hint: Val | None, pre) -> Val:
+        """``load_step(v, k)`` in a blocked steps loop: row j of the block holds v[k0 + j]. The kb
+        values come in one copy through a queue of their own (double-buffered like the block's
+        loads), go to 32 B blocks by Brcb and across each row by a repeat-form add with block
+        stride 0 - no scalar read of GM a step, which would hold the scalar unit until the
+        vector pipe drains (GetValue) and so stop the next block's copy being issued early."""
+        gm = self._step_values(e, "k0 + kb")
+        dtype = self.p.param(e.tensor).dtype
+        q = self._queue(e.tensor, "inq", "row")
+        self.counter += 1
+        name = mangle(f"stv{self.counter}", e.tensor)
+        t = CTYPE[dtype]
+        self.emit(f"LocalTensor<{t}> {name} = {q.name}.AllocTensor<{t}>();")
+        self.emit(f"CopyRowsIn({name}, {gm}[k0], 1, kb, kb, td_.rowElems);  // the block's kb step values")
+        self.emit(f"{q.name}.EnQue({name});")
+        self.emit(f"{name} = {q.name}.DeQue<{t}>();")
+        raw = Val("row", dtype, name, q, temp=True)
+        vals = raw
+        if dtype != "f32":
+            vals = self._new("row", "f32")
+            self.emit(f"Cast({vals.cpp}, {name}, RoundMode::CAST_NONE, static_cast<int32_t>(kb));")
+        bc = self.pools["bc"].get()
+        self.counter += 1
+        blocks = f"bc{self.counter}"
+        self.emit(f"LocalTensor<float> {blocks} = {bc.name}.Get<float>();")
+        self.emit(f"AcxBrcbRows({blocks}, {vals.cpp}, kb);")
+        self._release(raw)
+        if vals is not raw:
+            self._release(vals)
+        d = self._dest("tile", "f32", hint, [], pre)
+        self.emit(f"Duplicate({d.cpp}, 0.0f, static_cast<int32_t>(kb * cntp));")
+        self.emit(f"AcxRowApply<ACX_ADD, false>({d.cpp}, {d.cpp}, {blocks}, kb, bcnt, cntp);  // row j: v[k0 + j]")
+        self.pools["bc"].put(bc)
+        return d
 
     def _step_values(self, e: ir.StepLoad, steps: str) -> str:
         """The GM tensor ``load_step`` reads by scalar reads, after a check that it holds the

@@ -194,7 +194,8 @@ def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -
          if loop.step_rows is not None else [("tileElems", "tileLen")]) + (
         [("flatElems", "stepRows * B + 18 * U"), (FLAT_ROWS, f"max(1, min(stepRows, floor_div({FLAT_TABLE}, tileLen)))")]
         if loop.flat else []) + [
-        ("rowElems", "0"),
+        # a blocked steps loop's load_step values: one per step row (lowering: _block_steps)
+        ("rowElems", "align_up(stepRows, 64)" if loop.step_rows is not None else "0"),
         ("colElems", "0"),
         ("workElems", "align_up(ceil_div(tileElems, 8), 64)"),
     ]

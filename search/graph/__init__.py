@@ -93,6 +93,8 @@ class GraphProposer:
                 out.append(Candidate(name, prog, origin=self.name))
                 if s in ("slabs_flat", "slabs_flat-online") and (split := _split_k(prog, plan)):
                     out.append(Candidate(f"{task.name}/graph-{s}_split", split, origin=self.name))
+                if s in ("slabs_rows", "slabs_rows-online") and (split := _split_tiles(prog, plan, em)):
+                    out.append(Candidate(f"{task.name}/graph-{s}_split", split, origin=self.name))
                 if s == "slabs_flat-online" and em.online_plain and (bm := _block_max(prog, plan)):
                     out += [Candidate(f"{task.name}/graph-{n}", p, origin=self.name) for n, p in bm]
             if not out and why is not None:
@@ -113,6 +115,28 @@ def _split_k(prog: str, plan) -> str | None:
         return None
     try:
         return split_slabs(prog, plan.domain.extents(plan.full_shape)["A"])
+    except ValueError:
+        return None
+
+
+#: slabs(rows=...) programs of fewer tiles than this (at the default TILE) are offered K-split too
+SPLIT_TILES_BELOW = 24
+#: ... when K has at least this many steps (a slice of a short K is a few copies: no gain)
+SPLIT_MIN_STEPS = 512
+
+
+def _split_tiles(prog: str, plan, em: Emitter) -> str | None:
+    """The blocked slabs program with K split across cores when its tiles leave most cores idle
+    and K is long (a vector times a [4096, 1024] matrix: one slab of 8 tiles on 8 cores), and it
+    is one pass of folds (as :func:`_split_k`), else None."""
+    e = plan.domain.extents(plan.full_shape)
+    tiles = em.blocked_items()
+    if tiles >= SPLIT_TILES_BELOW or e["K"] < SPLIT_MIN_STEPS:
+        return None
+    if prog.count(" in steps(") != 1 or "total_" in prog or "position(" in prog:
+        return None
+    try:
+        return split_slabs(prog, tiles)
     except ValueError:
         return None
 

@@ -687,6 +687,10 @@ class Emitter:
         block 4096 values either way (32 or 64 steps a copy)."""
         return 128 if self.plan.domain.extents(self.plan.full_shape)["B"] >= 128 else 64
 
+    def blocked_items(self) -> int:
+        """Work items of the blocked slabs structure at its default TILE (what a K split fills)."""
+        return self._slab_items(self._blocked_tile())
+
     def _slab_items(self, per: int) -> int:
         """Work items of a slabs loop at the task's shape whose tiles take ``per`` positions of
         B (rounded as the tiling does: whole 512 B when that many, else whole 32 B): what the
