@@ -622,16 +622,26 @@ class ComputeOps:
         self.emit("{")
         for line in head:
             self.emit(f"    {line}")
-        self.emit("    for (int64_t ri = 0; ri < r;) {  // one strided copy per run of consecutive rows")
+        self.emit("    for (int64_t ri = 0; ri < r;) {  // one copy per run of rows: consecutive ones, or one row's")
         self.emit("        const int64_t j = ((gr + ri) / gd) % gr_, jb = j % gm_;")
-        self.emit("        const int64_t run = gd == 1 ? acx_min(acx_min(r - ri, gr_ - j), gm_ - jb) : 1;  // to a block's end")
+        self.emit("        const int64_t run = gd == 1 ? acx_min(acx_min(r - ri, gr_ - j), gm_ - jb)  // to a block's end")
+        self.emit("                                    : acx_min(r - ri, gd - (gr + ri) % gd);  // the rows sharing row j")
         self.emit(f"        CopyRowsIn({name}[ri * wp], {mangle('gm', e.tensor)}[go + (j / gm_) * gq + jb * gp + c0], "
-                  "run, w, gp, wp);")
+                  "gd == 1 ? run : 1, w, gp, wp);")
         self.emit("        ri += run;")
         self.emit("    }")
+        self.emit(f"    {q.name}.EnQue({name});")
+        self.emit(f"    {name} = {q.name}.DeQue<{t}>();")
+        self.emit("    if (gd > 1) {  // a run's other rows from its first, on the vector pipe (no GM copy a row)")
+        self.emit("        for (int64_t ri = 0; ri < r;) {")
+        self.emit("            const int64_t run = acx_min(r - ri, gd - (gr + ri) % gd);")
+        self.emit(f"            for (int64_t k = 1; k < run; ++k) DataCopy({name}[(ri + k) * wp], {name}[ri * wp], "
+                  "static_cast<uint32_t>(wp));")
+        self.emit("            ri += run;")
+        self.emit("        }")
+        self.emit("        PipeBarrier<PIPE_V>();")
+        self.emit("    }")
         self.emit("}")
-        self.emit(f"{q.name}.EnQue({name});")
-        self.emit(f"{name} = {q.name}.DeQue<{t}>();")
         return Val("tile", dtype, name, q, temp=True)
 
     def _runs_head(self, e: ir.LoadPerRowEvery | ir.LoadEvery | ir.LoadBcastEvery) -> None:

@@ -46,6 +46,7 @@ from .names import doc_text, dsl_name
 from .patterns import (
     Plan,
     broadcast_rows_block,
+    rows_bcast_block,
     col_block,
     per_row_block,
     row_position_dim,
@@ -448,7 +449,8 @@ class Emitter:
         w = math.prod(o[len(o) - dom.dim:])
         if dom.regrouped:  # the operand's row split like the loop's: loop row g reads its row g % groups
             return "1.0"
-        block = broadcast_rows_block(self.pg.attr(n, "real"), o, w)
+        block = rows_bcast_block(self.pg, n, o, w) if self.pg.op(n) == "input" else \
+            broadcast_rows_block(self.pg.attr(n, "real"), o, w)
         if block is None and self.pg.op(n) == "slice":
             return "1.0"  # a window of the loop's own shape: loop row g reads its row g
         if block is None:

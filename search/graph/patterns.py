@@ -697,7 +697,7 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                 f = "k"  # one value per step of the reduced axis (load_step(v, k)): a norm's weight
             elif row_blocks and kind == "rows" and per_row_block(pg, n, ref_shape, ext["W"]):
                 f = "o"  # v[(g // d) % numel(v)] per row g (load_per_row(v, t, d))
-            elif bcast_rows and kind == "rows" and broadcast_rows_block(d["real"], ref_shape, ext["W"]):
+            elif bcast_rows and kind == "rows" and rows_bcast_block(pg, n, ref_shape, ext["W"]):
                 f = "r"  # whole rows, each loop row reading row (g // d) % R (load_rows_bcast)
             else:
                 raise Unsupported(f"input {d['name']!r} of shape {list(d['shape'])} does not fit "
@@ -1146,6 +1146,17 @@ def broadcast_rows_block(p: Shape, o: Shape, w: int) -> tuple[int, int, int] | N
             return i0, i1, k
         if all(p[i] == o[i] for i in range(i0, i1)) and i0 > 0:
             return i0, i1, k
+    return None
+
+
+def rows_bcast_block(pg: PrimGraph, n: int, o: Shape, w: int) -> tuple[int, int, int] | None:
+    """:func:`broadcast_rows_block` of input ``n`` as it meets the loop: its own shape, or the
+    first view computed from it alone that lines up (``a[:, None, :]``, ``a.view(I, 1, D)``,
+    ``b.unsqueeze(0)``: the same element order, so the same rows)."""
+    for p in _own_shapes(pg, n, len(o)):
+        block = broadcast_rows_block(p, o, w)
+        if block is not None:
+            return block
     return None
 
 
