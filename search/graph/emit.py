@@ -46,10 +46,10 @@ from .names import doc_text, dsl_name
 from .patterns import (
     Plan,
     broadcast_rows_block,
-    rows_bcast_block,
     col_block,
     per_row_block,
     row_position_dim,
+    rows_bcast_block,
     segment_block,
     slice_window,
 )
