@@ -477,6 +477,7 @@ class InnerLoop(Stmt):
     body: tuple[Stmt, ...]
     parts: int = 1  # chunks(t, S, parts=P): each row is P equal parts, chunked in step
     reverse: bool = False  # chunks(t, S, reverse=True): the last chunk first (reverse scans)
+    hold: str | int | None = None  # chunks(t, S, hold=H): its first H chunks of each load kept in UB
 
 
 @dataclass(frozen=True)

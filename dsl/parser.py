@@ -543,8 +543,11 @@ class _Parser(ExprParser, BlocksParser):
         kind = call.func.id
         if not call.args or not isinstance(call.args[0], ast.Name) or call.args[0].id != parent:
             raise DslError(f"{kind}() takes the enclosing loop variable '{parent}' first", _loc(call))
-        parts, reverse = 1, False
+        parts, reverse, hold = 1, False, None
         for k in call.keywords:
+            if kind == "chunks" and k.arg == "hold":
+                hold = self._hold(k.value)
+                continue
             if kind in ("chunks", "steps") and k.arg == "reverse":
                 if not (isinstance(k.value, ast.Constant) and type(k.value.value) is bool):
                     raise DslError("reverse= is True or False", _loc(k.value))
@@ -582,7 +585,16 @@ class _Parser(ExprParser, BlocksParser):
         del self.loop_vars[var]  # sequential inner loops may reuse the name
         if reverse and parts > 1:
             raise DslError("chunks(t, SIZE, reverse=True) walks whole rows: no parts=", _loc(call))
-        return ir.InnerLoop(loc, kind, var, parent, size, tuple(body), parts, reverse)
+        if hold is not None and (reverse or parts > 1):
+            raise DslError("chunks(t, SIZE, hold=H) walks whole rows forwards: no reverse= or parts=", _loc(call))
+        return ir.InnerLoop(loc, kind, var, parent, size, tuple(body), parts, reverse, hold)
+
+    def _hold(self, node: ast.AST) -> str | int:
+        """hold=: a tunable name or a literal count of chunks (0: none)."""
+        if isinstance(node, ast.Name):
+            return self._size(node)
+        v = int_literal_pos(node) if not (isinstance(node, ast.Constant) and node.value == 0) else 0
+        return v
 
     def _store(self, call: ast.Call, top_level: bool = False) -> ir.Store:
         loc = _loc(call)

@@ -335,8 +335,24 @@ def _rowwise(c: _Ctx) -> list[Candidate]:
         out.append(c.cand("resident_inplace", _inplace_layer_norm(c, rowargs, eps)))
     if n in onepass:
         kind = "online" if n.endswith("softmax") else "onepass"
-        out.append(c.cand(kind, _affine_tile(n, _render(c, "rows_chunked", onepass[n], rowargs=rowargs,
-                                                        doc=doc + " Statistics in one pass over the chunks."))))
+        src = _affine_tile(n, _render(c, "rows_chunked", onepass[n], rowargs=rowargs,
+                                      doc=doc + " Statistics in one pass over the chunks."))
+        # streaming rows (two reads and a write a row): an even split over fewer cores when 48
+        # leave over 3% of the row slots idle (group_norm's 128 group rows: 32 cores, 4 each, not
+        # 3 on some of 48 and 2 on others; modeled 474.1 -> 421.6 us). Not for less: each of
+        # fewer cores has more vector work (softmax's 4096 rows on 32 cores: 1729 -> 1788 us)
+        rows = _norm_rows(c, dims)
+        even = even_cores(rows)
+        if -(-rows // 48) * 48 > 1.03 * -(-rows // even) * even:
+            out.append(c.cand(kind, with_cores_default(src, even)))
+        else:
+            out.append(c.cand(kind, src))
+        width = math.prod(int(d) for d in c.task.inputs[0].shape) // rows
+        if width * 4 * ROW_BUFFERS > UB_BUDGET and n != "layer_norm_2d":
+            # two reads a row: keep what UB holds of the first, on all 48 cores (fewer pay for the
+            # hold's smaller chunks: instance_norm 418.5 us on 48, 447.0 on 32); not beside a
+            # LayerNorm's weight and bias, which then come one row a tile (layer_norm_2d 1205 us)
+            out.append(c.cand(f"{kind}_hold", hold_first_pass(src, width)))
     if n == "max_dim":  # beside the per-row copies: one 512 B-aligned burst a tile (.flat_rows)
         out.append(c.cand("rows_flat", flat_rows(_render(c, "rows_whole", whole[n], doc=doc, rowargs=rowargs))))
     out.append(c.cand("chunked", _affine_tile(n, _render(c, "rows_chunked", chunked[n], doc=doc,
@@ -447,6 +463,15 @@ def _middim(c: _Ctx) -> list[Candidate]:
     flat = flat_slabs(blocked, slabs, _flat_steps(c))
     return [c.cand("slabs", src), c.cand("slabs_rows", blocked), c.cand("slabs_flat", flat),
             c.cand("slabs_flat_split", split_slabs(flat, slabs))]
+
+
+def _norm_rows(c: _Ctx, dims: int) -> int:
+    """The rows a row op's loop walks: the input's leading dims (all but ``dims``), times the
+    groups of a group norm."""
+    shape = [int(d) for d in c.task.inputs[0].shape]
+    if c.task.name == "group_norm":  # rows(dims=rank - 1, groups=G): N x G rows
+        return shape[0] * int(c.p["num_groups"])
+    return math.prod(shape[:len(shape) - dims])
 
 
 def _slabs_of(c: _Ctx, dim: int) -> int:
@@ -661,6 +686,32 @@ def _tables_per_chunk(src: str) -> str:
     the model ranks them differently per op (modeled, model 2.1, default shapes: logcumsumexp
     online 818.6 us hoisted, 762.6 us per chunk; cumsum blocked 758.8 us hoisted, 793.4 us per chunk)."""
     return re.sub(rf"(scan_\w+\(.*), {SCAN_LANES}\)", rf"\1, {SCAN_LANES}, 0)", src)
+
+
+#: a row of more fp32 values than UB_BUDGET / (4 x ROW_BUFFERS) is read twice (the eager model's rule)
+ROW_BUFFERS, UB_BUDGET = 3, 184 * 1024
+#: held candidates' chunk and the most chunks they keep (128 KiB of fp32: what UB leaves beside a
+#: pass's queues and temporaries at that chunk; the nearest feasible takes fewer where it must)
+HOLD_CHUNK, HOLD_MOST = 2048, 16
+HOLD_CHOICES = (1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20, 24, 32)
+
+
+def hold_first_pass(src: str, width: int) -> str:
+    """A two-pass chunked row program whose first pass keeps its first HOLD chunks of each row
+    tile in UB (``chunks(t, CHUNK, hold=HOLD)``), so the second pass copies only the rest of the
+    row again: of a 256 KiB softmax row, 128 KiB stay (modeled, model 2.3: softmax over
+    [4096, 65536] 1729 -> 1620 us, 0.96x -> 1.02x)."""
+    head = "for c in chunks(t, CHUNK):"
+    if head not in src:
+        raise ValueError("hold_first_pass: no chunks loop")
+    hold = min(HOLD_MOST, -(-width // HOLD_CHUNK))
+    hold = max(h for h in HOLD_CHOICES if h <= hold)
+    line = f"CHUNK = tunable(pow2(256, 16384), default={HOLD_CHUNK})"
+    out, n = re.subn(r"CHUNK = tunable\(pow2\(256, 16384\), default=\d+\)", line, src, count=1)
+    if n != 1:
+        raise ValueError("hold_first_pass: no CHUNK tunable")
+    out = out.replace(head, "for c in chunks(t, CHUNK, hold=HOLD):", 1)
+    return out.replace(line, f"{line}\n    HOLD = tunable(choice({', '.join(map(str, HOLD_CHOICES))}), default={hold})", 1)
 
 
 def _chunk_default(src: str, chunk: int) -> str:

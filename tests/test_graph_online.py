@@ -37,7 +37,8 @@ def _kinds(path: Path) -> list[str]:
                                   "slabs_flat-online_split"]),
     ("free_energy_tempered_middim", ["slabs-online", "slabs_rows-online", "slabs_flat-online",
                                      "slabs_flat-online_split", "slabs_flat-blockmax", "slabs_flat-blockmax_split"]),
-    ("logsumexp_dim0", ["slabs-online", "slabs_rows-online"]),  # B = 1024: aligned, no flat read
+    # B = 1024: aligned, no flat read; one slab of 8 tiles, K = 512: also K-split
+    ("logsumexp_dim0", ["slabs-online", "slabs_rows-online", "slabs_rows-online_split"]),
     ("softmax_tensor_temp", ["chunked-online"]),
     ("logprob_minus_lse_wide", ["chunked-online"]),
 ])

@@ -204,6 +204,9 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         self.pos_of_stmt: dict[int, int] = {}
         self.loop_end: dict[int, int] = {}
         self.grid_parts: list[tuple[str, str]] = []  # (name, op) of this loop's total_* values
+        self.holding: ir.InnerLoop | None = None  # the chunks(hold=H) loop being lowered
+        self.hold_new: dict[str, Buffer] = {}  # what it keeps, once it is lowered
+        self.held_chunks: dict[str, Buffer] = {}  # tensor -> the UB buffer its first H chunks are kept in
 
     # ------------------------------------------------------------ liveness
     def _liveness(self) -> None:
@@ -533,7 +536,7 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
     @staticmethod
     def _key(v: Val) -> str:
         """Queue tensors are tracked one by one; pool buffers by the buffer."""
-        return f"{v.buf.name}:{v.origin or v.cpp}" if v.buf.kind in ("inq", "bindq") else v.buf.name
+        return f"{v.buf.name}:{v.origin or v.cpp}" if v.buf.kind in ("inq", "bindq", "heldq") else v.buf.name
 
     def _bind(self, d: int, v: Val) -> None:
         self.live_defs[d] = v
@@ -555,6 +558,8 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
             return
         if v.buf.kind == "inq":
             self.emit(f"{v.buf.name}.FreeTensor({v.origin or v.cpp});")
+        elif v.buf.kind == "heldq":  # a chunk read from the hold buffer is not the queue's (form: its flag)
+            self.emit(f"if (!{v.buf.form}) {v.buf.name}.FreeTensor({v.origin or v.cpp});")
         elif v.buf.kind == "bindq":  # a bound slot is freed by the store that copies it out
             return
         elif v.buf.kind in self.pools:
@@ -566,12 +571,17 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         if s.kind == "chunks":
             self._hoist_row_scalars(s)
             if self.after_cube:
-                if s.reverse:
-                    raise DslError("chunks(t, SIZE, reverse=True) is not offered after a cube stage", s.loc)
+                if s.reverse or s.hold is not None:
+                    raise DslError("chunks(t, SIZE, reverse=True / hold=H) is not offered after a cube stage", s.loc)
                 self._stage_chunks(s)
                 self.hoisted = outer_hoisted
                 self._drop_row_blocks(outer_blocks)
                 return
+            if s.hold is not None:
+                if self.loop.axis >= 0 or self.loop.flat or self.loop.kind != "rows":
+                    raise DslError("chunks(t, SIZE, hold=H) keeps chunks of whole rows: not in a rows loop "
+                                   "with axis= or flat=True", s.loc)
+                self.holding = s
             if self.loop.axis >= 0:  # strided rows: A segments of W elements each
                 self.emit("for (int64_t a = 0; a < td_.A; ++a) {")
                 self.indent += 1
@@ -608,6 +618,10 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         if s.kind == "chunks" and self.loop.axis >= 0:
             self.indent -= 1
             self.emit("}")
+        if self.holding is s:  # what it kept serves the later chunks loops of the tile
+            self.holding = None
+            self.held_chunks.update(self.hold_new)
+            self.hold_new = {}
         self.hoisted = outer_hoisted
         self._drop_row_blocks(outer_blocks)
 
@@ -791,12 +805,21 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         if self.loop.inplace and e.mode == "tile" and e.tensor == self.loop.tensor:
             return self._bound_load(e, dtype)
         q = self._queue(e.tensor, "inq", form)
+        chunk_tile = self.loop.kind == "rows" and e.mode == "tile" and e.at != self.loop.var
+        if chunk_tile and e.tensor in self.held_chunks:
+            return self._held_chunk(e, dtype, q)
         self.counter += 1
         name = mangle(f"ld{self.counter}", e.tensor)
         t = CTYPE[dtype]
         off = self._gm_offset(e.tensor, e.at, e.mode)
         gm = f"{mangle('gm', e.tensor)}[{off}]"
         self.emit(f"LocalTensor<{t}> {name} = {q.name}.AllocTensor<{t}>();")
+        if chunk_tile and self.holding is not None:
+            self.emit(f"CopyRowsIn({name}, {gm}, r, w, td_.W, wp);")
+            self.emit(f"{q.name}.EnQue({name});")
+            self.emit(f"{name} = {q.name}.DeQue<{t}>();")
+            self._keep_chunk(e.tensor, dtype, name)
+            return Val(form, dtype, name, q, temp=True)
         if self.loop.kind == "rows" and e.mode == "tile":
             self.emit(f"CopyRowsIn({name}, {gm}, r, w, td_.W, wp);")
         elif e.mode == "bcast":
@@ -817,6 +840,49 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
                                "repeats such loads with Muls (f32, f16, i32 only): drop rows=", e.loc)
             self.emit(f"AcxRepeatRows({name}, td_.stepRows, cntp);")
         return Val(form, dtype, name, q, temp=True)
+
+    def _hold_buffer(self, tensor: str, dtype: str) -> Buffer:
+        """The UB buffer a ``chunks(hold=H)`` loop keeps ``tensor``'s first H chunks of a row tile in."""
+        key = f"held:{tensor}"
+        buf = self.queues.get(key)
+        if buf is None:
+            buf = Buffer(mangle("held", tensor), "res", f"holdChunks * align_up(tileElems, 128) * {NBYTES[dtype]} + 32",
+                         tensor=tensor, dtype=dtype, form="tile")
+            self.queues[key] = buf
+        return buf
+
+    def _keep_chunk(self, tensor: str, dtype: str, name: str) -> None:
+        """In a ``chunks(hold=H)`` loop: a chunk among the first H of the row tile is copied (UB to
+        UB, on the vector pipe, before anything reads it) into its slot of the hold buffer."""
+        buf = self._hold_buffer(tensor, dtype)
+        t = CTYPE[dtype]
+        self.emit("if (c0 < td_.holdChunks * td_.chunk) {  // kept for the later passes over this row tile")
+        self.emit(f"    DataCopy({buf.name}.Get<{t}>()[(c0 / td_.chunk) * acx_align_up(td_.tileElems, 128)], {name}, "
+                  f"static_cast<uint32_t>(acx_align_up(cnt, {32 // NBYTES[dtype]})));")
+        self.emit("}")
+        self.hold_new[tensor] = buf
+
+    def _held_chunk(self, e: ir.Load, dtype: str, q: Buffer) -> Val:
+        """``load(x, c)`` after a ``chunks(hold=H)`` loop that kept x: the first H chunks are read
+        from the hold buffer (no GM copy), the others as usual. The value is freed (FreeTensor)
+        only where it was copied; it is never written over (the kept chunks serve every later pass)."""
+        buf = self.held_chunks[e.tensor]
+        self.counter += 1
+        name, flag = mangle(f"ld{self.counter}", e.tensor), f"kept{self.counter}"
+        t = CTYPE[dtype]
+        gm = f"{mangle('gm', e.tensor)}[{self._gm_offset(e.tensor, e.at, e.mode)}]"
+        self.emit(f"const bool {flag} = c0 < td_.holdChunks * td_.chunk;")
+        self.emit(f"LocalTensor<{t}> {name};")
+        self.emit(f"if ({flag}) {{  // kept by the first pass: no copy")
+        self.emit(f"    {name} = {buf.name}.Get<{t}>()[(c0 / td_.chunk) * acx_align_up(td_.tileElems, 128)];")
+        self.emit("} else {")
+        self.emit(f"    {name} = {q.name}.AllocTensor<{t}>();")
+        self.emit(f"    CopyRowsIn({name}, {gm}, r, w, td_.W, wp);")
+        self.emit(f"    {q.name}.EnQue({name});")
+        self.emit(f"    {name} = {q.name}.DeQue<{t}>();")
+        self.emit("}")
+        held = Buffer(q.name, "heldq", q.bytes_expr, q.slots, q.tensor, q.dtype, form=flag)
+        return Val("tile", dtype, name, held, temp=True)
 
     def _store(self, s: ir.Store, loop_var: str) -> None:
         if self.after_cube:

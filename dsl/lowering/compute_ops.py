@@ -126,7 +126,7 @@ class ComputeOps:
         if size is None:
             size = operands[0].size if operands else 1
         for v in operands:
-            if v.temp and v.buf is not None and v.form == form and v.size == size and v.buf.kind != "outq" and \
+            if v.temp and v.buf is not None and v.form == form and v.size == size and v.buf.kind not in ("outq", "heldq") and \
                     (v.buf.kind not in ("inq", "bindq") or NBYTES[v.buf.dtype] >= NBYTES[dtype]):
                 if v.dtype != dtype:
                     self.counter += 1

@@ -159,9 +159,12 @@ def formulas(loop: ir.Loop, chunked: bool, loops: list[ir.Loop] | None = None) -
             out.append(("chunk", f"max(U, min(align_down({chunk}, U), widthPad))"))
         else:
             out.append(("chunk", "W"))
+        holds = [s.hold for s in loop.body if isinstance(s, ir.InnerLoop) and s.kind == "chunks" and s.hold is not None]
         out += [
             ("chunkPad", "align_up(chunk, U)"),
             ("tileElems", "tileRows * chunkPad"),
+            # chunks(t, S, hold=H): the first H chunks of a row tile stay in UB for the later passes
+            *([("holdChunks", f"max(0, min({size_expr(holds[0])}, ceil_div(W, chunk)))")] if holds else []),
             ("rowElems", "align_up(tileRows, 64)"),
             ("colElems", "chunkPad"),
             ("workElems", "align_up(ceil_div(max(chunkPad, rowElems), 8), 64)"),
