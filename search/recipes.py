@@ -27,6 +27,7 @@ import torch
 from ..tasks.task import Task
 from .core_counts import balanced_cores, even_cores, with_cores_default
 from .flat import block_max_slabs, flat_rows, flat_slabs
+from .hold import hold_first_pass, wide_rows
 from .onepass import online_logsumexp, shifted_moments
 from .proposer import Candidate, Declined, ProposerError
 from .recipe_match import Match, first_match
@@ -348,7 +349,7 @@ def _rowwise(c: _Ctx) -> list[Candidate]:
         else:
             out.append(c.cand(kind, src))
         width = math.prod(int(d) for d in c.task.inputs[0].shape) // rows
-        if width * 4 * ROW_BUFFERS > UB_BUDGET and n != "layer_norm_2d":
+        if wide_rows(width) and n != "layer_norm_2d":
             # two reads a row: keep what UB holds of the first, on all 48 cores (fewer pay for the
             # hold's smaller chunks: instance_norm 418.5 us on 48, 447.0 on 32); not beside a
             # LayerNorm's weight and bias, which then come one row a tile (layer_norm_2d 1205 us)
@@ -686,32 +687,6 @@ def _tables_per_chunk(src: str) -> str:
     the model ranks them differently per op (modeled, model 2.1, default shapes: logcumsumexp
     online 818.6 us hoisted, 762.6 us per chunk; cumsum blocked 758.8 us hoisted, 793.4 us per chunk)."""
     return re.sub(rf"(scan_\w+\(.*), {SCAN_LANES}\)", rf"\1, {SCAN_LANES}, 0)", src)
-
-
-#: a row of more fp32 values than UB_BUDGET / (4 x ROW_BUFFERS) is read twice (the eager model's rule)
-ROW_BUFFERS, UB_BUDGET = 3, 184 * 1024
-#: held candidates' chunk and the most chunks they keep (128 KiB of fp32: what UB leaves beside a
-#: pass's queues and temporaries at that chunk; the nearest feasible takes fewer where it must)
-HOLD_CHUNK, HOLD_MOST = 2048, 16
-HOLD_CHOICES = (1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20, 24, 32)
-
-
-def hold_first_pass(src: str, width: int) -> str:
-    """A two-pass chunked row program whose first pass keeps its first HOLD chunks of each row
-    tile in UB (``chunks(t, CHUNK, hold=HOLD)``), so the second pass copies only the rest of the
-    row again: of a 256 KiB softmax row, 128 KiB stay (modeled, model 2.3: softmax over
-    [4096, 65536] 1729 -> 1620 us, 0.96x -> 1.02x)."""
-    head = "for c in chunks(t, CHUNK):"
-    if head not in src:
-        raise ValueError("hold_first_pass: no chunks loop")
-    hold = min(HOLD_MOST, -(-width // HOLD_CHUNK))
-    hold = max(h for h in HOLD_CHOICES if h <= hold)
-    line = f"CHUNK = tunable(pow2(256, 16384), default={HOLD_CHUNK})"
-    out, n = re.subn(r"CHUNK = tunable\(pow2\(256, 16384\), default=\d+\)", line, src, count=1)
-    if n != 1:
-        raise ValueError("hold_first_pass: no CHUNK tunable")
-    out = out.replace(head, "for c in chunks(t, CHUNK, hold=HOLD):", 1)
-    return out.replace(line, f"{line}\n    HOLD = tunable(choice({', '.join(map(str, HOLD_CHOICES))}), default={hold})", 1)
 
 
 def _chunk_default(src: str, chunk: int) -> str:

@@ -113,3 +113,27 @@ def test_recipes_offer_the_held_form_for_rows_wider_than_ub(op: str) -> None:
         assert ev.feasible(prep, prep.defaults()) is None
         us[kind] = ev.time(ev.build(prep, prep.defaults()))["modeled_us"]
     assert us[f"{plain}_hold"] < 0.97 * us[plain], us
+
+
+@needs_gxx
+def test_graph_frontend_offers_it_for_wide_rows() -> None:
+    """Logits minus their logsumexp over [384, 24001] (rows too wide for UB): the two-pass chunked programs get a
+    held twin that passes and models faster; a LayerNorm with a weight (a column operand read a
+    chunk a tile) gets none, nor do rows that fit UB."""
+    from ascendcraft.search.graph import propose_from_graph
+    from kernel_runs import assert_all_pass
+
+    from ascendcraft.tasks.taskfile import load_task_file
+
+    corpus = Path(__file__).parent / "taskfiles" / "corpus"
+    task = load_task_file(corpus / "logprob_minus_lse_wide.py")
+    cands = {c.name.split("/graph-")[1]: c for c in propose_from_graph(task)}
+    assert {"chunked_hold", "chunked-online_hold"} <= set(cands), sorted(cands)
+    assert_all_pass(task, [cands["chunked-online"], cands["chunked-online_hold"]])
+    ev = Evaluator(task, "Ascend910B2", seeds=(0,))
+    us = {k: ev.time(ev.build(p, p.defaults()))["modeled_us"]
+          for k in ("chunked-online", "chunked-online_hold") for p in [prepare(k, cands[k].source)]}
+    assert us["chunked-online_hold"] < 0.95 * us["chunked-online"], us
+    for stem in ("big_layernorm_4gib_fp16", "softmax_tensor_temp"):
+        names = [c.name for c in propose_from_graph(load_task_file(corpus / f"{stem}.py"))]
+        assert not any(n.endswith("_hold") for n in names), names

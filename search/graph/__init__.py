@@ -21,6 +21,7 @@ from __future__ import annotations
 from ...tasks.shapes import reduced_shapes
 from ...tasks.task import Shape, Task, TaskError
 from ..flat import block_max_slabs
+from ..hold import hold_first_pass, wide_rows
 from ..proposer import Candidate, Declined, ProposerError
 from ..split_k import split_slabs
 from .decompose import decompose
@@ -95,6 +96,8 @@ class GraphProposer:
                     out.append(Candidate(f"{task.name}/graph-{s}_split", split, origin=self.name))
                 if s in ("slabs_rows", "slabs_rows-online") and (split := _split_tiles(prog, plan, em)):
                     out.append(Candidate(f"{task.name}/graph-{s}_split", split, origin=self.name))
+                if s in ("chunked", "chunked-online") and (held := _held(prog, plan)):
+                    out.append(Candidate(f"{name}_hold", held, origin=self.name))
                 if s == "slabs_flat-online" and em.online_plain and (bm := _block_max(prog, plan)):
                     out += [Candidate(f"{task.name}/graph-{n}", p, origin=self.name) for n, p in bm]
             if not out and why is not None:
@@ -137,6 +140,20 @@ def _split_tiles(prog: str, plan, em: Emitter) -> str | None:
         return None
     try:
         return split_slabs(prog, tiles)
+    except ValueError:
+        return None
+
+
+def _held(prog: str, plan) -> str | None:
+    """The chunked program with its first pass keeping what UB holds of each row tile for the
+    later passes (search/hold.py) when its rows are too wide for UB and it makes two passes or
+    more over them, with no column operand (a weight chunk a tile would come one row a tile), else None."""
+    if plan.domain.kind != "rows" or plan.domain.groups != 1 or any(f == "c" for f in plan.forms.values()):
+        return None
+    if prog.count(" in chunks(t, CHUNK)") < 2 or not wide_rows(plan.domain.extents(plan.full_shape)["W"]):
+        return None
+    try:
+        return hold_first_pass(prog, plan.domain.extents(plan.full_shape)["W"])
     except ValueError:
         return None
 
