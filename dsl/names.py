@@ -33,8 +33,13 @@ _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 _CATEGORY = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}\Z")
 
 ROLES = ("arg", "gm", "inq", "outq", "ld", "out", "tun", "sc", "s", "p", "h", "ti", "nel", "numel", "width",
-         "attr", "shape", "t", "ct", "oshape", "res", "bindq")
-"""Role prefixes of derived C++ identifiers (``ld``/``out`` are followed by a counter)."""
+         "attr", "shape", "t", "ct", "oshape", "res", "bindq", "held", "rstep", "gn", "gk", "gb", "slp")
+"""Role prefixes of derived C++ identifiers (those of COUNTED_ROLES are followed by a counter)."""
+
+COUNTED_ROLES = ("ld", "out", "hold", "rst", "bcr", "gat", "rev", "revs", "sca", "sl", "slc", "slq",
+                 "rwn", "rwp", "rwo", "rwm", "rwq")
+"""Role prefixes followed by a counter (``ld3_x``: the third value lowered, a load of x; ``rwp0_m``:
+row window 0's pitch field of m)."""
 
 CPP_KEYWORDS = frozenset("""
 alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t

@@ -24,9 +24,11 @@ from ascendcraft.dsl.lowering.kernel import lower
 from ascendcraft.dsl.lowering.outputs import render_outputs
 from ascendcraft.dsl.parser import DslError, parse
 from ascendcraft.search.builtin import Candidate, propose
+from ascendcraft.search.graph import propose_from_graph
 from checking import check_task
 
 from ascendcraft.tasks.registry import get_task, list_tasks
+from ascendcraft.tasks.taskfile import load_task_file
 
 # ---------------------------------------------------------------- helpers
 
@@ -98,7 +100,9 @@ def cpp_identifiers(files: dict[str, str]) -> set[str]:
     return out
 
 
-_ROLE = re.compile(rf"^(?:{'|'.join(r for r in N.ROLES if r not in ('ld', 'out'))}|ld\d+|out\d+)_(.+)$")
+_PLAIN = "|".join(r for r in N.ROLES if r not in N.COUNTED_ROLES)
+_COUNTED = "|".join(r + r"\d+" for r in N.COUNTED_ROLES)
+_ROLE = re.compile(rf"^(?:{_PLAIN}|{_COUNTED})_(.+)$")
 
 
 def assert_clean(source: str, files: dict[str, str] | None = None) -> dict[str, str]:
@@ -278,6 +282,21 @@ def test_scanner_over_every_template_and_renamed_copies() -> None:
     for src in sources:
         assert_clean(src)
         assert_clean(hostile_rename(src))
+
+
+def test_scanner_over_graph_frontend_structures() -> None:
+    """The graph frontend's structures whose lowering names buffers of its own (held slabs, step
+    values by block, K-split tiles, held row chunks, broadcast rows), as proposed and renamed."""
+    corpus = Path(__file__).parent / "taskfiles" / "corpus"
+    stems = ("timm_layernorm2d_permute", "einsum_vector_times_matrix", "logprob_minus_lse_wide",
+             "convnext_ln_channels_first", "bcast_axis0_3d")
+    kinds = set()
+    for stem in stems:
+        for c in propose_from_graph(load_task_file(corpus / f"{stem}.py")):
+            kinds.add(c.name.split("/graph-")[1])
+            assert_clean(c.source)
+            assert_clean(hostile_rename(c.source))
+    assert {"slabs_hold", "slabs_rows_split", "chunked-online_hold"} <= kinds, kinds
 
 
 def test_comment_text_cannot_end_or_continue_a_comment() -> None:

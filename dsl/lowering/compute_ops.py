@@ -484,7 +484,7 @@ class ComputeOps:
         dtype = self.p.param(e.tensor).dtype
         q = self._queue(e.tensor, "inq", "row")
         self.counter += 1
-        name = mangle(f"stv{self.counter}", e.tensor)
+        name = mangle(f"ld{self.counter}", e.tensor)
         t = CTYPE[dtype]
         self.emit(f"LocalTensor<{t}> {name} = {q.name}.AllocTensor<{t}>();")
         self.emit(f"CopyRowsIn({name}, {gm}[k0], 1, kb, kb, td_.rowElems);  // the block's kb step values")
