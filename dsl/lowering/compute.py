@@ -815,9 +815,7 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         gm = f"{mangle('gm', e.tensor)}[{off}]"
         self.emit(f"LocalTensor<{t}> {name} = {q.name}.AllocTensor<{t}>();")
         if chunk_tile and self.holding is not None:
-            self.emit(f"CopyRowsIn({name}, {gm}, r, w, td_.W, wp);")
-            self.emit(f"{q.name}.EnQue({name});")
-            self.emit(f"{name} = {q.name}.DeQue<{t}>();")
+            self._copy_in(q, name, t, f"CopyRowsIn({name}, {gm}, r, w, td_.W, wp);", declare=False, alloc=False)
             self._keep_chunk(e.tensor, dtype, name)
             return Val(form, dtype, name, q, temp=True)
         if self.loop.kind == "rows" and e.mode == "tile":
@@ -840,6 +838,15 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
                                "repeats such loads with Muls (f32, f16, i32 only): drop rows=", e.loc)
             self.emit(f"AcxRepeatRows({name}, td_.stepRows, cntp);")
         return Val(form, dtype, name, q, temp=True)
+
+    def _copy_in(self, q: Buffer, name: str, t: str, copy: str, declare: bool = True, alloc: bool = True) -> None:
+        """A GM copy into a slot of input queue ``q``: AllocTensor, the ``copy`` line, EnQue and
+        DeQue (the vector side then waits for the copy)."""
+        if alloc:
+            self.emit(f"{f'LocalTensor<{t}> ' if declare else ''}{name} = {q.name}.AllocTensor<{t}>();")
+        self.emit(copy)
+        self.emit(f"{q.name}.EnQue({name});")
+        self.emit(f"{name} = {q.name}.DeQue<{t}>();")
 
     def _hold_buffer(self, tensor: str, dtype: str) -> Buffer:
         """The UB buffer a ``chunks(hold=H)`` loop keeps ``tensor``'s first H chunks of a row tile in."""
@@ -876,10 +883,9 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         self.emit(f"if ({flag}) {{  // kept by the first pass: no copy")
         self.emit(f"    {name} = {buf.name}.Get<{t}>()[(c0 / td_.chunk) * acx_align_up(td_.tileElems, 128)];")
         self.emit("} else {")
-        self.emit(f"    {name} = {q.name}.AllocTensor<{t}>();")
-        self.emit(f"    CopyRowsIn({name}, {gm}, r, w, td_.W, wp);")
-        self.emit(f"    {q.name}.EnQue({name});")
-        self.emit(f"    {name} = {q.name}.DeQue<{t}>();")
+        self.indent += 1
+        self._copy_in(q, name, t, f"CopyRowsIn({name}, {gm}, r, w, td_.W, wp);", declare=False)
+        self.indent -= 1
         self.emit("}")
         held = Buffer(q.name, "heldq", q.bytes_expr, q.slots, q.tensor, q.dtype, form=flag)
         return Val("tile", dtype, name, held, temp=True)

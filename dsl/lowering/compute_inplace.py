@@ -18,7 +18,7 @@ from .compute_ops import CTYPE, NBYTES, Val
 
 class InplaceOps:
     """Uses the pass's emit, counter, loop, p, tp, roles, _queue, _gm_offset, _row_off, _expr,
-    _copy, _release and the liveness tables (def_of, last_use, pos_of_stmt, cur_stmt)."""
+    _copy, _copy_in, _release and the liveness tables (def_of, last_use, pos_of_stmt, cur_stmt)."""
 
     def _check_inplace(self, loop: ir.Loop) -> None:
         """rows(inplace=True): the tile store is computed into the slot its loop tensor was
@@ -51,9 +51,7 @@ class InplaceOps:
         t = CTYPE[dtype]
         gm = f"{mangle('gm', e.tensor)}[{self._gm_offset(e.tensor, e.at, e.mode)}]"
         self.emit(f"LocalTensor<{t}> {name} = {q.name}.AllocTensor<{t}>();  // waits for the slot's last copy-out")
-        self.emit(f"CopyRowsIn({name}, {gm}, r, w, td_.W, wp);")
-        self.emit(f"{q.name}.EnQue({name});")
-        self.emit(f"{name} = {q.name}.DeQue<{t}>();")
+        self._copy_in(q, name, t, f"CopyRowsIn({name}, {gm}, r, w, td_.W, wp);", alloc=False)
         self.emit("SetFlag<HardEvent::MTE2_V>(2); WaitFlag<HardEvent::MTE2_V>(2);")
         self.bound = Val("tile", dtype, name, q, temp=True)
         return self.bound
