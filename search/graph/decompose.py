@@ -56,7 +56,7 @@ for _n in ("fractional_max_pool2d", "fractional_max_pool3d"):
     REASONS[_n] = "fractional pooling windows are drawn at random (no fixed kernel and stride)"
 for _n in ("max_unpool2d", "max_unpool3d"):
     REASONS[_n] = "unpooling scatters by the indices of a max pooling, which has no DSL form"
-for _n in ("cat", "stack", "select", "index", "index_select", "gather",
+for _n in ("cat", "stack", "index", "index_select", "gather",
            "scatter", "scatter_add", "flip", "roll", "constant_pad_nd", "pad",
            "unbind", "diagonal",
            "index_put", "masked_scatter", "take", "unfold", "as_strided", "embedding"):

@@ -1,5 +1,6 @@
 """Decomposition rules of slicing: ``slice`` (basic indexing ``x[..., a:b]``), ``narrow``,
-``split`` / ``split_with_sizes`` / ``chunk`` (SwiGLU's ``x.chunk(2, -1)``).
+``split`` / ``split_with_sizes`` / ``chunk`` (SwiGLU's ``x.chunk(2, -1)``), ``select`` (an integer
+index, ``x[:, -1]``: a slice of one seen without its dim).
 
 Each result is a ``slice`` marker (dim, start, end, step) on its operand. A slice of a task
 input with step 1 is read by the kernel as a window of that input (``load_slice``: a column
@@ -52,6 +53,22 @@ def slice_of(g: PrimGraph, x: Value, dim: int, start: int | None, end: int | Non
 def _slice(g: PrimGraph, a: dict) -> Value:
     return slice_of(g, a["self"], int(a.get("dim", 0)), a.get("start"), a.get("end"),
                     int(a.get("step") or 1))
+
+
+@rule("select")
+def _select(g: PrimGraph, a: dict) -> Value:
+    """``x[..., i, ...]`` with an integer index (a model's last position, ``logits[:, -1, :]``):
+    the slice ``i:i+1`` of that dim, seen without the dim."""
+    x = a["self"]
+    rank = len(x.shape)
+    if rank == 0:
+        raise Unsupported("a select of a 0-d value")
+    d, i = int(a["dim"]) % rank, int(a["index"])
+    n = x.shape[d]
+    if not -n <= i < n:
+        raise Unsupported(f"index {i} is outside a dim of {n}")
+    i %= n
+    return g.view(slice_of(g, x, d, i, i + 1), x.shape[:d] + x.shape[d + 1:])
 
 
 @rule("narrow")
