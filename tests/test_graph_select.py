@@ -1,8 +1,9 @@
 """``x[..., i, ...]`` with an integer index (``aten.select``) is the slice ``i:i+1`` of that dim
 seen without it, so it reaches the kernels the slices reach: a model's last position fed to a
 softmax over the vocabulary (one row: a tiles loop with grid-wide max and sum), a whole row
-picked from a batch. Where a slice has no window form the refusal is the slice's, named (it was
-"data movement has no DSL form" for every select)."""
+picked from a batch, one position of every sequence (``h[:, -1, :]``: rows read as a window whose
+first row starts at ``(S - 1) x D``). Where a slice has no window form the refusal is the slice's,
+named (it was "data movement has no DSL form" for every select)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ def test_last_position_softmax_over_the_vocabulary() -> None:
 @pytest.mark.parametrize("forward,inputs", [
     ("torch.relu(x[2]) * 2.0", "torch.randn(5, 300, 64)"),
     ("torch.tanh(x[-1]) - x[0]", "torch.randn(3, 7, 33)"),
+    # one position of every sequence: rows S x D apart from (S - 2) x D (a size plus an offset)
+    ("torch.sigmoid(x[:, -2, :] + 1)", "torch.randn(8, 6, 256)"),
+    ("x[:, 0, :].float().relu()", "torch.randn(9, 5, 200).half()"),
 ])
 @needs_gxx
 def test_a_row_picked_by_index(tmp_path: Path, forward: str, inputs: str) -> None:
@@ -39,7 +43,7 @@ def test_a_row_picked_by_index(tmp_path: Path, forward: str, inputs: str) -> Non
 
 
 @pytest.mark.parametrize("forward,inputs,why", [
-    ("torch.sigmoid(x[:, -2, :] + 1)", "torch.randn(8, 6, 256)", "slice along dim 1"),
+    ("torch.nn.functional.layer_norm(x[:, -1, :], (33,))", "torch.randn(4, 9, 33)", "slice"),
     ("x[:, :, 3].sum(-1)", "torch.randn(16, 200, 8)", "slice"),
 ])
 def test_what_the_slices_cannot_read_is_refused_by_name(tmp_path: Path, forward: str, inputs: str,

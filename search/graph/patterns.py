@@ -794,9 +794,12 @@ def infer_forms(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence
                                       f"{domain.describe(ref_shape)} loop has no DSL form")
                 forms[n] = "g"
                 continue
+            if forms[x] == "r":
+                raise Unsupported(f"a {d['red']} over rows read from a window or a broadcast of an input "
+                                  "(x[:, -1, :], p[:, None]): a rows loop reduces full tiles of its own tensor")
             if forms[x] != "t":
-                raise Unsupported(f"a {d['red']} over {_FORM_NAMES[forms[x]]} (the graph reduces "
-                                  "twice, over different axes)")
+                raise Unsupported(f"a {d['red']} over {_FORM_NAMES.get(forms[x], 'a non-tile value')} (the "
+                                  "graph reduces twice, over different axes)")
             _check_loop_reduce(pg, n, domain, ext, ref_shape)
             forms[n] = "o"
             continue
@@ -957,13 +960,17 @@ def _window_form(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int], ref
     real = tuple(pg.attr(n, "real"))
     if real[-1] != ext["W"] or window_rows(pg.g.nodes[x]["shape"], bounds) is None:
         return False
-    return broadcast_rows_block(real, ref_shape, ext["W"]) is not None or \
-        _pad(real, len(ref_shape)) == tuple(ref_shape)
+    if broadcast_rows_block(real, ref_shape, ext["W"]) is not None:
+        return True
+    # the loop's own shape, as the slice is or as a view of it sees it (x[:, -2, :] of [B, S, D]:
+    # a [B, 1, D] slice seen as [B, D], row g at element (g * S + S - 2) * D)
+    return any(p == tuple(ref_shape) for p in _own_shapes(pg, n, len(ref_shape)))
 
 
 def _count_expr(vals: Sequence[int], hosts: Sequence[tuple[str, list[int]]]) -> str | None:
     """A host expression of whole numbers that change with the shapes: a number, a size or a
-    simple function of one (``_match``), or a difference of two (``k_len - q_len``)."""
+    simple function of one (``_match``), a difference of two (``k_len - q_len``), or a size
+    plus a fixed offset (``S - 2``)."""
     if all(v == vals[0] for v in vals):
         return f"{float(vals[0])}"
     e = _match([float(v) for v in vals], hosts)
@@ -973,6 +980,10 @@ def _count_expr(vals: Sequence[int], hosts: Sequence[tuple[str, list[int]]]) -> 
         for b, bv in hosts:
             if a != b and all(x - y == v for x, y, v in zip(av, bv, vals, strict=True)):
                 return f"({a} - {b})"
+    for a, av in hosts:  # a size and a fixed offset (x[:, -2]: the start S - 2)
+        c = vals[0] - av[0]
+        if all(v - x == c for x, v in zip(av, vals, strict=True)):
+            return f"({a} + {float(c)})"
     return None
 
 
