@@ -591,10 +591,9 @@ class _Parser(ExprParser, BlocksParser):
 
     def _hold(self, node: ast.AST) -> str | int:
         """hold=: a tunable name or a literal count of chunks (0: none)."""
-        if isinstance(node, ast.Name):
-            return self._size(node)
-        v = int_literal_pos(node) if not (isinstance(node, ast.Constant) and node.value == 0) else 0
-        return v
+        if isinstance(node, ast.Constant) and node.value == 0:
+            return 0
+        return self._size(node)
 
     def _store(self, call: ast.Call, top_level: bool = False) -> ir.Store:
         loc = _loc(call)

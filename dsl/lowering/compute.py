@@ -10,7 +10,7 @@ tensor's tile goes to a VECIN->VECOUT bound queue and the tile store is computed
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .. import ir, ops
 from ..checker import TypedProgram
@@ -558,8 +558,8 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
             return
         if v.buf.kind == "inq":
             self.emit(f"{v.buf.name}.FreeTensor({v.origin or v.cpp});")
-        elif v.buf.kind == "heldq":  # a chunk read from the hold buffer is not the queue's (form: its flag)
-            self.emit(f"if (!{v.buf.form}) {v.buf.name}.FreeTensor({v.origin or v.cpp});")
+        elif v.buf.kind == "heldq":  # a chunk read from the hold buffer is not the queue's
+            self.emit(f"if (!{v.buf.kept}) {v.buf.name}.FreeTensor({v.origin or v.cpp});")
         elif v.buf.kind == "bindq":  # a bound slot is freed by the store that copies it out
             return
         elif v.buf.kind in self.pools:
@@ -887,8 +887,7 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         self._copy_in(q, name, t, f"CopyRowsIn({name}, {gm}, r, w, td_.W, wp);", declare=False)
         self.indent -= 1
         self.emit("}")
-        held = Buffer(q.name, "heldq", q.bytes_expr, q.slots, q.tensor, q.dtype, form=flag)
-        return Val("tile", dtype, name, held, temp=True)
+        return Val("tile", dtype, name, replace(q, kind="heldq", kept=flag), temp=True)
 
     def _store(self, s: ir.Store, loop_var: str) -> None:
         if self.after_cube:

@@ -48,6 +48,7 @@ class Buffer:
     tensor: str = ""
     dtype: str = ""
     form: str = ""  # queues: what one slot holds (tile | col | row)
+    kept: str = ""  # heldq: the C++ flag true where a chunk was read from the hold buffer (no FreeTensor)
 
 
 @dataclass
@@ -486,10 +487,7 @@ class ComputeOps:
         self.counter += 1
         name = mangle(f"ld{self.counter}", e.tensor)
         t = CTYPE[dtype]
-        self.emit(f"LocalTensor<{t}> {name} = {q.name}.AllocTensor<{t}>();")
-        self.emit(f"CopyRowsIn({name}, {gm}[k0], 1, kb, kb, td_.rowElems);  // the block's kb step values")
-        self.emit(f"{q.name}.EnQue({name});")
-        self.emit(f"{name} = {q.name}.DeQue<{t}>();")
+        self._copy_in(q, name, t, f"CopyRowsIn({name}, {gm}[k0], 1, kb, kb, td_.rowElems);  // the block's kb step values")
         raw = Val("row", dtype, name, q, temp=True)
         vals = raw
         if dtype != "f32":

@@ -111,10 +111,16 @@ class GraphProposer:
                            "file") from None
 
 
+def _one_fold_pass(prog: str) -> bool:
+    """Is a slabs program one steps loop of folds, what ``slabs(split=...)`` admits (no total_*,
+    no step position)?"""
+    return prog.count(" in steps(") == 1 and "total_" not in prog and "position(" not in prog
+
+
 def _split_k(prog: str, plan) -> str | None:
     """The flat slabs program with K split across cores (search/split_k.py) when it is one
     pass of folds (one steps loop, no total_*: what slabs(split=...) admits), else None."""
-    if prog.count(" in steps(") != 1 or "total_" in prog or "position(" in prog:
+    if not _one_fold_pass(prog):
         return None
     try:
         return split_slabs(prog, plan.domain.extents(plan.full_shape)["A"])
@@ -136,7 +142,7 @@ def _split_tiles(prog: str, plan, em: Emitter) -> str | None:
     tiles = em.blocked_items()
     if tiles >= SPLIT_TILES_BELOW or e["K"] < SPLIT_MIN_STEPS:
         return None
-    if prog.count(" in steps(") != 1 or "total_" in prog or "position(" in prog:
+    if not _one_fold_pass(prog):
         return None
     try:
         return split_slabs(prog, tiles)
@@ -150,10 +156,11 @@ def _held(prog: str, plan) -> str | None:
     more over them, with no column operand (a weight chunk a tile would come one row a tile), else None."""
     if plan.domain.kind != "rows" or plan.domain.groups != 1 or any(f == "c" for f in plan.forms.values()):
         return None
-    if prog.count(" in chunks(t, CHUNK)") < 2 or not wide_rows(plan.domain.extents(plan.full_shape)["W"]):
+    width = plan.domain.extents(plan.full_shape)["W"]
+    if prog.count(" in chunks(t, CHUNK)") < 2 or not wide_rows(width):
         return None
     try:
-        return hold_first_pass(prog, plan.domain.extents(plan.full_shape)["W"])
+        return hold_first_pass(prog, width)
     except ValueError:
         return None
 
