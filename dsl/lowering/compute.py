@@ -38,6 +38,7 @@ from .compute_windows import WindowOps
 from .split_k import SplitKOps
 from .step_blockmax import BlockMaxOps
 from .step_folds import FOLD_OP, blocked, blocked_slab_tile, step_folds
+from .store_behind import Behind, BehindOps
 from .support import check_cube_supported, check_vector_supported
 
 
@@ -144,7 +145,7 @@ def unit_elems(program: ir.Program) -> int:
     return 32 // min(nbytes)
 
 
-class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps, ComputeOps):
+class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BehindOps, BlockMaxOps, SplitKOps, ComputeOps):
     """The vector compute pass. ``stage``: the rows stage of a @cube_kernel, lowered alone
     (its tiling is the cube tiling: chunks loop k has fields ch<k>/pw<k>, see compute_groups)."""
 
@@ -207,6 +208,7 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         self.holding: ir.InnerLoop | None = None  # the chunks(hold=H) loop being lowered
         self.hold_new: dict[str, Buffer] = {}  # what it keeps, once it is lowered
         self.held_chunks: dict[str, Buffer] = {}  # tensor -> the UB buffer its first H chunks are kept in
+        self.behind: Behind | None = None  # the chunks loop store whose copy-out trails the next loads
 
     # ------------------------------------------------------------ liveness
     def _liveness(self) -> None:
@@ -585,6 +587,8 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
             if self.loop.axis >= 0:  # strided rows: A segments of W elements each
                 self.emit("for (int64_t a = 0; a < td_.A; ++a) {")
                 self.indent += 1
+            self.chunk_var = s.var
+            self.behind = self._plan_behind(s)
             if s.reverse:  # the last (possibly short) chunk first
                 self.emit("for (int64_t c0 = td_.W > 0 ? (td_.W - 1) / td_.chunk * td_.chunk : -1; c0 >= 0; "
                           "c0 -= td_.chunk) {")
@@ -613,6 +617,9 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         self._block(s.body, s.var)
         self.indent -= 1
         self.emit("}")
+        if self.behind is not None:
+            self._close_behind(self.behind)
+            self.behind = None
         if s.kind == "steps" and blocked(self.loop):
             self._fold_step_rows(s, folds)
         if s.kind == "chunks" and self.loop.axis >= 0:
@@ -784,6 +791,11 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
         return out
 
     def _load(self, e: ir.Load) -> Val:
+        v = self._load_value(e)
+        self._loaded_behind(e)
+        return v
+
+    def _load_value(self, e: ir.Load) -> Val:
         if self.after_cube:
             return self._stage_load(e)
         if e.tensor in self.held and e.at != self.loop.var:
@@ -915,6 +927,10 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BlockMaxOps, SplitKOps,
             dst = Val(form, out.dtype, name, q, temp=False)
             self._expr(s.value, loop_var, dst, pre=lambda: self.emit(
                 f"LocalTensor<{t}> {name} = {q.name}.AllocTensor<{t}>();"))
+        if self.behind is not None and self.behind.store is s:
+            self.roles[s.tensor] = "tile"
+            self._enqueue_behind(name, t)
+            return
         self.emit(f"{q.name}.EnQue({name});")
         self.emit(f"{name} = {q.name}.DeQue<{t}>();")
         if self.loop.kind == "rows" and form == "row":

@@ -18,7 +18,8 @@ from .compute_ops import CTYPE, NBYTES, Val
 
 class InplaceOps:
     """Uses the pass's emit, counter, loop, p, tp, roles, _queue, _gm_offset, _row_off, _expr,
-    _copy, _copy_in, _release and the liveness tables (def_of, last_use, pos_of_stmt, cur_stmt)."""
+    _copy, _copy_in, _release, buf_users, _key and the liveness tables (def_of, last_use,
+    pos_of_stmt, cur_stmt, carried)."""
 
     def _check_inplace(self, loop: ir.Loop) -> None:
         """rows(inplace=True): the tile store is computed into the slot its loop tensor was
@@ -77,12 +78,29 @@ class InplaceOps:
         self.emit(f"CopyRowsOut({mangle('gm', s.tensor)}[{self._row_off()}], {cpp}, r, w, td_.W, wp);")
         self.emit(f"{slot.buf.name}.FreeTensor({slot.cpp});")
 
+    def _named_tile_dies(self, d: int, v: Val) -> bool:
+        """A named tile alone in a pool buffer (not an accumulator): at its last read the op
+        reading it may write in place, as into a dead temporary, so ``s2 + row_sum(d * d)``
+        needs no second tile buffer. Not a load's queue slot: holding it longer delays the
+        next copy-in (cumsum's blocked scan, modeled: 758.0 -> 764.2 us)."""
+        if v.form != "tile" or v.buf.kind != "tmp" or self.after_cube:
+            return False
+        if d in self.carried or d in self.carried.values():
+            return False
+        return self.buf_users.get(self._key(v), 0) == 1
+
     def _slot_dies_here(self, e: ir.Var) -> bool:
-        """Whether a value held in a bound slot is read for the last time by this statement,
-        once: the statement may then write into the slot (it is overwritten by the store anyway)."""
+        """Whether a value is read for the last time by this statement, once (or as both operands
+        of one elementwise op): the statement may then write into its buffer (a bound slot is
+        overwritten by the store anyway)."""
         d = self.def_of.get(id(e))
         st = getattr(self, "cur_stmt", None)
         if d is None or st is None or self.last_use.get(d) != self.pos_of_stmt.get(id(st)):
             return False
-        uses = [x for ex in ir.stmt_exprs(st) for x in ir.walk_exprs(ex) if isinstance(x, ir.Var) and x.name == e.name]
-        return len(uses) == 1
+        nodes = [x for ex in ir.stmt_exprs(st) for x in ir.walk_exprs(ex)]
+        uses = [x for x in nodes if isinstance(x, ir.Var) and x.name == e.name]
+        if len(uses) == 1:
+            return True
+        # d * d: both operands of one elementwise op, which reads them before it writes
+        return len(uses) == 2 and any(isinstance(x, ir.Binary) and x.lhs is uses[0] and x.rhs is uses[1]
+                                      for x in nodes)

@@ -159,8 +159,10 @@ class ComputeOps:
         if t.form == "scalar":
             return Val("scalar", "f32", self._scalar_cpp(e))
         if isinstance(e, ir.Var):
-            v = self.live_defs[self.def_of[id(e)]]
-            dies = v.buf is not None and v.buf.kind == "bindq" and self._slot_dies_here(e)
+            d = self.def_of[id(e)]
+            v = self.live_defs[d]
+            dies = v.buf is not None and (v.buf.kind == "bindq" or self._named_tile_dies(d, v)) \
+                and self._slot_dies_here(e)
             return Val(v.form, v.dtype, v.cpp, v.buf, temp=dies, origin=v.origin, size=v.size)
         if isinstance(e, ir.Load):
             v = self._load(e)
