@@ -209,6 +209,7 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BehindOps, BlockMaxOps,
         self.hold_new: dict[str, Buffer] = {}  # what it keeps, once it is lowered
         self.held_chunks: dict[str, Buffer] = {}  # tensor -> the UB buffer its first H chunks are kept in
         self.behind: Behind | None = None  # the chunks loop store whose copy-out trails the next loads
+        self.chunk_var = ""  # the chunks loop being lowered
 
     # ------------------------------------------------------------ liveness
     def _liveness(self) -> None:
@@ -618,8 +619,7 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BehindOps, BlockMaxOps,
         self.indent -= 1
         self.emit("}")
         if self.behind is not None:
-            self._close_behind(self.behind)
-            self.behind = None
+            self._close_behind()
         if s.kind == "steps" and blocked(self.loop):
             self._fold_step_rows(s, folds)
         if s.kind == "chunks" and self.loop.axis >= 0:

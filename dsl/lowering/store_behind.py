@@ -4,8 +4,9 @@ Why: the store of chunk k and the load of chunk k + 1 share the core's GM bandwi
 in loop order (store k, then load k + 1), the load queues behind the whole store, the vector
 pipe waits for the load, and the next store waits for the vector pipe: copy-in, compute and
 copy-out run one after another instead of overlapping. Here the stored tile is enqueued as
-usual, but its copy-out is issued in the next iteration, right after that chunk's first
-tile load, and once more after the loop for the last chunk. With queue depth 1 there is no
+usual, but its copy-out is issued in the next iteration, after the last load that chunk
+issues before its store, and once more after the loop for the last chunk (modeled:
+layer_norm_2d's output pass 1.66 -> 1.38 us a 32 KiB chunk). With queue depth 1 there is no
 second output slot to wait in, so the store is copied out at once as before (``DEPTH`` is a
 compile-time constant of the kernel class).
 """
@@ -53,13 +54,17 @@ class BehindOps:
         self.emit(f"int64_t {b.col} = -1;  // the chunk whose copy-out waits behind the next chunk's loads")
         return b
 
-    def _copy_out_behind(self, b: Behind, col: str) -> None:
-        """DeQue the oldest stored tile of the chunk at column ``col``, copy it out, free it."""
+    def _copy_out_behind(self, why: str) -> None:
+        """If a chunk's store is pending: DeQue it (the oldest stored tile), copy it out at its
+        column, free its slot."""
+        b = self.behind
         t = CTYPE[self.p.param(b.store.tensor).dtype]
-        self.emit(f"LocalTensor<{t}> {b.col}o = {b.queue.name}.DeQue<{t}>();")
-        self.emit(f"CopyRowsOut({mangle('gm', b.store.tensor)}[gr * td_.W + {col}], {b.col}o, r, "
-                  f"acx_min(td_.chunk, td_.W - {col}), td_.W, wp);")
-        self.emit(f"{b.queue.name}.FreeTensor({b.col}o);")
+        self.emit(f"if ({b.col} >= 0) {{  // {why}")
+        self.emit(f"    LocalTensor<{t}> {b.col}o = {b.queue.name}.DeQue<{t}>();")
+        self.emit(f"    CopyRowsOut({mangle('gm', b.store.tensor)}[gr * td_.W + {b.col}], {b.col}o, r, "
+                  f"acx_min(td_.chunk, td_.W - {b.col}), td_.W, wp);")
+        self.emit(f"    {b.queue.name}.FreeTensor({b.col}o);")
+        self.emit("}")
 
     def _loaded_behind(self, e: ir.Load) -> None:
         """After each load: once the chunk's last load before its store is issued, the previous
@@ -69,22 +74,15 @@ class BehindOps:
             return
         b.loads -= 1
         if b.loads <= 0:
-            self._flush_behind()
-
-    def _flush_behind(self) -> None:
-        b = self.behind
-        b.flushed = True
-        self.emit(f"if ({b.col} >= 0) {{  // the previous chunk's store, behind this chunk's loads")
-        self.indent += 1
-        self._copy_out_behind(b, b.col)
-        self.indent -= 1
-        self.emit("}")
+            b.flushed = True
+            self._copy_out_behind("the previous chunk's store, behind this chunk's loads")
 
     def _enqueue_behind(self, name: str, t: str) -> None:
         """The store of this chunk: enqueued; copied out by the next iteration (depth > 1)."""
         b = self.behind
         if not b.flushed:  # a load the count expected was not issued (a cached value)
-            self._flush_behind()
+            b.flushed = True
+            self._copy_out_behind("the previous chunk's store")
         q = b.queue
         self.emit(f"{q.name}.EnQue({name});")
         self.emit(f"if (DEPTH > 1) {{ {b.col} = c0; }} else {{")
@@ -95,10 +93,7 @@ class BehindOps:
         self.indent -= 1
         self.emit("}")
 
-    def _close_behind(self, b: Behind) -> None:
+    def _close_behind(self) -> None:
         """After the loop: the last chunk's copy-out."""
-        self.emit(f"if ({b.col} >= 0) {{  // the last chunk's store")
-        self.indent += 1
-        self._copy_out_behind(b, b.col)
-        self.indent -= 1
-        self.emit("}")
+        self._copy_out_behind("the last chunk's store")
+        self.behind = None
