@@ -32,6 +32,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..dsl.checker import check_program
 from ..dsl.errors import DslError
+from ..dsl.kernel import prepare
+from ..dsl.lowering.cube_mixed import row_wise
 from ..dsl.lowering.support import check_cube_supported
 from ..dsl.parser import parse
 from ..tasks.aten import Ref
@@ -152,9 +154,28 @@ def _rename(lines: list[str], old: str, new: str) -> list[str]:
     return [pat.sub(new, ln) for ln in lines]
 
 
-def splice(vector_prog: str, task: Task, pc: ProductCall, dims: tuple[int, int, int, int]) -> str:
+def _ring_stage(fields: dict, store: str, ws: str, ws_dt: str, operand_dt: str) -> str:
+    """The cube stage of ``templates/cube_matmul_mix.dsl`` (its vector part cut off) storing the
+    product into ring workspace ``ws``: the mixed launch's cube side. fp32 operands start at half
+    the K depths (BK 32, KL1 128), so that a block of full 256-column rows fits L0B and L1."""
+    mix = _template("cube_matmul_mix")
+    mix = mix[:mix.index("    for t in rows(")].format(ws_dtype=ws_dt, ws_store=store, ws_note=ws_dt, acc_args="",
+                                                       **fields)
+    if operand_dt == "f32":
+        mix = mix.replace("BK = tunable(choice(32, 64, 128), default=64)", "BK = tunable(choice(32, 64, 128), default=32)")
+        mix = mix.replace("KL1 = tunable(choice(128, 256, 512, 1024), default=256)",
+                          "KL1 = tunable(choice(128, 256, 512, 1024), default=128)")
+    lines = [ln for ln in re.sub(r"\bmm_ws\b", ws, mix).splitlines()
+             if not re.match(r"^\s+(VROWS|VCHUNK|VDEPTH) = tunable\(", ln)]
+    return "\n".join(lines)
+
+
+def splice(vector_prog: str, task: Task, pc: ProductCall, dims: tuple[int, int, int, int],
+           ring: bool = False) -> str:
     """The cube stage of the product into the workspace, then ``vector_prog`` (a graph-frontend
-    program of the suffix task) reading it: one ``@cube_kernel`` (raises ``ValueError``)."""
+    program of the suffix task) reading it: one ``@cube_kernel`` (raises ``ValueError``). With
+    ``ring``: one mixed launch, the workspace a ring of blocks per AI Core that the AI Core's own
+    vector cores read (``dsl/lowering/cube_mixed.py``), so the rows loop takes no ``cores=``."""
     lines = vector_prog.splitlines()
     at = next(i for i, ln in enumerate(lines) if ln.startswith("def "))
     m = _HEADER.match(lines[at])
@@ -166,7 +187,7 @@ def splice(vector_prog: str, task: Task, pc: ProductCall, dims: tuple[int, int, 
         doc_end += 1
     body = lines[doc_end + 1:]
     # a parameter named like a word of the cube stage (a task input called `acc`, `blk`, `BM`)
-    reserved = words_of(_template("cube_matmul"))
+    reserved = words_of(_template("cube_matmul")) | words_of(_template("cube_matmul_mix"))
     for name in [p.split(":")[0] for p in params]:
         if name in reserved:
             new = _fresh(f"{name}_in", body + params)
@@ -178,11 +199,26 @@ def splice(vector_prog: str, task: Task, pc: ProductCall, dims: tuple[int, int, 
     spec = MatmulSpec(a, b, T, "f32", transpose_a=pc.a.transpose, transpose_b=pc.b.transpose, batched=pc.batched)
     ws_dt = params[len(task.inputs)].split("[")[1].rstrip("]")  # the suffix task's mm_out dtype
     store = "acc" if ws_dt == "f32" else f"cast(acc, {ws_dt})"
-    cube = _template("cube_matmul").format(store=store, store_note=f"{ws_dt}, into the workspace",
-                                           **{**template_fields(kname, spec, dims), "out": ws})
+    fields = {**template_fields(kname, spec, dims), "out": ws}
+    if ring:
+        cube = _ring_stage(fields, store, ws, ws_dt, T)
+    else:
+        cube = _template("cube_matmul").format(store=store, store_note=f"{ws_dt}, into the workspace", **fields)
     cube_lines = cube.splitlines()
     cdef = next(i for i, ln in enumerate(cube_lines) if ln.startswith("def "))
-    cube_body = [ln for ln in cube_lines[cdef + 2:] if ln.strip()]  # past its one-line docstring
+    doc_end = cdef + 1  # the docstring's last line: one line, or up to the closing quotes
+    if cube_lines[doc_end].count('"""') < 2:
+        doc_end += 1
+        while '"""' not in cube_lines[doc_end]:
+            doc_end += 1
+    cube_body = [ln for ln in cube_lines[doc_end + 1:] if ln.strip() and " = workspace(" not in ln]
+    if ring:  # the AI Core's two vector cores take its blocks' rows: no cores= of the rows loop
+        header = next(i for i, ln in enumerate(body) if ln.lstrip().startswith("for ") and " in rows(" in ln)
+        m = re.search(r", cores=(\w+)", body[header])
+        if m:
+            body[header] = body[header].replace(m.group(0), "")
+            if not re.search(rf"\b{m.group(1)}\b", "\n".join(x for x in body if not _TUNABLE.match(x))):
+                body = [x for x in body if not re.match(rf"^\s+{m.group(1)} = tunable\(", x)]
     # a tunable or variable of the vector program that the cube stage also has (CORES, DEPTH)
     for word in sorted(words_of("\n".join(body)) & (words_of("\n".join(cube_body)) - set(names))):
         if any(re.match(rf"^\s+{word} = tunable\(", ln) for ln in body):
@@ -195,13 +231,40 @@ def splice(vector_prog: str, task: Task, pc: ProductCall, dims: tuple[int, int, 
     ins = [p for i, p in enumerate(params) if i != len(task.inputs)]
     doc = (f"Cube stage: the product {a} x {b} ({ws_dt}) into the workspace {ws}; vector stage: the rest "
            f"of the reference (graph frontend). {lines[at + 1].strip().strip(chr(34))}")
+    if ring:
+        doc = (f"One mixed launch: the cube writes the product {a} x {b} ({ws_dt}) block by block into the "
+               f"ring {ws}; each AI Core's vector cores apply the rest of the reference (graph frontend) to a "
+               f"block while the cube computes the next. {lines[at + 1].strip().strip(chr(34))}")
     tun_c = [ln for ln in cube_body if _TUNABLE.match(ln)]
     tun_v = [ln for ln in body if _TUNABLE.match(ln)]
     rest_c = [ln for ln in cube_body if not _TUNABLE.match(ln)]
     rest_v = [ln for ln in body if not _TUNABLE.match(ln)]
+    ring_arg = ", ring=RING" if ring else ""
     out = [f'@cube_kernel(category="{task.category}")', f"def {kname}({', '.join(ins)}):",
-           f'    """{doc}"""', *tun_c, *tun_v, f"    {ws} = workspace({ws_dt})", *rest_c, *rest_v]
+           f'    """{doc}"""', *tun_c, *tun_v, f"    {ws} = workspace({ws_dt}{ring_arg})", *rest_c, *rest_v]
     return "\n".join(out) + "\n"
+
+
+def ring_twin(vector_prog: str, task: Task, pc: ProductCall, dims: tuple[int, int, int, int]) -> str:
+    """The one-launch twin of a cube-then-vector candidate (``splice(..., ring=True)``). A rows
+    stage that combines a row's columns (a softmax, a norm, a log-sum-exp) is right in the ring
+    only when every block spans whole rows: its block width takes the values of at least N and
+    its tail split never cuts along N (raises ``ValueError`` when N is wider than a block)."""
+    src = splice(vector_prog, task, pc, dims, ring=True)
+    if not row_wise(check_program(parse(src)).program):
+        return src
+    bn = re.search(r"(?m)^    BN = tunable\(choice\(([^)]*)\), default=\d+\)", src)
+    tail = re.search(r"(?m)^    TAIL = tunable\(choice\(0, 1, 2\), default=(\d)\)", src)
+    if bn is None or tail is None:
+        raise ValueError("the ring stage's BN / TAIL tunables were not found")
+    n, blocks = dims[2], [int(x) for x in bn.group(1).split(",")]
+    widths = [w for w in blocks if w >= n]
+    if not widths:
+        raise ValueError(f"rows of {n} columns are wider than a block ({max(blocks)}): the ring form needs "
+                         "blocks spanning whole rows")
+    src = src.replace(bn.group(0), f"    BN = tunable(choice({', '.join(map(str, widths))}), default={widths[-1]})")
+    src = src.replace(tail.group(0), f"    TAIL = tunable(choice(0, 2), default={2 if tail.group(1) == '1' else tail.group(1)})")
+    return src
 
 
 class CubeVectorProposer:
@@ -240,6 +303,17 @@ class CubeVectorProposer:
                 why.setdefault(" ".join(str(e).split()), name.split("/")[-1])
                 continue
             out.append(Candidate(name, src, origin=self.name))
+            if pc.batched:  # the ring form covers unbatched products
+                continue
+            try:
+                src = ring_twin(c.source, task, pc, dims)
+                check_cube_supported(check_program(parse(src)))
+                ring = prepare(name, src)
+                ring.lower(ring.defaults())  # the ring rewrite maps only some GM addressing: refused here
+            except (ValueError, DslError) as e:
+                why.setdefault(" ".join(str(e).split()), name.split("/")[-1] + " (ring)")
+                continue
+            out.append(Candidate(name.replace("/cube_then_", "/ring_then_"), src, origin=self.name))
         if not out:
             reasons = "; ".join(f"{s}: {r}" for r, s in why.items())
             raise Declined(f"no vector program of the rest of the reference fits the vector stage after the "

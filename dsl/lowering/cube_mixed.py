@@ -104,8 +104,6 @@ def mixed_rows_body(body: list[str], walk: list[str], p: ir.Program, ws: ir.Work
     text = "\n".join(body)
     for h in _ROWS_HDR:
         _need(text, h, "rows loop header")
-    if re.search(r"td_\.pw[1-9]", text):
-        raise DslError("mixed kernel: one chunks loop over the block's columns is supported")
     ren = {"row0": "brow", "col0": "bcol", "mB": "bh", "nB": "bw"}
     walk_txt = re.sub(r"\b(row0|col0|mB|nB)\b", lambda m: ren[m.group(1)], "\n".join(walk))
     walk_txt = walk_txt.replace("for (int64_t w = core;", "for (int64_t w = aiCore;")
@@ -143,7 +141,7 @@ def mixed_rows_body(body: list[str], walk: list[str], p: ir.Program, ws: ir.Work
         out.append(line)
         i += 1
     text = "\n".join(out)
-    text = re.sub(r"td_\.pw0\b", "bw", text)  # the block's columns
+    text = re.sub(r"td_\.pw\d+\b", "bw", text)  # the block's columns
     text = text.replace(f"{ws_gm}[gr * {ws_w} + c0]", f"{ws_gm}[wsb + (gr - brow) * td_.bn + c0]")
     text = text.replace(f"{ws_gm}[s * td_.Bt * td_.M * td_.N + gr * {ws_w} + c0]",
                         f"{ws_gm}[wsb + (gr - brow) * td_.bn + c0]")  # split-K sums (splits is 1 here)
@@ -163,7 +161,8 @@ def mixed_rows_body(body: list[str], walk: list[str], p: ir.Program, ws: ir.Work
 
 
 def check_mixed(p: ir.Program, t: dict[str, int], values: dict[str, int]) -> None:
-    """Shape and tunable rules of the ring form (before any build)."""
+    """Shape and tunable rules of the ring form (before any build). A rows stage that combines a
+    row's columns needs blocks spanning whole rows (one block along N, no tail split along N)."""
     ws = ring_workspace(p)
     assert ws is not None
     ring = int(values[ws.ring]) if isinstance(ws.ring, str) else int(ws.ring)
@@ -177,3 +176,28 @@ def check_mixed(p: ir.Program, t: dict[str, int], values: dict[str, int]) -> Non
         raise DslError("the ring form writes each block with one Fixpipe: fix_split must be 0")
     if t.get("Bt", 1) != 1:
         raise DslError("the ring form covers unbatched products (Bt = 1)")
+    if p.loops and any(isinstance(s, ir.InnerLoop) and s.kind == "chunks" and s.parts != 1
+                       for s in ir.walk_stmts(p.loops[-1].body)):
+        raise DslError("the ring form walks each chunks loop over one block's columns: no chunks(parts=)")
+    if row_wise(p):
+        if t.get("nN", 1) != 1:
+            raise DslError(f"the rows stage combines a row's columns (a reduction, scan or width): each block "
+                           f"must span whole rows, but N = {t.get('N')} takes {t.get('nN')} blocks of "
+                           f"{t.get('bn')} columns (a larger n=, or the two-launch form)")
+        tail = values.get(c.tail, 0) if c is not None and isinstance(c.tail, str) else (c.tail if c else 0)
+        if tail == 1:
+            raise DslError("the rows stage combines a row's columns: tail=1 splits blocks along N (use 0 or 2)")
+
+
+#: expressions that read and write one column at a time (a stage made of them only may see part of a row)
+_COLUMNWISE = (ir.Const, ir.ScalarRef, ir.Var, ir.Load, ir.Unary, ir.LeakyRelu, ir.Binary, ir.Power, ir.Compare,
+               ir.Select, ir.Cast, ir.Fill)
+
+
+def row_wise(p: ir.Program) -> bool:
+    """Whether the vector stage combines values across a row's columns (any expression not known
+    to be column by column: a row reduction, a row's last value, a scan, width(t)): in the ring
+    form each AIV sees one block's columns, so such a stage is right only when a block spans the row."""
+    if not p.loops:
+        return False
+    return any(not isinstance(e, _COLUMNWISE) for x in ir.body_exprs(p.loops[-1].body) for e in ir.walk_exprs(x))

@@ -151,6 +151,9 @@ def decompose(ag: AtenGraph, task_inputs: list[Any]) -> PrimGraph:
                                    graph.nodes[r.node]["kind"] == "op" else graph.nodes[r.node]["kind"])
                 g.rounded.update(g.storage(v) for v in values[n] if isinstance(v, Value)
                                  and v.dtype in (torch.float16, torch.bfloat16))
+                for v in values[n]:  # a 16-bit result folded to a number: the number eager rounds to
+                    if isinstance(v, Value):
+                        g.round_const(v)
             except Unsupported as e:  # only an error if a live value reads it (e.g. not
                 failed[n] = e        # BatchNorm's running-statistics updates)
                 values[n] = [None] * max(1, len(d["outputs"]))

@@ -199,6 +199,15 @@ class PrimGraph:
             value = float(bool(value))
         return self._add("const", (), tuple(shape), (), dtype, share=False, value=value)
 
+    def round_const(self, v: Value) -> None:
+        """A constant node of an fp16 / bf16 dtype holds a number of that dtype: a folded op of a
+        one-element 16-bit tensor (``exp(log_tau)`` of a bf16 parameter) is rounded as eager rounds
+        its result, or a division by it differs from eager's in the last place."""
+        dt = self.attr(v, "dtype")
+        if self.op(v) == "const" and dt in (torch.float16, torch.bfloat16):
+            x = float(self.attr(v, "value"))
+            self.g.nodes[v.node]["value"] = float(torch.tensor(x, dtype=torch.float32).to(dt).float())
+
     def index(self, index: int, name: str, shape: Shape, dtype: torch.dtype) -> Value:
         return self._add("index", (), shape, shape, dtype, index=index, name=name)
 
