@@ -18,7 +18,11 @@ read from the traced graph, never from names:
    then vector). Only programs that parse, check and fit the rows stage a ``@cube_kernel``
    lowers (``dsl/lowering/support.py``: column chunks, f32 math, comparisons and ``where``, no
    scans or whole-tensor totals) are offered; a tunable or variable of the vector program that the
-   cube stage also uses is renamed.
+   cube stage also uses is renamed;
+3. for an unbatched product, each such program's one-launch twin (``ring_then_*``, :func:`ring_twin`):
+   the workspace a ring of blocks per AI Core, the program run by that AI Core's vector cores on
+   each block while the cube computes the next. A program that combines a row's columns is right
+   there only when a block spans the row, so its twin exists only for N up to the widest block.
 """
 
 from __future__ import annotations
