@@ -93,3 +93,13 @@ def test_a_row_wise_ring_over_part_of_a_row_is_refused(change: dict, why: str) -
     ev = Evaluator(task, "Ascend910B2", seeds=(0,))
     assert ev.feasible(prep, prep.defaults()) is None
     assert why in (ev.feasible(prep, {**prep.defaults(), **change}) or "")
+
+
+@needs_gxx
+def test_a_per_row_output_in_the_ring() -> None:
+    """x @ W then each row's mean after its max (one value a row): the row values are written at
+    their global rows, each by the one vector core whose block holds the row."""
+    task = load_task_file(CORPUS / "param_matmul_rowmax_mean.py")
+    cands = _by_kind(task)
+    assert "ring_then_chunked" in cands, sorted(cands)
+    assert_all_pass(task, [cands["ring_then_chunked"]])

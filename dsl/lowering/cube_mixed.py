@@ -153,7 +153,10 @@ def mixed_rows_body(body: list[str], walk: list[str], p: ir.Program, ws: ir.Work
     left = re.findall(r"gm_\w+\[[^\]]*\]", text)
     known = re.compile(rf"^({re.escape(ws_gm)}\[wsb \+ \(gr - brow\) \* td_\.bn \+ c0\]|gm_\w+\[gr \* td_\.width_\w+ "
                        r"\+ bcol \+ c0\]|gm_\w+\[bcol \+ c0\])$")
-    odd = [x for x in left if not known.match(x)]
+    # per-row values (a row's max, mean): right when a block spans its rows, which check_mixed
+    # demands of any stage that combines a row's columns
+    per_row = re.compile(r"^gm_\w+\[gr( \* \d+)?\]$") if row_wise(p) else None
+    odd = [x for x in left if not known.match(x) and not (per_row and per_row.match(x))]
     if odd or "td_.pw" in text:
         raise DslError(f"mixed kernel: the rows stage addresses GM as {odd[:2] or 'by a column extent'}, which the "
                        "ring form does not map; use the two-launch form")
