@@ -158,6 +158,14 @@ def _rename(lines: list[str], old: str, new: str) -> list[str]:
     return [pat.sub(new, ln) for ln in lines]
 
 
+def _doc_end(lines: list[str], at: int) -> int:
+    """The line that closes the docstring of the ``def`` at line ``at`` (one line or several)."""
+    end = at + 1
+    while not lines[end].rstrip().endswith('"""'):
+        end += 1
+    return end
+
+
 def _ring_stage(fields: dict, store: str, ws: str, ws_dt: str, operand_dt: str) -> str:
     """The cube stage of ``templates/cube_matmul_mix.dsl`` (its vector part cut off) storing the
     product into ring workspace ``ws``: the mixed launch's cube side. fp32 operands start at half
@@ -186,10 +194,7 @@ def splice(vector_prog: str, task: Task, pc: ProductCall, dims: tuple[int, int, 
     if m is None or not lines[at - 1].startswith("@kernel("):
         raise ValueError("not a graph-frontend program header")
     kname, params = m.group(1), [p.strip() for p in m.group(2).split(",")]
-    doc_end = at + 1
-    while not lines[doc_end].rstrip().endswith('"""'):
-        doc_end += 1
-    body = lines[doc_end + 1:]
+    body = lines[_doc_end(lines, at) + 1:]
     # a parameter named like a word of the cube stage (a task input called `acc`, `blk`, `BM`)
     reserved = words_of(_template("cube_matmul")) | words_of(_template("cube_matmul_mix"))
     for name in [p.split(":")[0] for p in params]:
@@ -210,12 +215,7 @@ def splice(vector_prog: str, task: Task, pc: ProductCall, dims: tuple[int, int, 
         cube = _template("cube_matmul").format(store=store, store_note=f"{ws_dt}, into the workspace", **fields)
     cube_lines = cube.splitlines()
     cdef = next(i for i, ln in enumerate(cube_lines) if ln.startswith("def "))
-    doc_end = cdef + 1  # the docstring's last line: one line, or up to the closing quotes
-    if cube_lines[doc_end].count('"""') < 2:
-        doc_end += 1
-        while '"""' not in cube_lines[doc_end]:
-            doc_end += 1
-    cube_body = [ln for ln in cube_lines[doc_end + 1:] if ln.strip() and " = workspace(" not in ln]
+    cube_body = [ln for ln in cube_lines[_doc_end(cube_lines, cdef) + 1:] if ln.strip() and " = workspace(" not in ln]
     if ring:  # the AI Core's two vector cores take its blocks' rows: no cores= of the rows loop
         header = next(i for i, ln in enumerate(body) if ln.lstrip().startswith("for ") and " in rows(" in ln)
         m = re.search(r", cores=(\w+)", body[header])
@@ -255,7 +255,7 @@ def ring_twin(vector_prog: str, task: Task, pc: ProductCall, dims: tuple[int, in
     only when every block spans whole rows: its block width takes the values of at least N and
     its tail split never cuts along N (raises ``ValueError`` when N is wider than a block)."""
     src = splice(vector_prog, task, pc, dims, ring=True)
-    if not row_wise(check_program(parse(src)).program):
+    if not row_wise(parse(src)):
         return src
     bn = re.search(r"(?m)^    BN = tunable\(choice\(([^)]*)\), default=\d+\)", src)
     tail = re.search(r"(?m)^    TAIL = tunable\(choice\(0, 1, 2\), default=(\d)\)", src)
@@ -311,8 +311,8 @@ class CubeVectorProposer:
                 continue
             try:
                 src = ring_twin(c.source, task, pc, dims)
-                check_cube_supported(check_program(parse(src)))
                 ring = prepare(name, src)
+                check_cube_supported(ring.typed)
                 ring.lower(ring.defaults())  # the ring rewrite maps only some GM addressing: refused here
             except (ValueError, DslError) as e:
                 why.setdefault(" ".join(str(e).split()), name.split("/")[-1] + " (ring)")

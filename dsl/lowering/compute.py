@@ -209,7 +209,6 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BehindOps, BlockMaxOps,
         self.hold_new: dict[str, Buffer] = {}  # what it keeps, once it is lowered
         self.held_chunks: dict[str, Buffer] = {}  # tensor -> the UB buffer its first H chunks are kept in
         self.behind: Behind | None = None  # the chunks loop store whose copy-out trails the next loads
-        self.chunk_var = ""  # the chunks loop being lowered
 
     # ------------------------------------------------------------ liveness
     def _liveness(self) -> None:
@@ -588,7 +587,6 @@ class _Compute(GroupOps, WindowOps, FlatOps, InplaceOps, BehindOps, BlockMaxOps,
             if self.loop.axis >= 0:  # strided rows: A segments of W elements each
                 self.emit("for (int64_t a = 0; a < td_.A; ++a) {")
                 self.indent += 1
-            self.chunk_var = s.var
             self.behind = self._plan_behind(s)
             if s.reverse:  # the last (possibly short) chunk first
                 self.emit("for (int64_t c0 = td_.W > 0 ? (td_.W - 1) / td_.chunk * td_.chunk : -1; c0 >= 0; "

@@ -26,6 +26,7 @@ class Behind:
     column (c0) of the chunk whose copy-out is pending (-1: none)."""
 
     store: ir.Store
+    var: str  # the chunks loop's variable: the loads that count are of its chunk
     col: str
     queue: Buffer
     loads: int  # the chunk's loads up to the store: the copy-out follows the last of them
@@ -33,7 +34,7 @@ class Behind:
 
 
 class BehindOps:
-    """Uses the pass's emit, counter, indent, loop, p, tp, after_cube, chunk_var and _queue."""
+    """Uses the pass's emit, counter, indent, loop, p, tp, after_cube and _queue."""
 
     def _plan_behind(self, s: ir.InnerLoop) -> Behind | None:
         """The store to defer in chunks loop ``s``: its one tile store, when the chunk's loads
@@ -50,7 +51,7 @@ class BehindOps:
         if not loads:
             return None
         self.counter += 1
-        b = Behind(stores[0], f"pend{self.counter}", self._queue(stores[0].tensor, "outq", "tile"), loads)
+        b = Behind(stores[0], s.var, f"pend{self.counter}", self._queue(stores[0].tensor, "outq", "tile"), loads)
         self.emit(f"int64_t {b.col} = -1;  // the chunk whose copy-out waits behind the next chunk's loads")
         return b
 
@@ -60,17 +61,23 @@ class BehindOps:
         b = self.behind
         t = CTYPE[self.p.param(b.store.tensor).dtype]
         self.emit(f"if ({b.col} >= 0) {{  // {why}")
-        self.emit(f"    LocalTensor<{t}> {b.col}o = {b.queue.name}.DeQue<{t}>();")
-        self.emit(f"    CopyRowsOut({mangle('gm', b.store.tensor)}[gr * td_.W + {b.col}], {b.col}o, r, "
-                  f"acx_min(td_.chunk, td_.W - {b.col}), td_.W, wp);")
-        self.emit(f"    {b.queue.name}.FreeTensor({b.col}o);")
+        self.indent += 1
+        self.emit(f"LocalTensor<{t}> {b.col}o = {b.queue.name}.DeQue<{t}>();")
+        self._copy_out(f"{b.col}o", b.col, f"acx_min(td_.chunk, td_.W - {b.col})")
+        self.indent -= 1
         self.emit("}")
+
+    def _copy_out(self, tile: str, col: str, width: str) -> None:
+        """The dequeued ``tile`` of the chunk at column ``col`` (``width`` columns) to GM, its slot freed."""
+        b = self.behind
+        self.emit(f"CopyRowsOut({mangle('gm', b.store.tensor)}[gr * td_.W + {col}], {tile}, r, {width}, td_.W, wp);")
+        self.emit(f"{b.queue.name}.FreeTensor({tile});")
 
     def _loaded_behind(self, e: ir.Load) -> None:
         """After each load: once the chunk's last load before its store is issued, the previous
         chunk's copy-out."""
         b = self.behind
-        if b is None or b.flushed or e.at != self.chunk_var:
+        if b is None or b.flushed or e.at != b.var:
             return
         b.loads -= 1
         if b.loads <= 0:
@@ -88,8 +95,7 @@ class BehindOps:
         self.emit(f"if (DEPTH > 1) {{ {b.col} = c0; }} else {{")
         self.indent += 1
         self.emit(f"{name} = {q.name}.DeQue<{t}>();")
-        self.emit(f"CopyRowsOut({mangle('gm', b.store.tensor)}[gr * td_.W + c0], {name}, r, w, td_.W, wp);")
-        self.emit(f"{q.name}.FreeTensor({name});")
+        self._copy_out(name, "c0", "w")
         self.indent -= 1
         self.emit("}")
 
