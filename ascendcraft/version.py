@@ -12,7 +12,7 @@ from pathlib import Path
 
 #: Version of the performance model (timeline, SoC numbers, eager baseline). Every modeled
 #: figure carries it (``report_fields``); bump it whenever a modeled number can change.
-MODEL_VERSION = "2.3"
+MODEL_VERSION = "2.4"
 
 
 def package_version() -> str:

@@ -1,10 +1,11 @@
-"""Capacity lower bound on a matmul's operand traffic, from a cube core's on-chip buffers.
+"""Lower bounds on a matmul's operand traffic, from a cube core's on-chip buffers.
 
-Why: the eager matmul is charged ``max(flops at the measured efficiency, compulsory bytes)``.
-If no tiling on a SoC could avoid re-reading operands (L1 / L0 too small), charging eager only
-the compulsory bytes would flatter it. This module gives the re-read traffic *any* kernel on
-the SoC pays, and the largest share of the compute time that traffic can take; the eager model
-needs the term only if that share can exceed 1 (model/README.md, *Capacity bound*).
+Why: a kernel re-reads operands its buffers cannot hold, and the timeline charges our kernels
+those re-reads; the eager matmul must pay the same for the same blocking. Two bounds live
+here: :func:`l0c_block_rereads`, the least re-reads of a kernel that keeps each output block's
+sums in L0C (the library's Matmul API; the eager matmul is charged these, model/README.md
+*Matmul re-reads*), and :func:`matmul_read_lower_bound`, the two-level I/O bound for a kernel
+of any structure (partial sums in L1 allowed), with :func:`reread_share_of_compute`.
 """
 
 from __future__ import annotations
@@ -54,3 +55,41 @@ def reread_share_of_compute(soc: Soc | str | None, dtype: str = "float16") -> fl
     esize = 4 if str(dtype).lower().removeprefix("torch.") in ("float32", "float", "fp32", "f32") else 2
     peak = soc.cube_peak_flops(dtype)
     return esize * peak * soc.eager_matmul_efficiency / (math.sqrt(fast_elements(soc, esize)) * soc.l2_gbps * 1e9)
+
+
+def l0c_block_rereads(batch: int, m: int, n: int, k: int, esize: int,
+                      soc: Soc | str | None = None) -> int:
+    """Fewest operand bytes read more than once by a matmul that accumulates each output block
+    in L0C over the block's whole K range - what the library's Matmul API does: each
+    ``Iterate`` computes one baseM x baseN block of C into CO1 (L0C), so a block's fp32 sums
+    fit in L0C.
+
+    With a grid of gm x gn blocks a product reads A's rows once per block column and B's
+    columns once per block row: ``A (gn - 1) + B (gm - 1)`` bytes beyond one pass. A core
+    that runs one block after another can keep at most its L1, L0A and L0B contents for the
+    next block, so each block beyond the first on a core saves at most that many bytes; the
+    first block on each of the cube cores saves nothing. The least over every grid, counted
+    generously (a K split, which only adds partial sums, is not charged; every kept byte is
+    assumed useful): a kernel of this kind cannot read less, so charging these bytes never
+    flatters ours against it."""
+    soc = load_soc(soc)
+    sums = soc.l0c_kib * 1024 // 4
+    kept = (soc.l1_kib + soc.l0a_kib + soc.l0b_kib) * 1024
+    a_bytes, b_bytes = m * k * esize, k * n * esize
+    best = None
+    for gm in range(1, _up16(m) // 16 + 1):
+        bm = _up16(math.ceil(m / gm))
+        if bm * 16 > sums:
+            continue
+        gn = math.ceil(n / (sums // bm // 16 * 16))
+        again = batch * (a_bytes * (gn - 1) + b_bytes * (gm - 1))
+        saved = max(0, batch * gm * gn - soc.cube_cores) * kept
+        low = max(0, again - saved)
+        best = low if best is None else min(best, low)
+        if best == 0:
+            break
+    return best or 0
+
+
+def _up16(x: int) -> int:
+    return -(-x // 16) * 16

@@ -15,7 +15,9 @@ ascendcraft's own kernels (the SoC spec's tables, nothing eager-only):
   cycle table the timeline uses.
 * cube ops: the torch_npu matmul curve measured on hardware, ``launch_us(cube cores) +
   eager_matmul_fill_us + flops / (cube peak of the *input* dtype x
-  eager_matmul_efficiency)`` (never below the HBM time of its operands).
+  eager_matmul_efficiency)``, never below its memory time: one pass over the operands at
+  the HBM rate plus the operand re-reads its L0C blocking forces at the L2 rate
+  (:func:`matmul_rereads`), as the timeline charges a kernel's.
 
 A vector op that reads a non-contiguous view (a permute, a transpose, a slice: not an expanded
 dim) first runs a copy kernel of that operand: an aclnn API passes each input through
@@ -44,6 +46,7 @@ from ascendcraft.soc import Soc as SocSpec
 from ascendcraft.soc import load_soc
 
 from ..tasks.aten import CUBE_OPS, AtenGraph, trace
+from .capacity import l0c_block_rereads
 
 #: Vector element-ops per element for composite op kinds (default 1 per element). Used for
 #: the roofline's flop count and as the recipe length of ops without a recipe.
@@ -118,6 +121,7 @@ class AtenCall:
     dtype: torch.dtype
     elems: int
     row: int = 0  # elements one output depends on (row ops and scans), 0 = elementwise
+    dims: tuple[int, int, int, int] | None = None  # a matrix product's (batch, m, n, k)
 
 
 @dataclass
@@ -180,15 +184,15 @@ def _call(ag: AtenGraph, node: str) -> AtenCall:
     ref = ins[0] if ins else (outs[0] if outs else None)
     dtype = ag.meta(ref)[1] if ref is not None else torch.float32  # the dtype the kernel computes in
     elems = ag.call_elems(node)
-    row = 0
+    row, dims = 0, None
     if name in CUBE_OPS and outs:
-        flops, unit = ag.matmul_flops(node), "cube"
+        flops, unit, dims = ag.matmul_flops(node), "cube", ag.matmul_dims(node)
     else:
         flops, unit = float(FLOPS_PER_ELEM.get(name, 1) * elems), "vector"
         if ins:
             row = _row(ag, node)
     return AtenCall(ag.node(node)["name"], name, in_bytes + out_bytes, in_bytes, flops, unit,
-                    dtype, elems, row)
+                    dtype, elems, row, dims)
 
 
 #: Ops that are the copy themselves, or read only their input's shape (``zeros_like``): no
@@ -303,11 +307,27 @@ def vector_kernel_us(call: AtenCall, soc: SocSpec) -> tuple[float, int]:
 
 
 def cube_kernel_us(call: AtenCall, soc: SocSpec) -> float:
-    """Device time of a library matmul: the measured torch_npu curve on the input dtype's peak."""
+    """Device time of a library matmul: the measured torch_npu curve on the input dtype's peak,
+    or its memory time when that is longer: one pass over the operands from HBM plus the
+    operand re-reads its L0C blocking forces (:func:`matmul_rereads`), charged as the timeline
+    charges a kernel's re-reads - at the L2 rate (every one a hit), on the same channel."""
     peak = soc.cube_peak_flops(_dname(call.dtype))
     compute_us = call.flops / (peak * soc.eager_matmul_efficiency) * 1e6
-    mem_us = call.bytes / (soc.hbm_gbps * 1e3 * soc.hbm_sustained_frac)
+    hbm_us = 1 / (soc.hbm_gbps * 1e3 * soc.hbm_sustained_frac)  # us per byte
+    reread_us = 1 / (soc.l2_gbps * 1e3) if soc.l2_gbps else hbm_us
+    mem_us = call.bytes * hbm_us + matmul_rereads(call, soc) * reread_us
     return soc.launch_us(soc.cube_cores) + soc.eager_matmul_fill_us + max(compute_us, mem_us)
+
+
+def matmul_rereads(call: AtenCall, soc: SocSpec) -> int:
+    """Operand bytes a library matmul reads beyond one pass: each output block's fp32 sums stay
+    in L0C over its whole K range (the Matmul API's ``Iterate``), so A's rows are read once per
+    block column and B's columns once per block row (:func:`~.capacity.l0c_block_rereads`, the
+    least over block grids). 0 for a convolution or a product without dims."""
+    if call.dims is None:
+        return 0
+    batch, m, n, k = call.dims
+    return l0c_block_rereads(batch, m, n, k, call.dtype.itemsize, soc)
 
 
 def library_kernel_us(call: AtenCall, soc: SocSpec | str | None = None) -> tuple[float, int]:

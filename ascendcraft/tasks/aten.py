@@ -185,6 +185,30 @@ class AtenGraph:
         k = a[-1] if len(a) else 1
         return 2.0 * out * k + (out if op.startswith("add") else 0)
 
+    def matmul_dims(self, name: str) -> tuple[int, int, int, int] | None:
+        """``(batch, m, n, k)`` of a matrix product: ``batch`` products of an m x k by a k x n
+        matrix (a vector operand is one row or column; ``linear``'s weight is n x k). None for
+        a convolution."""
+        op = self.op(name)
+        if op in CONV_OPS:
+            return None
+        tensors = self.tensor_args(name)
+        if op in _ADD_MATMULS:
+            tensors = tensors[1:]
+        if len(tensors) < 2:
+            return None
+        a, b = self.meta(tensors[0])[0], self.meta(tensors[1])[0]
+        k = int(a[-1]) if len(a) else 1
+        m = int(a[-2]) if len(a) >= 2 else 1
+        if op == "linear":
+            n = int(b[0]) if len(b) == 2 else 1
+        else:
+            n = int(b[-1]) if len(b) >= 2 else 1
+        batch = max(1, math.prod(int(d) for d in a[:-2])) if len(a) > 2 else 1
+        if len(b) > 2:
+            batch = max(batch, math.prod(int(d) for d in b[:-2]))
+        return batch, m, n, k
+
 
 def extent_bytes(shape: Sequence[int], stride: Sequence[int], dtype: torch.dtype) -> int:
     """Bytes addressed by a tensor of ``shape`` / ``stride``: an expanded dim (stride 0) is
