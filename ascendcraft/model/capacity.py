@@ -77,17 +77,16 @@ def l0c_block_rereads(batch: int, m: int, n: int, k: int, esize: int,
     kept = (soc.l1_kib + soc.l0a_kib + soc.l0b_kib) * 1024
     a_bytes, b_bytes = m * k * esize, k * n * esize
     best = None
-    for gm in range(1, _up16(m) // 16 + 1):
-        bm = _up16(math.ceil(m / gm))
-        if bm * 16 > sums:
-            continue
-        gn = math.ceil(n / (sums // bm // 16 * 16))
-        again = batch * (a_bytes * (gn - 1) + b_bytes * (gm - 1))
-        saved = max(0, batch * gm * gn - soc.cube_cores) * kept
-        low = max(0, again - saved)
-        best = low if best is None else min(best, low)
-        if best == 0:
-            break
+    # a block height bm is reached by a range of gm; the count is linear in gm there, so its
+    # least is at an end of the range (at most 2 x L0C / 16 / 16 grids, whatever the size)
+    for bm in range(16, min(_up16(m), sums // 16) + 1, 16):
+        ends = {math.ceil(m / bm), m if bm == 16 else math.ceil(m / (bm - 16)) - 1}
+        for gm in sorted(g for g in ends if g >= 1 and _up16(math.ceil(m / g)) == bm):
+            gn = math.ceil(n / (sums // bm // 16 * 16))
+            again = batch * (a_bytes * (gn - 1) + b_bytes * (gm - 1))
+            saved = max(0, batch * gm * gn - soc.cube_cores) * kept
+            low = max(0, again - saved)
+            best = low if best is None else min(best, low)
     return best or 0
 
 
