@@ -17,7 +17,7 @@ epilogue can express (:func:`traced_spec`, read by :mod:`.graph.matmul_form`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 
 import torch
@@ -25,9 +25,11 @@ import torch
 from ..tasks.aten import MATMUL_OPS
 from ..tasks.registry_cube import cube_kind, cube_task_names
 from ..tasks.task import Task
+from .graph import shape_sets
 from .graph.emit import RESERVED
-from .graph.matmul_form import UNARY, matmul_form, row_bias
+from .graph.matmul_form import UNARY, MatmulForm, matmul_form, row_bias
 from .graph.names import doc_text, dsl_name, words_of
+from .graph.patterns import fit_formula, host_candidates
 from .graph.trace import Unsupported, trace_task
 from .proposer import Candidate, Declined
 from .recipe_match import Match, first_match
@@ -492,6 +494,9 @@ def traced_spec(task: Task) -> MatmulSpec | str:
     form = matmul_form(ag)
     if isinstance(form, str):
         return form
+    form = _sized_constants(task, form)
+    if isinstance(form, str):
+        return form
     for op in (form.a, form.b):
         if len(ins[op.index].shape) < 2:  # the templates take each operand as a matrix
             return (f"operand {ins[op.index].name!r} is a vector (shape "
@@ -521,6 +526,46 @@ def traced_spec(task: Task) -> MatmulSpec | str:
                       doc=f"Task file {task.name}: " + " -> ".join(form.ops) + ".")
 
 
+def _sized_constants(task: Task, form: MatmulForm) -> MatmulForm | str:
+    """``form`` with each epilogue number that changes with the input shapes (``x.shape[0]`` in
+    Python arithmetic) written as a host expression of the input sizes, found by tracing the
+    reference at the reduced shape sets too (the graph frontend's rule, :func:`fit_formula`);
+    else the reason it cannot be. A kernel baked at the task's shapes would be wrong at any
+    other (the reduced-shape check runs the same program)."""
+    sets = shape_sets(task)
+    if len(sets) < 2:
+        return form
+    forms = [form]
+    for shapes in sets[1:]:
+        try:
+            other = matmul_form(trace_task(task, shapes))
+        except Unsupported as e:
+            return f"at the reduced shapes {shapes} the reference cannot be traced: {e}"
+        if isinstance(other, str) or len(other.steps) != len(form.steps) or \
+                [s.op for s in other.steps] != [s.op for s in form.steps]:
+            return f"the reference computes a different epilogue at the reduced shapes {shapes} " \
+                   "(shape-dependent Python control flow)"
+        forms.append(other)
+    hosts = host_candidates(task, sets)
+    names = _input_names(task.tensor_inputs)
+    steps = list(form.steps)
+    for i, st in enumerate(steps):
+        if st.index is not None or st.value is None:
+            continue
+        vals = [float(f.steps[i].value) for f in forms]
+        if all(v == vals[0] for v in vals):
+            continue
+        expr = fit_formula(vals, hosts)
+        if expr is None:
+            return (f"an epilogue number ({vals[0]:g} at the task's shapes, {vals[1]:g} at smaller "
+                    "ones) depends on the input shape in a way the kernel cannot express (it is "
+                    "not a size or element count of an input, or a simple function of one)")
+        for j, nm in enumerate(names):
+            expr = expr.replace(f"{{p{j}}}", nm)
+        steps[i] = replace(st, host=expr)
+    return replace(form, steps=tuple(steps))
+
+
 def _epilogue(steps, names: list[str], T: str, first: bool = False, eager: bool = True) -> str:
     """The vector-stage expression of v (the fp32 product) for the epilogue ``steps``, rounded
     to ``T`` where eager rounds (``first``: v itself; each step marked ``rounded`` but the
@@ -534,7 +579,7 @@ def _epilogue(steps, names: list[str], T: str, first: bool = False, eager: bool 
             v = ACTS[st.op].format(x=v)
         else:
             if st.index is None:
-                other = repr(float(st.value))
+                other = st.host or repr(float(st.value))
             else:
                 other = f"{'load_bcast' if st.kind == 'row' else 'load'}({names[st.index]}, cc)"
                 other = other if T == "f32" else f"cast({other}, f32)"

@@ -194,7 +194,7 @@ def check_mixed(p: ir.Program, t: dict[str, int], values: dict[str, int]) -> Non
 
 #: expressions that read and write one column at a time (a stage made of them only may see part of a row)
 _COLUMNWISE = (ir.Const, ir.ScalarRef, ir.Var, ir.Load, ir.Unary, ir.LeakyRelu, ir.Binary, ir.Power, ir.Compare,
-               ir.Select, ir.Cast, ir.Fill)
+               ir.Select, ir.Cast, ir.Fill, ir.Numel)
 
 
 def row_wise(p: ir.Program) -> bool:

@@ -52,12 +52,15 @@ class Step:
     """One epilogue call: ``op`` (an activation, or ``+ - * /``) with a number ``value`` or a
     task input ``index`` read as a per-column ``row`` or a ``full`` tile; ``swap``: the
     product is the right operand (``1 - mm``); ``rounded``: eager rounds the value after
-    this step to the output's 16-bit dtype (the call that performs it returns fp16 / bf16)."""
+    this step to the output's 16-bit dtype (the call that performs it returns fp16 / bf16);
+    ``host``: the number as a host expression of the input sizes when it changes with them
+    (``x.shape[0]`` in the reference), filled in by the cube proposer."""
 
     op: str
     value: float | None = None
     index: int | None = None
     kind: str = ""
+    host: str = ""  # ``value`` as a host expression (``size(x, 0)``) when it changes with the shapes
     swap: bool = False
     rounded: bool = False
 
@@ -200,15 +203,18 @@ def matmul_form(ag: AtenGraph) -> MatmulForm | str:
     steps: list[Step] = []
     out_shape = tuple(ag.meta(Ref(prod))[0])
     alpha, beta = d["args"].get("alpha", 1), d["args"].get("beta", 1)
-    if alpha != 1:
-        steps.append(Step("*", value=float(alpha)))
-    if sc:
+    if sc and beta != 0:
         addend = _operand_kind(ag, d["args"][sc], out_shape)
         if addend is None:
             return "the addend of the product is neither a per-column row nor a same-shape tensor"
-        if beta != 1:
-            return "a scaled addend (beta != 1)"
+        # alpha P + beta C as beta ((alpha / beta) P + C): a chain of steps on the product
+        if alpha != beta:
+            steps.append(Step("*", value=float(alpha) / float(beta)))
         steps.append(Step("+", index=addend[0], kind=addend[1]))
+        if beta != 1:
+            steps.append(Step("*", value=float(beta)))
+    elif alpha != 1:  # no addend, or beta = 0 (torch then ignores it, NaN and all)
+        steps.append(Step("*", value=float(alpha)))
     if steps:  # alpha and the addend are inside the product call: one rounding, after them
         steps[-1] = replace(steps[-1], rounded=_rounds(ag, prod))
     product_rounded = not steps and _rounds(ag, prod)

@@ -376,7 +376,7 @@ def host_candidates(task: Task, shape_sets: Sequence[Sequence[Shape]]
     return out
 
 
-def _match(vals: Sequence[float], cands: Sequence[tuple[str, Sequence[float]]]) -> str | None:
+def fit_formula(vals: Sequence[float], cands: Sequence[tuple[str, Sequence[float]]]) -> str | None:
     """The first formula of a candidate extent that gives every shape set's value; failing that,
     a constant multiple of one (``label_smoothing / C``: ``0.1 * (1.0 / size(x, 1))``), the factor
     fitted on the first shape set and checked on the others (whose values differ from it)."""
@@ -414,7 +414,7 @@ def shape_exprs(pgs: Sequence[PrimGraph], live: Sequence[int], domain: Domain,
             for g in pgs:
                 x = g.value(g.g.nodes[r]["args"][0])
                 vals.append(math.prod(x.shape[d] for d in g.attr(r, "dims")))
-            host = _match(vals, hosts)
+            host = fit_formula(vals, hosts)
             if is_grid_reduction(pg, r):
                 if host is None:
                     raise Unsupported(f"a mean over {vals[0]} elements: that count is not a "
@@ -430,8 +430,8 @@ def shape_exprs(pgs: Sequence[PrimGraph], live: Sequence[int], domain: Domain,
         vals = [g.attr(n, "value") for g in pgs]
         if all(_close(v, vals[0]) for v in vals):
             continue
-        inner = _match(vals, [("width(t)", width)]) if width else None
-        host = _match(vals, hosts)
+        inner = fit_formula(vals, [("width(t)", width)]) if width else None
+        host = fit_formula(vals, hosts)
         if inner is None and host is None:
             raise Unsupported(f"a constant ({vals[0]:g} at the task's shapes, {vals[1]:g} at "
                               "smaller ones) depends on the input shape in a way the kernel "
@@ -969,11 +969,11 @@ def _window_form(pg: PrimGraph, n: int, domain: Domain, ext: dict[str, int], ref
 
 def _count_expr(vals: Sequence[int], hosts: Sequence[tuple[str, list[int]]]) -> str | None:
     """A host expression of whole numbers that change with the shapes: a number, a size or a
-    simple function of one (``_match``), a difference of two (``k_len - q_len``), or a size
+    simple function of one (``fit_formula``), a difference of two (``k_len - q_len``), or a size
     plus a fixed offset (``S - 2``)."""
     if all(v == vals[0] for v in vals):
         return f"{float(vals[0])}"
-    e = _match([float(v) for v in vals], hosts)
+    e = fit_formula([float(v) for v in vals], hosts)
     if e is not None:
         return e
     for a, av in hosts:

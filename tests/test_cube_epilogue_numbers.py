@@ -1,0 +1,65 @@
+"""Numbers in a product's epilogue. One that comes from an input's size (``g / x.shape[0]``) is
+a host expression in the kernel, not the value at the task's shapes: the reduced-shape check
+runs the same program at other sizes, where a baked number is wrong. ``baddbmm`` / ``addmm``'s
+own ``alpha`` and ``beta`` are steps on the product."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from ascendcraft.search.cube_builtin import propose_cube, traced_spec
+from ascendcraft.search.proposer import Declined
+
+from tests.kernel_runs import assert_all_pass, inline_task
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is needed")
+
+
+def test_mean_over_the_contraction_is_written_with_the_size(tmp_path) -> None:
+    # x^T x / n: the divisor is x's row count, 2048 at the task's shapes
+    task = inline_task(tmp_path, "torch.mm(x.t(), x).div_(x.shape[0])",
+                       "torch.randn(2048, 64, dtype=torch.float16)", "x")
+    spec = traced_spec(task)
+    assert not isinstance(spec, str), spec
+    assert "size(x, 0)" in spec.epilogue and "2048" not in spec.epilogue
+    cands = propose_cube(task)
+    assert all("2048.0" not in c.source for c in cands)
+    assert_all_pass(task, cands)
+
+
+def test_a_multiple_of_a_size_and_a_reciprocal_pass(tmp_path) -> None:
+    # 0.5 / n and a scale of 1/sqrt(d): both change with the shapes
+    task = inline_task(tmp_path, "(a @ b) * (0.5 / a.shape[1]) + 1.0 / b.shape[1] ** 0.5",
+                       "torch.randn(256, 384), torch.randn(384, 96)", "a, b")
+    spec = traced_spec(task)
+    assert not isinstance(spec, str), spec
+    assert "size(a_1, 1)" in spec.epilogue and "size(b, 1)" in spec.epilogue  # a is a DSL word: a_1
+    assert_all_pass(task, propose_cube(task))
+
+
+def test_a_number_no_size_formula_gives_is_refused_by_name(tmp_path) -> None:
+    task = inline_task(tmp_path, "(a @ b) / (a.shape[0] % 7 + 1)",
+                       "torch.randn(200, 128), torch.randn(128, 64)", "a, b")
+    why = traced_spec(task)
+    assert isinstance(why, str) and "depends on the input shape" in why
+    with pytest.raises(Declined, match="depends on the input shape"):
+        propose_cube(task)
+
+
+@pytest.mark.parametrize("beta, alpha", [(0.5, 2.0), (-1.0, 1.0), (3.0, 3.0), (0.0, 0.25)])
+def test_scaled_addend_and_product(tmp_path, beta: float, alpha: float) -> None:
+    # beta * C + alpha * (A @ B), batched; beta = 0 ignores C (NaN in it too)
+    fill = "torch.full((3, 40, 24), float('nan'))" if beta == 0 else "torch.randn(3, 40, 24)"
+    task = inline_task(tmp_path, f"torch.baddbmm(c, a, b, beta={beta}, alpha={alpha})",
+                       f"{fill}, torch.randn(3, 40, 200), torch.randn(3, 200, 24)", "c, a, b")
+    spec = traced_spec(task)
+    assert not isinstance(spec, str), spec
+    assert ("c" in spec.epilogue) == (beta != 0), spec.epilogue
+    assert_all_pass(task, propose_cube(task))
+
+
+def test_linear_addmm_with_beta_keeps_its_row_bias_form(tmp_path) -> None:
+    task = inline_task(tmp_path, "torch.addmm(bias, x, w, beta=0.5)",
+                       "torch.randn(48), torch.randn(64, 96), torch.randn(96, 48)", "bias, x, w")
+    assert_all_pass(task, propose_cube(task))
