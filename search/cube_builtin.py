@@ -35,6 +35,8 @@ from .proposer import Candidate, Declined
 from .recipe_match import Match, first_match
 
 DTYPE_DSL = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
+#: ``MatmulSpec.order``'s type of a Python-number input (a ``Scalar[f32]`` parameter)
+SCALAR = "scalar"
 CORES = "8, 12, 16, 20, 24"
 SPLITS = "1, 2, 3, 4, 6, 8"
 
@@ -58,7 +60,7 @@ class MatmulSpec:
     relu: bool = False  # an epilogue Fixpipe can do on its own
     epilogue: str = ""  # vector-stage expression of v (fp32 result) and cc (chunk), "" = none
     doc: str = ""
-    order: tuple[tuple[str, str], ...] = ()  # every input (name, dsl dtype) in the task's order
+    order: tuple[tuple[str, str], ...] = ()  # every input (name, dsl dtype or SCALAR) in the task's order
     rounded: bool = False  # the reference rounds the product to the output dtype before the epilogue
     rounded_epilogue: str = ""  # the epilogue of v already so rounded (rounded_vec's workspace), "" = epilogue
     bias_rounded: bool = False  # the reference rounds product + bias to the output dtype (addmm's one
@@ -73,7 +75,7 @@ class MatmulSpec:
 
 def _params(spec: MatmulSpec) -> str:
     if spec.order:
-        ins = [f"{n}: In[{dt}]" for n, dt in spec.order]
+        ins = [f"{n}: Scalar[f32]" if dt == SCALAR else f"{n}: In[{dt}]" for n, dt in spec.order]
         return ", ".join(ins + [f"c: Out[{spec.out_dtype}]"])
     ins = [f"{spec.a}: In[{spec.dtype}]", f"{spec.b}: In[{spec.dtype}]"]
     ins += [f"{n}: In[{dt}]" for n, dt in spec.extra]
@@ -284,8 +286,10 @@ def b_whole_default(bt: int, m: int, n: int, k: int, transpose_b: bool = False, 
 
 def spec_dims(task: Task, spec: MatmulSpec) -> tuple[int, int, int, int] | None:
     """(batch, M, N, K) of ``spec``'s product at ``task``'s shapes (None if not found)."""
-    names = [nm for nm, _ in spec.order] if spec.order else [x.name for x in task.tensor_inputs]
-    shapes = {nm: tuple(x.shape) for nm, x in zip(names, task.tensor_inputs, strict=False)}
+    if spec.order:
+        shapes = {nm: tuple(x.shape) for (nm, dt), x in zip(spec.order, task.inputs, strict=False) if dt != SCALAR}
+    else:
+        shapes = {x.name: tuple(x.shape) for x in task.tensor_inputs}
     sa, sb = shapes.get(spec.a), shapes.get(spec.b)
     if sa is None or sb is None or len(sa) < 2 or len(sb) < 2:
         return None
@@ -485,8 +489,8 @@ def traced_spec(task: Task) -> MatmulSpec | str:
     ins = task.tensor_inputs
     if any(s.dtype != task.dtype for s in ins):
         return "its tensor inputs do not share one dtype"
-    if any(s.kind == "scalar" for s in task.inputs):
-        return "a Python-number input (the matmul templates take tensors only)"
+    if any(s.kind == "scalar" and not isinstance(s.value, (int, float)) for s in task.inputs):
+        return "a non-numeric Python input (the matmul templates take tensors and numbers)"
     try:
         ag = trace_task(task)
     except Unsupported as e:  # not traceable: not ours
@@ -498,11 +502,11 @@ def traced_spec(task: Task) -> MatmulSpec | str:
     if isinstance(form, str):
         return form
     for op in (form.a, form.b):
-        if len(ins[op.index].shape) < 2:  # the templates take each operand as a matrix
-            return (f"operand {ins[op.index].name!r} is a vector (shape "
-                    f"{list(ins[op.index].shape)}): the cube templates take matrices (the graph "
+        if len(task.inputs[op.index].shape) < 2:  # the templates take each operand as a matrix
+            return (f"operand {task.inputs[op.index].name!r} is a vector (shape "
+                    f"{list(task.inputs[op.index].shape)}): the cube templates take matrices (the graph "
                     "frontend serves a product with one output column as a product and a row sum)")
-    names = _input_names(ins)
+    names = _input_names(task.inputs)
     # v and relu(v) are one rounding whatever eager rounds in between (ReLU commutes with it):
     # the store's cast (Fixpipe) finishes them; any other epilogue rounds where eager rounds
     plain = _epilogue(form.steps, names, T, eager=False)
@@ -518,7 +522,9 @@ def traced_spec(task: Task) -> MatmulSpec | str:
     return MatmulSpec(a, b, T, T, transpose_a=form.a.transpose, transpose_b=form.b.transpose,
                       batched=form.batched, relu=plain == "relu(v)",
                       epilogue="" if plain in ("v", "relu(v)") else v,
-                      order=tuple((n, T) for n in names), rounded=form.product_rounded,
+                      order=tuple((n, SCALAR if x.kind == "scalar" else T) for n, x in zip(names, task.inputs,
+                                                                                           strict=True)),
+                      rounded=form.product_rounded,
                       rounded_epilogue=_epilogue(form.steps, names, T) if form.product_rounded else "",
                       bias=names[rb] if rb is not None else "", bias_relu=after == "relu(v)",
                       bias_epilogue="" if after in ("v", "relu(v)") else bias_epi,
@@ -547,7 +553,7 @@ def _sized_constants(task: Task, form: MatmulForm) -> MatmulForm | str:
                    "(shape-dependent Python control flow)"
         forms.append(other)
     hosts = host_candidates(task, sets)
-    names = _input_names(task.tensor_inputs)
+    names = _input_names(task.inputs)
     steps = list(form.steps)
     for i, st in enumerate(steps):
         if st.index is not None or st.value is None:
@@ -580,6 +586,8 @@ def _epilogue(steps, names: list[str], T: str, first: bool = False, eager: bool 
         else:
             if st.index is None:
                 other = st.host or repr(float(st.value))
+            elif st.kind == "scalar":  # a Python number passed to forward: a Scalar[f32] parameter
+                other = names[st.index]
             else:
                 other = f"{'load_bcast' if st.kind == 'row' else 'load'}({names[st.index]}, cc)"
                 other = other if T == "f32" else f"cast({other}, f32)"
@@ -676,7 +684,7 @@ _TEMPLATE_NAMES = frozenset(
 
 
 def _input_names(specs: list) -> list[str]:
-    """DSL parameter names for the task's tensor inputs (task files name them freely)."""
+    """DSL parameter names for the task's inputs (task files name them freely)."""
     taken: set[str] = set()
     return [dsl_name(s.name, taken, RESERVED | _TEMPLATE_NAMES) for s in specs]
 

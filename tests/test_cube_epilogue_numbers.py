@@ -11,6 +11,7 @@ import pytest
 from ascendcraft.search.cube_builtin import propose_cube, traced_spec
 from ascendcraft.search.proposer import Declined
 
+from ascendcraft.tasks.taskfile import load_task_file
 from tests.kernel_runs import assert_all_pass, inline_task
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is needed")
@@ -62,4 +63,37 @@ def test_scaled_addend_and_product(tmp_path, beta: float, alpha: float) -> None:
 def test_linear_addmm_with_beta_keeps_its_row_bias_form(tmp_path) -> None:
     task = inline_task(tmp_path, "torch.addmm(bias, x, w, beta=0.5)",
                        "torch.randn(48), torch.randn(64, 96), torch.randn(96, 48)", "bias, x, w")
+    assert_all_pass(task, propose_cube(task))
+
+
+def _scaled_task(tmp_path, value: float, dtype: str = "float32"):
+    p = tmp_path / ("scaled_small.py" if value < 1 else "scaled_large.py")
+    p.write_text("import torch\n\nclass Model(torch.nn.Module):\n"
+                 "    def forward(self, a, b, scale: float):\n        return torch.mm(a, b) * scale - scale\n\n"
+                 f"def get_inputs():\n    return [torch.randn(96, 160, dtype=torch.{dtype}), "
+                 f"torch.randn(160, 72, dtype=torch.{dtype}), {value}]\n\n"
+                 "def get_init_inputs():\n    return []\n")
+    return load_task_file(p)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_python_number_input_is_a_scalar_parameter(tmp_path, dtype: str) -> None:
+    # forward(a, b, scale): the number reaches the kernel as a Scalar[f32] parameter, so the
+    # candidates proposed at 0.125 are right at 3.5 too (a baked 0.125 would fail there)
+    cands = propose_cube(_scaled_task(tmp_path, 0.125, dtype))
+    assert cands and all("scale_1: Scalar[f32]" in c.source or "scale: Scalar[f32]" in c.source for c in cands)
+    assert all("0.125" not in c.source for c in cands)
+    assert_all_pass(_scaled_task(tmp_path, 3.5, dtype), cands)
+
+
+def test_a_zero_dim_buffer_is_read_as_its_number(tmp_path) -> None:
+    p = tmp_path / "buf.py"
+    p.write_text("import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+                 "    def __init__(self):\n        super().__init__()\n"
+                 "        self.w = nn.Parameter(torch.randn(72, 160) / 12)\n"
+                 "        self.register_buffer('inv_t', torch.tensor(14.0))\n"
+                 "    def forward(self, x):\n        return (x @ self.w.T) * self.inv_t\n\n"
+                 "def get_inputs():\n    return [torch.randn(200, 160)]\n\n"
+                 "def get_init_inputs():\n    return []\n")
+    task = load_task_file(p)
     assert_all_pass(task, propose_cube(task))

@@ -50,7 +50,7 @@ class Operand:
 @dataclass(frozen=True)
 class Step:
     """One epilogue call: ``op`` (an activation, or ``+ - * /``) with a number ``value`` or a
-    task input ``index`` read as a per-column ``row`` or a ``full`` tile; ``swap``: the
+    task input ``index`` read as a per-column ``row``, a ``full`` tile or a Python ``scalar``; ``swap``: the
     product is the right operand (``1 - mm``); ``rounded``: eager rounds the value after
     this step to the output's 16-bit dtype (the call that performs it returns fp16 / bf16);
     ``host``: the number as a host expression of the input sizes when it changes with them
@@ -127,7 +127,10 @@ def _stored(ag: AtenGraph, ref: Ref, batched: bool) -> tuple[int, bool, bool] | 
 
 
 def _operand_kind(ag: AtenGraph, ref: Ref, out_shape: tuple[int, ...]) -> tuple[int, str] | None:
-    """A further epilogue operand: (input index, ``row`` | ``full``), or None."""
+    """A further epilogue operand: (input index, ``row`` | ``full`` | ``scalar``), or None."""
+    last = _view_chain(ag, ref.node)[-1]
+    if ag.node(last)["kind"] == "scalar_input":  # a Python number of forward's, traced 0-d
+        return ag.node(last)["index"], "scalar"
     src = _source(ag, ref)
     if src is None:
         return None
