@@ -249,6 +249,11 @@ def splice(vector_prog: str, task: Task, pc: ProductCall, dims: tuple[int, int, 
     return "\n".join(out) + "\n"
 
 
+def _rows_stage(vector_prog: str) -> bool:
+    """Does a vector program run one ``rows`` loop (what a ``@cube_kernel``'s vector stage is)?"""
+    return re.search(r"^    for \w+ in rows\(", vector_prog, re.M) is not None
+
+
 def ring_twin(vector_prog: str, task: Task, pc: ProductCall, dims: tuple[int, int, int, int]) -> str:
     """The one-launch twin of a cube-then-vector candidate (``splice(..., ring=True)``). A rows
     stage that combines a row's columns (a softmax, a norm, a log-sum-exp) is right in the ring
@@ -290,6 +295,13 @@ class CubeVectorProposer:
             vec = GraphProposer().propose(st, psets)
         except Declined as e:
             raise Declined(f"the rest of the reference after its product: {e.reason}") from None
+        if not any(_rows_stage(c.source) for c in vec):
+            # an elementwise rest comes as flat tiles, which the cube's vector stage does not
+            # take: the same graph as rows of the product
+            try:
+                vec = vec + GraphProposer().propose(st, psets, kinds=("rows",))
+            except Declined:
+                pass
         names = [x.name for x in task.inputs]
         spec = MatmulSpec(names[pc.a.index], names[pc.b.index], DTYPE_DSL[task.dtype], "f32",
                           transpose_a=pc.a.transpose, transpose_b=pc.b.transpose, batched=pc.batched,

@@ -142,3 +142,15 @@ def test_narrow_rows_after_a_product_fill_a_chunk_with_rows() -> None:
     task = load_task_file(CORPUS / "class_head_softmax_fp16.py")
     cands = CubeVectorProposer().propose(task)
     assert cands and all("ROWS = tunable(pow2(1, 64), default=16)" in c.source for c in cands)
+
+
+def test_an_elementwise_rest_that_reads_the_product_twice_runs_as_rows(tmp_path: Path) -> None:
+    """y + 2 tanh(y) of y = a @ b is no chain of epilogue steps (y is read twice) and has no
+    reduction: the graph frontend's flat tiles do not fit a cube kernel's vector stage, so the
+    same graph is planned as rows of the product (before: refused by every proposer)."""
+    task = inline_task(tmp_path, "(lambda y: y + 2.0 * torch.tanh(y))(a @ b)",
+                       "torch.randn(96, 80) / 8, torch.randn(80, 72) / 8", "a, b")
+    cands = CubeVectorProposer().propose(task)
+    assert cands and all(" in rows(" in c.source for c in cands)
+    assert any(c.name.split("/")[-1].startswith("ring_then_") for c in cands)
+    assert_all_pass(task, cands)

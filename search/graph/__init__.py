@@ -18,6 +18,8 @@ why; :func:`propose_from_graph` is the same as one call raising ``ProposerError`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ...tasks.shapes import reduced_shapes
 from ...tasks.task import Shape, Task, TaskError
 from ..flat import block_max_slabs
@@ -42,9 +44,10 @@ def shape_sets(task: Task) -> list[list[Shape]]:
     return sets
 
 
-def build_plan(task: Task, sets: list[list[Shape]] | None = None) -> Plan:
+def build_plan(task: Task, sets: list[list[Shape]] | None = None, kinds: Sequence[str] | None = None) -> Plan:
     """Trace, decompose and analyse ``task`` at its full and reduced shapes, or at
-    ``sets`` (the full set first) when the caller derives them (raises :class:`Unsupported`)."""
+    ``sets`` (the full set first) when the caller derives them, with loops of ``kinds`` only
+    when given (raises :class:`Unsupported`)."""
     if not task.meta_ok:
         raise Unsupported("the reference does not run on meta tensors (e.g. .item() or "
                           "data-dependent shapes), so its ATen graph cannot be traced")
@@ -63,7 +66,7 @@ def build_plan(task: Task, sets: list[list[Shape]] | None = None) -> Plan:
                 if not target.is_view and name not in aten_ops:
                     aten_ops.append(name)
     assert out_dtypes is not None
-    plan = analyse(task, pgs, sets, out_dtypes)
+    plan = analyse(task, pgs, sets, out_dtypes, kinds)
     for p in (plan, *plan.alternatives):
         p.aten_ops = tuple(aten_ops)
     return plan
@@ -75,10 +78,12 @@ class GraphProposer:
 
     name = "graph"
 
-    def propose(self, task: Task, sets: list[list[Shape]] | None = None) -> list[Candidate]:
-        """Candidates for ``task`` (analysed at ``sets`` when given, see :func:`build_plan`)."""
+    def propose(self, task: Task, sets: list[list[Shape]] | None = None,
+                kinds: Sequence[str] | None = None) -> list[Candidate]:
+        """Candidates for ``task`` (analysed at ``sets`` and with loops of ``kinds`` when given,
+        see :func:`build_plan`)."""
         try:
-            first = build_plan(task, sets)
+            first = build_plan(task, sets, kinds)
             out, why = [], None
             for plan, s in [(p, s) for p in [first, *first.alternatives] for s in structures(p)]:
                 try:  # a structure that cannot hold the plan is left out

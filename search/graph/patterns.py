@@ -1280,8 +1280,10 @@ def make_plan(pg: PrimGraph, live: list[int], domain: Domain, shapes: Sequence[S
 
 
 def analyse(task: Task, pgs: Sequence[PrimGraph], shape_sets: Sequence[Sequence[Shape]],
-            out_dtypes: Sequence[torch.dtype]) -> Plan:
-    """Pick the loop and the forms, consistently at every traced shape set."""
+            out_dtypes: Sequence[torch.dtype], kinds: Sequence[str] | None = None) -> Plan:
+    """Pick the loop and the forms, consistently at every traced shape set; ``kinds`` keeps
+    only loops of those kinds (the cube's vector stage takes rows: an elementwise rest of a
+    product is run as rows of the product, not as flat tiles)."""
     for i, dt in enumerate(out_dtypes):
         if dt not in OUTPUT_DTYPES:
             raise Unsupported(f"output {i} is {str(dt).replace('torch.', '')}; the graph "
@@ -1295,6 +1297,10 @@ def analyse(task: Task, pgs: Sequence[PrimGraph], shape_sets: Sequence[Sequence[
                               f"{list(pgs[0].attr(d['args'][0], 'shape'))} value reorders data (transposed "
                               "layouts are supported only for an input permuted back before any output)")
     candidates = domain_candidates(pgs[0], live, task, shape_sets[0])
+    if kinds is not None:
+        candidates = [d for d in candidates if d.kind in kinds]
+        if not candidates:
+            raise Unsupported(f"no {' or '.join(kinds)} loop can run this graph")
     errors: list[Unsupported] = []
     # operands read as broadcast rows (one DataCopy a row) only when no loop serves them
     # otherwise: a last resort, after every candidate has failed without them
