@@ -516,10 +516,13 @@ def traced_spec(task: Task) -> MatmulSpec | str:
                f"(the limit is {MAX_EPILOGUE_CHARS})"
     a = names[form.a.index]
     b = names[form.b.index]
+    OT = DTYPE_DSL.get(ag.meta(ag.outputs[0])[1])  # the output's dtype: fp32 for a.float() @ b.float()
+    if OT is None:
+        return f"the output is {ag.meta(ag.outputs[0])[1]}, which has no cube DSL type"
     rb = row_bias(form)
     after = _epilogue(form.steps[1:], names, T, eager=False) if rb is not None else "v"
     bias_epi = _epilogue(form.steps[1:], names, T) if rb is not None else "v"
-    return MatmulSpec(a, b, T, T, transpose_a=form.a.transpose, transpose_b=form.b.transpose,
+    return MatmulSpec(a, b, T, OT, transpose_a=form.a.transpose, transpose_b=form.b.transpose,
                       batched=form.batched, relu=plain == "relu(v)",
                       epilogue="" if plain in ("v", "relu(v)") else v,
                       order=tuple((n, SCALAR if x.kind == "scalar" else T) for n, x in zip(names, task.inputs,

@@ -1,7 +1,13 @@
-"""Numbers in a product's epilogue. One that comes from an input's size (``g / x.shape[0]``) is
-a host expression in the kernel, not the value at the task's shapes: the reduced-shape check
-runs the same program at other sizes, where a baked number is wrong. ``baddbmm`` / ``addmm``'s
-own ``alpha`` and ``beta`` are steps on the product."""
+"""What a task file's product reads besides its two matrices, and how it reads them.
+
+- A number from an input's size (``g / x.shape[0]``) is a host expression in the kernel, not
+  the value at the task's shapes: the reduced-shape check runs the same program at other
+  sizes, where a baked number is wrong.
+- A Python number of ``forward``'s is a Scalar parameter; ``baddbmm`` / ``addmm``'s own
+  ``alpha`` and ``beta`` are steps on the product.
+- Widened 16-bit operands (``a.float() @ b.float()``) are the cube's 16-bit product with fp32
+  sums; an operand copied to another layout is read in its stored one, and an epilogue operand
+  that is not in the output's layout is refused by name."""
 
 from __future__ import annotations
 
@@ -97,3 +103,47 @@ def test_a_zero_dim_buffer_is_read_as_its_number(tmp_path) -> None:
                  "def get_init_inputs():\n    return []\n")
     task = load_task_file(p)
     assert_all_pass(task, propose_cube(task))
+
+
+@pytest.mark.parametrize("forward, out_f32", [
+    ("a.float() @ b.float()", True),                                   # widened operands: fp32 sums
+    ("(a @ b).float()", True),                                          # the product rounded, then widened
+    ("torch.relu(a.float() @ b.float().t().t() + bias.float()) * 0.5", True),  # a widened bias, views
+    ("a.float() @ b.float() * 2.0", True),
+])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_widened_16_bit_operands_are_the_cube_product_with_an_fp32_result(
+        tmp_path, forward: str, out_f32: bool, dtype: str) -> None:
+    # a.float() @ b.float() on 16-bit inputs: every 16-bit product is exact in fp32, so it is the
+    # cube's 16-bit product with fp32 sums (before: refused as a computed operand)
+    task = inline_task(tmp_path, forward,
+                       f"torch.randn(80, 144, dtype=torch.{dtype}), torch.randn(144, 56, dtype=torch.{dtype}), "
+                       f"torch.randn(56, dtype=torch.{dtype})", "a, b, bias")
+    spec = traced_spec(task)
+    assert not isinstance(spec, str), spec
+    assert spec.dtype == {"float16": "f16", "bfloat16": "bf16"}[dtype] and spec.out_dtype == "f32"
+    cands = propose_cube(task)
+    assert all("c: Out[f32]" in c.source for c in cands)
+    assert_all_pass(task, cands)
+
+
+def test_an_operand_copied_to_another_layout_is_read_in_its_stored_one(tmp_path) -> None:
+    # a.t().contiguous() of a square a: the product reads a transposed (before: read as stored,
+    # and every candidate was wrong); widened after the copy as well
+    for i, fwd in enumerate(["a.t().contiguous() @ b", "a.t().contiguous().float() @ b.float()"]):
+        (tmp_path / str(i)).mkdir()
+        dt = "float32" if i == 0 else "float16"
+        task = inline_task(tmp_path / str(i), fwd, f"torch.randn(96, 96, dtype=torch.{dt}), "
+                           f"torch.randn(96, 64, dtype=torch.{dt})", "a, b")
+        spec = traced_spec(task)
+        assert not isinstance(spec, str) and spec.transpose_a, spec
+        assert_all_pass(task, propose_cube(task))
+
+
+def test_an_epilogue_operand_read_transposed_is_refused_by_name(tmp_path) -> None:
+    # a @ b + r.t() with a square r has the output's shape but not its layout (before: r was read
+    # as stored, and every candidate was wrong)
+    task = inline_task(tmp_path, "a @ b + r.t()", "torch.randn(96, 80), torch.randn(80, 96), torch.randn(96, 96)",
+                       "a, b, r")
+    why = traced_spec(task)
+    assert isinstance(why, str) and "in its stored layout" in why

@@ -28,8 +28,9 @@ from ...tasks.aten import MATMUL_OPS, AtenGraph, Ref
 
 #: calls that only reinterpret a tensor (followed through to the stored input)
 _VIEWS = frozenset({"view", "_unsafe_view", "reshape", "t", "permute", "transpose", "unsqueeze",
-                    "squeeze", "alias", "detach", "clone", "contiguous", "lift_fresh",
-                    "expand"})
+                    "squeeze", "alias", "detach", "lift_fresh", "expand"})
+#: calls that copy their operand: followed through only when the copy keeps its layout
+_COPIES = frozenset({"clone", "contiguous"})
 #: product calls: (A slot, B slot, addend slot or "")
 _PRODUCTS = {"mm": ("self", "mat2", ""), "bmm": ("self", "mat2", ""), "matmul": ("self", "other", ""),
              "mv": ("self", "vec", ""), "addmm": ("mat1", "mat2", "self"),
@@ -84,10 +85,43 @@ def _rounds(ag: AtenGraph, node: str) -> bool:
     return ag.meta(Ref(node))[1] in (torch.float16, torch.bfloat16)
 
 
+def _same_layout(ag: AtenGraph, node: str) -> bool:
+    """Does the one-operand call ``node`` return its operand's shape with its strides (a copy
+    that keeps the layout, so reading its strides still describes the stored input)?"""
+    args = ag.tensor_args(node)
+    if len(args) != 1:
+        return False
+    shape, strides = ag.meta(args[0])[0], ag.node(args[0].node)["strides"][args[0].index]
+    return tuple(shape) == tuple(ag.meta(Ref(node))[0]) and strides == ag.node(node)["strides"][0]
+
+
+def _widening(ag: AtenGraph, node: str) -> bool:
+    """A ``_to_copy`` that only widens a 16-bit float to fp32 and keeps the layout (``a.float()``):
+    exact, so a product of widened 16-bit operands is the cube's 16-bit product with fp32 sums
+    (each fp16 / bf16 product is exact in fp32), and a widened epilogue operand is a cast load."""
+    if ag.node(node)["kind"] != "op" or ag.op(node) != "_to_copy" or not _same_layout(ag, node):
+        return False
+    src, dst = ag.meta(ag.tensor_args(node)[0])[1], ag.meta(Ref(node))[1]
+    return src in (torch.float16, torch.bfloat16) and dst == torch.float32
+
+
+def _is_view(ag: AtenGraph, node: str) -> bool:
+    """Reinterprets its one operand: a view, a copy that keeps the layout (``clone``,
+    ``contiguous`` of a contiguous tensor) or an exact widening. A copy that changes the layout
+    (``a.t().contiguous()``) is not one: the strides the product sees would no longer describe
+    the stored input."""
+    if ag.node(node)["kind"] != "op":
+        return False
+    op = ag.op(node)
+    if op in _COPIES:
+        return _same_layout(ag, node)
+    return op in _VIEWS or _widening(ag, node)
+
+
 def _view_chain(ag: AtenGraph, node: str) -> list[str]:
     """``node`` and the nodes it reads through one-operand views, up to the first that is not one."""
     chain = [node]
-    while ag.node(node)["kind"] == "op" and ag.op(node) in _VIEWS:
+    while _is_view(ag, node):
         args = ag.tensor_args(node)
         if len(args) != 1:
             break
@@ -102,8 +136,32 @@ def _source(ag: AtenGraph, ref: Ref) -> str | None:
     return last if ag.node(last)["kind"] == "input" else None
 
 
+def _strip_copies(ag: AtenGraph, ref: Ref, once: bool = False) -> Ref:
+    """``ref`` below the copies that only its layout or width changes (``a.t().contiguous()``,
+    ``a.float()``): the product reads the same values, and the strides below describe how the
+    stored input holds them (``once``: one copy at most)."""
+    while ag.node(ref.node)["kind"] == "op" and len(args := ag.tensor_args(ref.node)) == 1 and \
+            tuple(ag.meta(args[0])[0]) == tuple(ag.meta(ref)[0]) and \
+            (ag.op(ref.node) in _COPIES or ag.op(ref.node) == "_to_copy" and
+             ag.meta(args[0])[1] in (torch.float16, torch.bfloat16) and ag.meta(ref)[1] == torch.float32):
+        ref = args[0]
+        if once:
+            break
+    return ref
+
+
+def _copy_chain(ag: AtenGraph, ref: Ref) -> list[str]:
+    """The nodes :func:`_strip_copies` passes from ``ref``."""
+    out = []
+    while (below := _strip_copies(ag, ref, once=True)) != ref:
+        out.append(ref.node)
+        ref = below
+    return out
+
+
 def _stored(ag: AtenGraph, ref: Ref, batched: bool) -> tuple[int, bool, bool] | None:
     """(input index, transposed, vector) of a product operand, from its strides."""
+    ref = _strip_copies(ag, ref)
     src = _source(ag, ref)
     if src is None:
         return None
@@ -136,11 +194,15 @@ def _operand_kind(ag: AtenGraph, ref: Ref, out_shape: tuple[int, ...]) -> tuple[
         return None
     in_shape, _ = ag.node(src)["outputs"][0]
     index = ag.node(src)["index"]
+    shape, stride = ag.meta(ref)[0], ag.node(ref.node)["strides"][ref.index]
+    # read in the stored order only: r.t() of a square r has the output's shape, not its layout
+    dense = [math.prod(shape[i + 1:]) for i in range(len(shape))]
     if tuple(in_shape) == tuple(out_shape):
-        return index, "full"
+        same = all(st == d or n == 1 for st, d, n in zip(stride, dense, shape, strict=True))
+        return (index, "full") if same else None
     n = out_shape[-1]
     if math.prod(in_shape) == n and (not in_shape or in_shape[-1] == n):
-        return index, "row"
+        return (index, "row") if n == 1 or not stride or stride[-1] == 1 else None
     return None
 
 
@@ -158,7 +220,7 @@ class ProductCall:
 def product_call(ag: AtenGraph) -> ProductCall | str:
     """The reference's one matrix product of two stored inputs, or a sentence saying why there
     is none (what comes after the product is not read here)."""
-    work = [n for n in ag.op_nodes() if ag.op(n) not in _VIEWS]
+    work = [n for n in ag.op_nodes() if not _is_view(ag, n)]
     products = [n for n in work if ag.op(n) in MATMUL_OPS]
     if len(products) != 1:
         return f"{len(products)} matrix products (one is served)"
@@ -195,7 +257,10 @@ def matmul_form(ag: AtenGraph) -> MatmulForm | str:
     pc = product_call(ag)
     if isinstance(pc, str):
         return pc
-    work = [n for n in ag.op_nodes() if ag.op(n) not in _VIEWS]
+    # the copies an operand is read through (a.t().contiguous(), a.float()) are the product's own
+    slots = _PRODUCTS[ag.op(pc.node)][:2]
+    copies = {n for s in slots for n in _copy_chain(ag, ag.node(pc.node)["args"][s])}
+    work = [n for n in ag.op_nodes() if not _is_view(ag, n) and n not in copies]
     if len(ag.outputs) != 1:
         return "more than one output"
     prod, batched = pc.node, pc.batched
@@ -255,7 +320,7 @@ def matmul_form(ag: AtenGraph) -> MatmulForm | str:
                 kind = _operand_kind(ag, other[0], out_shape)
                 if kind is None or ag.node(n)["args"].get("alpha", 1) != 1:
                     return f"aten.{name} reads a tensor that is neither a per-column row nor a " \
-                           "same-shape input"
+                           "same-shape input in its stored layout"
                 steps.append(Step(_BINARY[name], index=kind[0], kind=kind[1], swap=swap, rounded=rounded))
         else:
             return f"aten.{name} has no form in the product's epilogue"
