@@ -6,7 +6,9 @@ Read from the ATen graph, never from names: ``mm``, ``bmm``, ``matmul``, ``addmm
 node. Each operand is followed back through views to the input it reads; its *strides* as the
 product sees it say whether the stored tensor is the matrix (row-major, leading dims merged:
 a batch against a shared matrix) or its transpose (``A.T``, ``B.t()``, ``k.transpose(1, 2)``,
-``nn.Linear``'s ``[out, in]`` weight). A vector operand is refused: a matrix-vector product
+``nn.Linear``'s ``[out, in]`` weight). Copies right at the product that only re-lay or widen
+the values (``w.t().contiguous()``, ``a.float()`` of a 16-bit input) are looked through, the
+strides read below them; an epilogue operand must be in the output's layout. A vector operand is refused: a matrix-vector product
 is memory-bound, the graph frontend's row reduction. The epilogue is the chain of elementwise calls from the product to the output:
 activations, a Python number, a per-column row (bias) or a same-shape tensor (residual).
 
