@@ -498,7 +498,8 @@ def traced_spec(task: Task) -> MatmulSpec | str:
     form = matmul_form(ag)
     if isinstance(form, str):
         return form
-    form = _sized_constants(task, form)
+    names = _input_names(task.inputs)
+    form = _sized_constants(task, form, names)
     if isinstance(form, str):
         return form
     for op in (form.a, form.b):
@@ -506,7 +507,6 @@ def traced_spec(task: Task) -> MatmulSpec | str:
             return (f"operand {task.inputs[op.index].name!r} is a vector (shape "
                     f"{list(task.inputs[op.index].shape)}): the cube templates take matrices (the graph "
                     "frontend serves a product with one output column as a product and a row sum)")
-    names = _input_names(task.inputs)
     # v and relu(v) are one rounding whatever eager rounds in between (ReLU commutes with it):
     # the store's cast (Fixpipe) finishes them; any other epilogue rounds where eager rounds
     plain = _epilogue(form.steps, names, T, eager=False)
@@ -535,12 +535,12 @@ def traced_spec(task: Task) -> MatmulSpec | str:
                       doc=f"Task file {task.name}: " + " -> ".join(form.ops) + ".")
 
 
-def _sized_constants(task: Task, form: MatmulForm) -> MatmulForm | str:
+def _sized_constants(task: Task, form: MatmulForm, names: list[str]) -> MatmulForm | str:
     """``form`` with each epilogue number that changes with the input shapes (``x.shape[0]`` in
     Python arithmetic) written as a host expression of the input sizes, found by tracing the
     reference at the reduced shape sets too (the graph frontend's rule, :func:`fit_formula`);
     else the reason it cannot be. A kernel baked at the task's shapes would be wrong at any
-    other (the reduced-shape check runs the same program)."""
+    other (the reduced-shape check runs the same program). ``names``: the inputs' DSL names."""
     sets = shape_sets(task)
     if len(sets) < 2:
         return form
@@ -556,7 +556,6 @@ def _sized_constants(task: Task, form: MatmulForm) -> MatmulForm | str:
                    "(shape-dependent Python control flow)"
         forms.append(other)
     hosts = host_candidates(task, sets)
-    names = _input_names(task.inputs)
     steps = list(form.steps)
     for i, st in enumerate(steps):
         if st.index is not None or st.value is None:

@@ -97,14 +97,13 @@ def _same_layout(ag: AtenGraph, node: str) -> bool:
     return tuple(shape) == tuple(ag.meta(Ref(node))[0]) and strides == ag.node(node)["strides"][0]
 
 
-def _widening(ag: AtenGraph, node: str) -> bool:
-    """A ``_to_copy`` that only widens a 16-bit float to fp32 and keeps the layout (``a.float()``):
-    exact, so a product of widened 16-bit operands is the cube's 16-bit product with fp32 sums
-    (each fp16 / bf16 product is exact in fp32), and a widened epilogue operand is a cast load."""
-    if ag.node(node)["kind"] != "op" or ag.op(node) != "_to_copy" or not _same_layout(ag, node):
+def _widens(ag: AtenGraph, node: str) -> bool:
+    """A one-operand ``_to_copy`` from a 16-bit float to fp32 (``a.float()``): exact, so a product
+    of widened 16-bit operands is the cube's 16-bit product with fp32 sums (each fp16 / bf16
+    product is exact in fp32), and a widened epilogue operand is a cast load."""
+    if ag.node(node)["kind"] != "op" or ag.op(node) != "_to_copy" or len(args := ag.tensor_args(node)) != 1:
         return False
-    src, dst = ag.meta(ag.tensor_args(node)[0])[1], ag.meta(Ref(node))[1]
-    return src in (torch.float16, torch.bfloat16) and dst == torch.float32
+    return ag.meta(args[0])[1] in (torch.float16, torch.bfloat16) and ag.meta(Ref(node))[1] == torch.float32
 
 
 def _is_view(ag: AtenGraph, node: str) -> bool:
@@ -117,7 +116,7 @@ def _is_view(ag: AtenGraph, node: str) -> bool:
     op = ag.op(node)
     if op in _COPIES:
         return _same_layout(ag, node)
-    return op in _VIEWS or _widening(ag, node)
+    return op in _VIEWS or _widens(ag, node) and _same_layout(ag, node)
 
 
 def _view_chain(ag: AtenGraph, node: str) -> list[str]:
@@ -138,32 +137,21 @@ def _source(ag: AtenGraph, ref: Ref) -> str | None:
     return last if ag.node(last)["kind"] == "input" else None
 
 
-def _strip_copies(ag: AtenGraph, ref: Ref, once: bool = False) -> Ref:
-    """``ref`` below the copies that only its layout or width changes (``a.t().contiguous()``,
-    ``a.float()``): the product reads the same values, and the strides below describe how the
-    stored input holds them (``once``: one copy at most)."""
-    while ag.node(ref.node)["kind"] == "op" and len(args := ag.tensor_args(ref.node)) == 1 and \
-            tuple(ag.meta(args[0])[0]) == tuple(ag.meta(ref)[0]) and \
-            (ag.op(ref.node) in _COPIES or ag.op(ref.node) == "_to_copy" and
-             ag.meta(args[0])[1] in (torch.float16, torch.bfloat16) and ag.meta(ref)[1] == torch.float32):
+def _operand_copies(ag: AtenGraph, ref: Ref) -> tuple[Ref, list[str]]:
+    """``ref`` below the copies that only change its layout or width (``a.t().contiguous()``,
+    ``a.float()``), and those copies' nodes: the product reads the same values, and the strides
+    below them describe how the stored input holds them."""
+    copies = []
+    while ag.node(ref.node)["kind"] == "op" and (ag.op(ref.node) in _COPIES or _widens(ag, ref.node)) and \
+            len(args := ag.tensor_args(ref.node)) == 1 and tuple(ag.meta(args[0])[0]) == tuple(ag.meta(ref)[0]):
+        copies.append(ref.node)
         ref = args[0]
-        if once:
-            break
-    return ref
-
-
-def _copy_chain(ag: AtenGraph, ref: Ref) -> list[str]:
-    """The nodes :func:`_strip_copies` passes from ``ref``."""
-    out = []
-    while (below := _strip_copies(ag, ref, once=True)) != ref:
-        out.append(ref.node)
-        ref = below
-    return out
+    return ref, copies
 
 
 def _stored(ag: AtenGraph, ref: Ref, batched: bool) -> tuple[int, bool, bool] | None:
     """(input index, transposed, vector) of a product operand, from its strides."""
-    ref = _strip_copies(ag, ref)
+    ref, _ = _operand_copies(ag, ref)
     src = _source(ag, ref)
     if src is None:
         return None
@@ -188,11 +176,11 @@ def _stored(ag: AtenGraph, ref: Ref, batched: bool) -> tuple[int, bool, bool] | 
 
 def _operand_kind(ag: AtenGraph, ref: Ref, out_shape: tuple[int, ...]) -> tuple[int, str] | None:
     """A further epilogue operand: (input index, ``row`` | ``full`` | ``scalar``), or None."""
-    last = _view_chain(ag, ref.node)[-1]
-    if ag.node(last)["kind"] == "scalar_input":  # a Python number of forward's, traced 0-d
-        return ag.node(last)["index"], "scalar"
-    src = _source(ag, ref)
-    if src is None:
+    src = _view_chain(ag, ref.node)[-1]
+    kind = ag.node(src)["kind"]
+    if kind == "scalar_input":  # a Python number of forward's, traced 0-d
+        return ag.node(src)["index"], "scalar"
+    if kind != "input":
         return None
     in_shape, _ = ag.node(src)["outputs"][0]
     index = ag.node(src)["index"]
@@ -261,7 +249,7 @@ def matmul_form(ag: AtenGraph) -> MatmulForm | str:
         return pc
     # the copies an operand is read through (a.t().contiguous(), a.float()) are the product's own
     slots = _PRODUCTS[ag.op(pc.node)][:2]
-    copies = {n for s in slots for n in _copy_chain(ag, ag.node(pc.node)["args"][s])}
+    copies = {n for s in slots for n in _operand_copies(ag, ag.node(pc.node)["args"][s])[1]}
     work = [n for n in ag.op_nodes() if not _is_view(ag, n) and n not in copies]
     if len(ag.outputs) != 1:
         return "more than one output"
